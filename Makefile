@@ -1,0 +1,91 @@
+# cprof-bpf — system-wide CPU profiler.  See README.md and ../shared/DESIGN.md.
+#
+#   make              build ./cprof-bpf (BPF object embedded via a skeleton)
+#   sudo make run     install missing packages, build, profile the host 30 s
+#   sudo make test    install missing packages, build, run every test
+#   sudo make bench   benchmarks against bpftrace and perf -> bench/RESULTS.md
+#   make deps         install the Debian packages the build and tests need
+
+VERSION    := 0.1.0
+CC         ?= gcc
+CLANG      ?= clang
+BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+ARCH       := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BUILD      := build
+
+CFLAGS     ?= -O2 -g
+CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
+              -Wformat=2 -D_GNU_SOURCE -DCPROF_VERSION='"$(VERSION)"' \
+              -I$(BUILD) -Iuser -Iproto -Ibpf -fno-strict-aliasing
+LDLIBS     := -lbpf -lelf -lz
+ifeq ($(SANITIZE),1)
+CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS    += -fsanitize=address,undefined
+endif
+
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
+              -I/usr/include/$(shell $(CC) -dumpmachine) \
+              -Wall -Wno-unused-function
+
+# Library code: everything but the entry point and the BPF loader (which needs
+# the skeleton), so unit tests link without building BPF.
+LIB_SRCS   := $(filter-out user/main.c user/sampler.c,$(wildcard user/*.c)) $(wildcard proto/*.c)
+LIB_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+WORKLOADS  := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c))
+
+.PHONY: all deps run test bench clean unit-bins workloads
+all: cprof-bpf
+
+$(BUILD)/cprof.bpf.o: bpf/cprof.bpf.c bpf/cprof.h $(wildcard vmlinux/*.h) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/cprof.skel.h: $(BUILD)/cprof.bpf.o
+	$(BPFTOOL) gen skeleton $< name cprof_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/user/sampler.o: $(BUILD)/cprof.skel.h
+
+$(BUILD)/%.o: %.c $(wildcard user/*.h proto/*.h bpf/cprof.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libcprof.a: $(LIB_OBJS)
+	ar rcs $@ $^
+
+cprof-bpf: $(BUILD)/user/main.o $(BUILD)/user/sampler.o $(BUILD)/libcprof.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h $(BUILD)/libcprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/libcprof.a $(LDLIBS)
+
+# Workloads are built by the e2e tests with their own flags; this builds the
+# frame-pointer variants used by `make run`-style smoke checks and benchmarks.
+$(BUILD)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-omit-frame-pointer -pthread -o $@ $<
+
+unit-bins: $(UNIT_BINS)
+workloads: $(WORKLOADS)
+
+$(BUILD):
+	mkdir -p $@
+
+deps:
+	@sh tools/deps.sh
+
+run: deps
+	$(MAKE) cprof-bpf
+	./cprof-bpf --duration 30
+
+test: deps
+	$(MAKE) cprof-bpf unit-bins workloads
+	@sh tests/run.sh
+
+bench: deps
+	$(MAKE) cprof-bpf workloads
+	@sh bench/run.sh
+
+clean:
+	rm -rf $(BUILD) cprof-bpf

@@ -1,0 +1,73 @@
+# Shared helpers for the end-to-end tests (sourced, POSIX sh).
+#
+# Each check prints "ok - NAME", "not ok - NAME: WHY" or "skip - NAME: WHY"
+# for tests/run.sh to count.  The files are read back with `go tool pprof`,
+# an independent reader of the format.
+
+BUILD=${BUILD:-build}
+CPROF=${CPROF:-./cprof-bpf}
+export HOME=${E2E_HOME:-${TMPDIR:-/tmp}}   # go tool pprof keeps state in $HOME/pprof
+export PPROF_TMPDIR=${TMPDIR:-/tmp}
+
+ok() { echo "ok - $1"; }
+fail() { echo "not ok - $1: $2"; }
+skip() { echo "skip - $1: $2"; }
+
+# check NAME CONDITION-COMMAND... : runs the command; ok when it succeeds.
+check() {
+	_name=$1
+	shift
+	if "$@"; then ok "$_name"; else fail "$_name" "$*"; fi
+}
+
+# Prints a skip for each NAME and exits when not root: the tests need BPF.
+require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		for n in "$@"; do skip "$n" "needs root (CAP_BPF, CAP_PERFMON)"; done
+		exit 0
+	fi
+}
+
+# folded FILE: one line per sample, "COUNT<TAB>LABELS<TAB>root;...;leaf",
+# from `go tool pprof -raw`.  LABELS is the sample's label text as printed.
+folded() {
+	go tool pprof -raw "$1" 2>/dev/null | awk '
+	/^Samples:/ { insamples = 1; next }
+	/^Locations/ { insamples = 0; inloc = 1; next }
+	/^Mappings/ { inloc = 0; next }
+	insamples && /^ *[0-9]+ +[0-9]+: / {
+		n++; cnt[n] = $1; sub(/^ *[0-9]+ +[0-9]+: */, ""); ids[n] = $0; lab[n] = ""; next
+	}
+	insamples && n && /^ +[a-z_]+:/ { sub(/^ +/, ""); lab[n] = lab[n] $0 " "; next }
+	inloc && /^ +[0-9]+: / {
+		id = $1; sub(/:$/, "", id)
+		# "     1: 0x401136 M=1 func /path/file.c:0 s=0"; unnamed: "1: 0x... M=1 "
+		name = ($4 != "" ? $4 : $2)
+		locname[id] = name
+		last = id; next
+	}
+	inloc && /^ +[^ ]/ && last != "" { next }
+	END {
+		for (i = 1; i <= n; i++) {
+			m = split(ids[i], a, " "); s = ""
+			for (j = m; j >= 1; j--) s = s (s == "" ? "" : ";") locname[a[j]]
+			printf "%s\t%s\t%s\n", cnt[i], lab[i], s
+		}
+	}'
+}
+
+# sum_where FOLDED PATTERN: total count of samples whose line matches PATTERN.
+sum_where() {
+	awk -F '\t' -v pat="$2" '$0 ~ pat { s += $1 } END { print s + 0 }' "$1"
+}
+
+# Waits up to 5 s for a process to print its pid on stdout into FILE.
+wait_pid_file() {
+	_i=0
+	while [ $_i -lt 50 ]; do
+		[ -s "$1" ] && head -n1 "$1" && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}

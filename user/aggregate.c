@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <string.h>
+
+#include "aggregate.h"
+
+void agg_init(struct agg *a)
+{
+	memset(a, 0, sizeof(*a));
+	hmap_init(&a->map, sizeof(struct agg_key), sizeof(struct agg_entry));
+}
+
+void agg_free(struct agg *a)
+{
+	hmap_free(&a->map);
+}
+
+int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
+{
+	struct agg_key key;
+	struct agg_entry *e;
+
+	memset(&key, 0, sizeof(key));
+	key.tid = k->tid;
+	key.ustack = k->ustack;
+	key.kstack = k->kstack;
+	memcpy(key.comm, k->comm, sizeof(key.comm));
+	key.comm[sizeof(key.comm) - 1] = '\0';
+	e = hmap_insert(&a->map, &key, NULL);
+	if (!e)
+		return -ENOMEM;
+	e->count += count;
+	a->samples += count;
+	return 0;
+}
+
+void agg_add_lost(struct agg *a, const struct cprof_lost *l)
+{
+	for (int i = 0; i < CPROF_LOST_REASON_MAX; i++)
+		a->lost[i] += l->n[i];
+}
+
+uint64_t agg_lost_total(const struct agg *a)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < CPROF_LOST_REASON_MAX; i++)
+		n += a->lost[i];
+	return n;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * aggregate: one process's samples — a count per (thread, thread name,
+ * user stack, kernel stack), plus the samples that could not be counted,
+ * by reason.  Stacks are named by their hash (see stackstore.h) or by a
+ * cprof_stack_status saying why there is none.
+ */
+#ifndef CPROF_AGGREGATE_H
+#define CPROF_AGGREGATE_H
+
+#include <stdint.h>
+
+#include "cprof.h"
+#include "hmap.h"
+
+struct agg_key {
+	uint32_t tid;
+	uint32_t pad; /* zero: keys are compared bytewise */
+	uint64_t ustack, kstack;
+	char comm[CPROF_COMM_LEN];
+};
+
+struct agg_entry {
+	struct agg_key key;
+	uint64_t count;
+};
+
+struct agg {
+	struct hmap map; /* agg_key -> agg_entry */
+	uint64_t lost[CPROF_LOST_REASON_MAX];
+	uint64_t samples; /* counted samples, lost ones excluded */
+};
+
+void agg_init(struct agg *a);
+void agg_free(struct agg *a);
+
+/* Adds @count samples of the stack pair in @k.  0 or -ENOMEM. */
+int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count);
+
+void agg_add_lost(struct agg *a, const struct cprof_lost *l);
+
+uint64_t agg_lost_total(const struct agg *a);
+
+#endif

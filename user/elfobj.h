@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * elfobj: what cprof needs from one ELF object (executable, shared library,
+ * vDSO): its GNU build ID, the file-offset -> virtual-address translation of
+ * its PT_LOAD segments, and (loaded lazily, only for objects that were
+ * actually sampled) a sorted table of its function symbols.
+ *
+ * Every byte comes from a file a process handed us, possibly a hostile
+ * container: everything is bounds-checked and a corrupt object yields an
+ * error or fewer symbols, never a crash.
+ */
+#ifndef CPROF_ELFOBJ_H
+#define CPROF_ELFOBJ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+
+/* Longest build ID we keep (bytes); GNU uses 20, some linkers 16 or 8. */
+#define ELFOBJ_BUILD_ID_MAX 64
+
+struct elfobj;
+
+struct elfobj_sym {
+	uint64_t start; /* st_value: ELF virtual address */
+	uint64_t size;  /* 0 when the symbol table did not say */
+	const char *name;
+};
+
+/*
+ * Reads the ELF header, program headers and build-ID note of the file
+ * open at @fd.  Takes ownership of @fd (kept open: symbols are loaded
+ * later, possibly after the process that mapped the file has exited).
+ * On error @fd is closed.
+ */
+int elfobj_open(struct elfobj **out, int fd, struct errbuf *err);
+
+/* The same for an ELF image in memory (the vDSO); the image is copied. */
+int elfobj_open_mem(struct elfobj **out, const void *image, size_t len,
+		    struct errbuf *err);
+
+void elfobj_free(struct elfobj *o);
+
+/* Hex build ID ("" when the object has none). */
+const char *elfobj_build_id(const struct elfobj *o);
+
+/* Raw build ID bytes and length (0 when none). */
+const uint8_t *elfobj_build_id_raw(const struct elfobj *o, size_t *len);
+
+/*
+ * Translates an offset into the file (as in /proc/pid/maps: address -
+ * mapping start + mapping offset) into the object's virtual address, using
+ * the PT_LOAD segment that contains it.  Returns 0 or -ENOENT.
+ */
+int elfobj_file_to_vaddr(const struct elfobj *o, uint64_t file_off,
+			 uint64_t *vaddr);
+
+struct elfobj_debug_opts {
+	/* Host directory of separate debug files, e.g. "/usr/lib/debug". */
+	const char *debug_root;
+	/*
+	 * Where the object lives, as the process saw it (its path in
+	 * /proc/pid/maps) and the prefix that reaches that process's root
+	 * (e.g. "/proc/123/root", or "" for the host); used to follow
+	 * .gnu_debuglink.  Either may be NULL.
+	 */
+	const char *path;
+	const char *root_prefix;
+};
+
+/*
+ * Loads the function symbols: .symtab, else .dynsym, and the separate
+ * debug file (by build ID under debug_root/.build-id/xx/rest.debug, else by
+ * .gnu_debuglink checked with its CRC) when the object itself has no
+ * .symtab.  Idempotent: later calls return the first call's result.
+ * @opts may be NULL: no separate debug file is looked for.  An object with
+ * no function symbols at all is not an error (elfobj_nsyms() is 0); errors
+ * are unreadable files.
+ */
+int elfobj_load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
+			struct errbuf *err);
+
+/*
+ * The function symbol containing @vaddr (the nearest one below it when
+ * sizes are unknown), or NULL.  Valid after elfobj_load_symbols().
+ */
+const struct elfobj_sym *elfobj_lookup(const struct elfobj *o, uint64_t vaddr);
+
+/*
+ * All function symbols, sorted by start address with one symbol per
+ * address; @n receives the count.  Valid after elfobj_load_symbols().
+ */
+const struct elfobj_sym *elfobj_symbols(const struct elfobj *o, size_t *n);
+
+/* Number of function symbols loaded, and whether they came from a debug file. */
+size_t elfobj_nsyms(const struct elfobj *o);
+bool elfobj_syms_from_debug_file(const struct elfobj *o);
+
+#endif

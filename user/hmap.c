@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+#include <stdlib.h>
+#include <string.h>
+
+#include "hmap.h"
+
+void hmap_init(struct hmap *m, size_t key_size, size_t entry_size)
+{
+	memset(m, 0, sizeof(*m));
+	m->key_size = key_size;
+	m->entry_size = entry_size;
+}
+
+void hmap_free(struct hmap *m)
+{
+	free(m->used);
+	free(m->slots);
+	m->used = m->slots = NULL;
+	m->cap = m->n = 0;
+}
+
+/* 64-bit FNV-1a with a final avalanche, so sequential keys spread out. */
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static void *slot(const struct hmap *m, size_t i)
+{
+	return m->slots + i * m->entry_size;
+}
+
+/* Index of @key's slot, or of the empty slot where it would go. */
+static size_t probe(const struct hmap *m, const void *key)
+{
+	size_t mask = m->cap - 1;
+	size_t i = hash_bytes(key, m->key_size) & mask;
+
+	while (m->used[i] && memcmp(slot(m, i), key, m->key_size))
+		i = (i + 1) & mask;
+	return i;
+}
+
+void *hmap_find(const struct hmap *m, const void *key)
+{
+	size_t i;
+
+	if (!m->n)
+		return NULL;
+	i = probe(m, key);
+	return m->used[i] ? slot(m, i) : NULL;
+}
+
+static int grow(struct hmap *m)
+{
+	struct hmap bigger = *m;
+
+	bigger.cap = m->cap ? m->cap * 2 : 16;
+	bigger.n = 0;
+	bigger.used = calloc(bigger.cap, 1);
+	bigger.slots = malloc(bigger.cap * m->entry_size);
+	if (!bigger.used || !bigger.slots) {
+		free(bigger.used);
+		free(bigger.slots);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->used[i])
+			continue;
+		j = probe(&bigger, slot(m, i));
+		bigger.used[j] = 1;
+		memcpy(slot(&bigger, j), slot(m, i), m->entry_size);
+		bigger.n++;
+	}
+	hmap_free(m);
+	*m = bigger;
+	return 0;
+}
+
+void *hmap_insert(struct hmap *m, const void *key, bool *created)
+{
+	size_t i;
+	void *e;
+
+	/* Keep the load factor under 3/4 so probe sequences stay short. */
+	if ((m->n + 1) * 4 > m->cap * 3 && grow(m))
+		return NULL;
+	i = probe(m, key);
+	e = slot(m, i);
+	if (m->used[i]) {
+		if (created)
+			*created = false;
+		return e;
+	}
+	m->used[i] = 1;
+	m->n++;
+	memset(e, 0, m->entry_size);
+	memcpy(e, key, m->key_size);
+	if (created)
+		*created = true;
+	return e;
+}
+
+void hmap_clear(struct hmap *m)
+{
+	if (m->used)
+		memset(m->used, 0, m->cap);
+	m->n = 0;
+}
+
+void *hmap_next(const struct hmap *m, size_t *iter)
+{
+	while (*iter < m->cap) {
+		size_t i = (*iter)++;
+
+		if (m->used[i])
+			return slot(m, i);
+	}
+	return NULL;
+}
+
+size_t hmap_bytes(const struct hmap *m)
+{
+	return m->cap * (m->entry_size + 1);
+}

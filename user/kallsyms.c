@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kallsyms: names for kernel addresses, driven by the queries.
+ *
+ * The queries are sorted and de-duplicated into slots q[0] < q[1] < ...
+ * Slot i collects only the symbols s with q[i-1] < s.addr <= q[i] and keeps
+ * the highest of them.  After the pass, the answer for q[j] is the candidate
+ * of the highest non-empty slot k <= j: every symbol in slot k exceeds every
+ * symbol of slots below it, and no symbol of a slot above j is <= q[j].
+ *
+ * So each symbol costs one binary search and O(1) work, whatever order the
+ * file lists symbols in (module symbols follow the core kernel and are not
+ * sorted among themselves).  Eagerly updating every query >= s.addr instead
+ * would be correct too (the best candidate is monotone in the query, so the
+ * queries to update form a contiguous run), but with ascending input every
+ * symbol would update every query above it: O(symbols x queries).
+ *
+ * Memory: one slot per distinct query, each owning one buffer for the
+ * candidate's "name\0module\0", reused when a better candidate replaces it
+ * and grown at most to NAME_MAX_LEN + MODULE_MAX_LEN + 2; nothing is wasted
+ * by replacements.  At the end the winners are copied into one exactly sized
+ * arena.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kallsyms.h"
+
+/* KSYM_NAME_LEN is 512 including the NUL; longer names are truncated. */
+#define NAME_MAX_LEN 511
+/* MODULE_NAME_LEN is 56; "[__builtin__ftrace]" and friends are shorter. */
+#define MODULE_MAX_LEN 63
+/* A real line is below 600 bytes; longer ones are not kallsyms and skipped. */
+#define LINE_MAX_LEN 4096
+
+struct slot {
+	uint64_t addr;  /* the query */
+	uint64_t best;  /* candidate's address, 0 when none */
+	char *buf;      /* "name\0module\0" of the candidate */
+	size_t cap;
+	uint16_t name_len, mod_len; /* mod_len 0: core kernel */
+	char type;
+};
+
+struct sym {
+	uint64_t addr;
+	char type;
+	const char *name, *mod;
+	size_t name_len, mod_len;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_text(char t)
+{
+	return t == 't' || t == 'T' || t == 'w' || t == 'W';
+}
+
+static bool is_weak(char t)
+{
+	return t == 'w' || t == 'W';
+}
+
+static size_t leading_underscores(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && s[i] == '_')
+		i++;
+	return i;
+}
+
+/*
+ * Among aliases at one address, prefer what perf's choose_best_symbol()
+ * prefers, so that names match what people see in perf: non-weak, then
+ * global, then fewer leading underscores, then the longer name; otherwise
+ * the first one listed.
+ */
+static bool better_alias(const struct slot *cur, const struct sym *s)
+{
+	const char *cur_name = cur->buf;
+	size_t cu, su;
+
+	if (is_weak(cur->type) != is_weak(s->type))
+		return is_weak(cur->type);
+	if (!!isupper((unsigned char)cur->type) !=
+	    !!isupper((unsigned char)s->type))
+		return isupper((unsigned char)s->type);
+	cu = leading_underscores(cur_name, cur->name_len);
+	su = leading_underscores(s->name, s->name_len);
+	if (cu != su)
+		return su < cu;
+	return s->name_len > cur->name_len;
+}
+
+static int slot_take(struct slot *sl, const struct sym *s)
+{
+	size_t need = s->name_len + 1 + s->mod_len + 1;
+
+	if (need > sl->cap) {
+		/* Round up so that a run of replacements rarely reallocates. */
+		size_t cap = (need + 31) & ~(size_t)31;
+		char *b = realloc(sl->buf, cap);
+
+		if (!b)
+			return -ENOMEM;
+		sl->buf = b;
+		sl->cap = cap;
+	}
+	memcpy(sl->buf, s->name, s->name_len);
+	sl->buf[s->name_len] = '\0';
+	memcpy(sl->buf + s->name_len + 1, s->mod, s->mod_len);
+	sl->buf[s->name_len + 1 + s->mod_len] = '\0';
+	sl->best = s->addr;
+	sl->type = s->type;
+	sl->name_len = (uint16_t)s->name_len;
+	sl->mod_len = (uint16_t)s->mod_len;
+	return 0;
+}
+
+/* The first slot whose query is >= addr, or n. */
+static size_t lower_bound(const struct slot *q, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (q[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * "ffffffff81000000 T _text" optionally followed by "\t[module]".  False
+ * for anything else.  The name and module point into @line.
+ */
+static bool parse_line(const char *line, struct sym *s)
+{
+	const char *p = line;
+	uint64_t v = 0;
+	int digits = 0;
+
+	for (;; p++, digits++) {
+		unsigned d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else if (*p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A' + 10);
+		else
+			break;
+		if (v >> 60)
+			return false; /* would overflow */
+		v = v << 4 | d;
+	}
+	if (!digits || *p != ' ')
+		return false;
+	s->addr = v;
+	s->type = p[1];
+	if (!s->type || p[2] != ' ')
+		return false;
+	p += 3;
+	s->name = p;
+	p += strcspn(p, " \t\r\n");
+	s->name_len = (size_t)(p - s->name);
+	if (!s->name_len)
+		return false;
+	if (s->name_len > NAME_MAX_LEN)
+		s->name_len = NAME_MAX_LEN;
+
+	s->mod = "";
+	s->mod_len = 0;
+	p += strspn(p, " \t");
+	if (*p == '[') {
+		const char *close = strchr(p + 1, ']');
+
+		if (!close || close == p + 1)
+			return false;
+		s->mod = p + 1;
+		s->mod_len = (size_t)(close - s->mod);
+		if (s->mod_len > MODULE_MAX_LEN)
+			s->mod_len = MODULE_MAX_LEN;
+		p = close + 1;
+	}
+	/* Anything else after the name means this is not a kallsyms line. */
+	return p[strspn(p, " \t\r\n")] == '\0';
+}
+
+/* Sorted, unique slots for @addrs. */
+static int make_slots(const uint64_t *addrs, size_t n, struct slot **out,
+		      size_t *nout)
+{
+	uint64_t *a;
+	struct slot *q;
+	size_t i, m = 0;
+
+	if (n > SIZE_MAX / sizeof(*a))
+		return -ENOMEM;
+	a = malloc(n * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	memcpy(a, addrs, n * sizeof(*a));
+	qsort(a, n, sizeof(*a), cmp_u64);
+	for (i = 0; i < n; i++)
+		if (i == 0 || a[i] != a[m - 1])
+			a[m++] = a[i];
+	q = calloc(m, sizeof(*q));
+	if (!q) {
+		free(a);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m; i++)
+		q[i].addr = a[i];
+	free(a);
+	*out = q;
+	*nout = m;
+	return 0;
+}
+
+static void free_slots(struct slot *q, size_t m)
+{
+	for (size_t i = 0; i < m; i++)
+		free(q[i].buf);
+	free(q);
+}
+
+/* Streams @f into the slots. */
+static int scan(FILE *f, struct slot *q, size_t m, struct errbuf *err)
+{
+	char line[LINE_MAX_LEN];
+	size_t parsed = 0;
+	bool nonzero = false;
+
+	while (fgets(line, sizeof(line), f)) {
+		struct sym s;
+		struct slot *sl;
+		size_t i;
+
+		if (!strchr(line, '\n') && !feof(f)) {
+			/* Too long to be kallsyms: drop the rest of the line. */
+			int c;
+
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		if (!parse_line(line, &s))
+			continue;
+		parsed++;
+		/* kptr_restrict shows every address as 0. */
+		if (!s.addr)
+			continue;
+		nonzero = true;
+		if (!is_text(s.type))
+			continue;
+		i = lower_bound(q, m, s.addr);
+		if (i == m)
+			continue;
+		sl = &q[i];
+		if (s.addr > sl->best || (s.addr == sl->best && better_alias(sl, &s))) {
+			if (slot_take(sl, &s) < 0)
+				return errf(err, -ENOMEM,
+					    "kallsyms: out of memory");
+		}
+	}
+	if (ferror(f))
+		return errf(err, -EIO, "kallsyms: read error");
+	if (!parsed)
+		return errf(err, -ENODATA, "kallsyms: no symbols found");
+	if (!nonzero)
+		return errf(err, -EPERM,
+			    "kallsyms: all addresses are 0, hidden by "
+			    "kernel.kptr_restrict (need root or CAP_SYSLOG)");
+	return 0;
+}
+
+/* Builds the table: winners copied once into an exactly sized arena. */
+static int build_table(const struct slot *q, size_t m, struct ksym_table *out,
+		       struct errbuf *err)
+{
+	size_t i, total = 0, off = 0;
+	const struct ksym *carry = NULL;
+
+	for (i = 0; i < m; i++)
+		if (q[i].best)
+			total += q[i].name_len + 1 +
+				 (q[i].mod_len ? q[i].mod_len + 1u : 0);
+	out->syms = calloc(m ? m : 1, sizeof(*out->syms));
+	out->strings = malloc(total ? total : 1);
+	if (!out->syms || !out->strings) {
+		kallsyms_free(out);
+		return errf(err, -ENOMEM, "kallsyms: out of memory");
+	}
+	out->n = m;
+	out->strings_len = out->strings_cap = total;
+
+	for (i = 0; i < m; i++) {
+		struct ksym *k = &out->syms[i];
+
+		k->addr = q[i].addr;
+		if (q[i].best) {
+			char *name = out->strings + off;
+
+			memcpy(name, q[i].buf, q[i].name_len + 1u);
+			off += q[i].name_len + 1u;
+			k->name = name;
+			k->sym_addr = q[i].best;
+			if (q[i].mod_len) {
+				char *mod = out->strings + off;
+
+				memcpy(mod, q[i].buf + q[i].name_len + 1,
+				       q[i].mod_len + 1u);
+				off += q[i].mod_len + 1u;
+				k->module = mod;
+			}
+			carry = k;
+		} else if (carry) {
+			k->sym_addr = carry->sym_addr;
+			k->name = carry->name;
+			k->module = carry->module;
+		}
+	}
+	return 0;
+}
+
+int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
+		     struct ksym_table *out, struct errbuf *err)
+{
+	struct slot *q;
+	size_t m;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	/* Nothing to resolve: do not pay for reading ~120k lines. */
+	if (n == 0)
+		return 0;
+	if (make_slots(addrs, n, &q, &m) < 0)
+		return errf(err, -ENOMEM, "kallsyms: out of memory for %zu addresses", n);
+	ret = scan(f, q, m, err);
+	if (ret == 0)
+		ret = build_table(q, m, out, err);
+	free_slots(q, m);
+	return ret;
+}
+
+const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr < addr)
+			lo = mid + 1;
+		else if (t->syms[mid].addr > addr)
+			hi = mid;
+		else
+			return &t->syms[mid];
+	}
+	return NULL;
+}
+
+void kallsyms_free(struct ksym_table *t)
+{
+	if (!t)
+		return;
+	free(t->syms);
+	free(t->strings);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kallsyms: names for kernel addresses from /proc/kallsyms.
+ *
+ * Whole-host profiles touch a few thousand distinct kernel addresses while
+ * kallsyms has ~120k-200k symbols, so the resolver is driven by the
+ * queries: one streaming pass over the file keeps, for each wanted address,
+ * the nearest text symbol at or below it.  Memory is bounded by the number
+ * of queries, not by the size of kallsyms.
+ */
+#ifndef CPROF_KALLSYMS_H
+#define CPROF_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "errbuf.h"
+
+struct ksym {
+	uint64_t addr;      /* the queried address */
+	uint64_t sym_addr;  /* start of the symbol found (0 if none) */
+	const char *name;   /* NULL when unresolved */
+	const char *module; /* NULL for the core kernel, else e.g. "ext4" */
+};
+
+struct ksym_table {
+	struct ksym *syms; /* sorted by addr, unique */
+	size_t n;
+	char *strings;
+	size_t strings_len, strings_cap;
+};
+
+/*
+ * Resolves @addrs (any order, duplicates allowed) against the kallsyms text
+ * read from @f.  Only text symbols (t, T, w, W) are candidates.  On success
+ * @out holds one entry per distinct address.
+ */
+int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
+		     struct ksym_table *out, struct errbuf *err);
+
+/* Entry for @addr in a resolved table, or NULL. */
+const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr);
+
+void kallsyms_free(struct ksym_table *t);
+
+#endif

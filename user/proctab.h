@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proctab: every process sampled during a run, by pid, with what is needed
+ * to write its profile after it may have exited: its name, a snapshot of its
+ * executable mappings taken while it ran, and references to the parsed
+ * objects behind them (which keep the files open).
+ *
+ * A pid that is reused, or a process that execs, gets a new record; the old
+ * one is retired, not freed, so its samples are still written.
+ */
+#ifndef CPROF_PROCTAB_H
+#define CPROF_PROCTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aggregate.h"
+#include "elfobj.h"
+#include "errbuf.h"
+#include "hmap.h"
+#include "objcache.h"
+#include "procmaps.h"
+
+struct process {
+	uint32_t pid;
+	uint64_t start_time; /* ns since boot, from BPF; 0 when unknown */
+	char comm[CPROF_COMM_LEN];
+	struct vma_list maps;   /* executable mappings only */
+	struct elfobj **objs;   /* per maps.v[i]; NULL where none could be read */
+	bool have_maps;
+	bool exited;
+	int maps_error;         /* negative errno of the snapshot, 0 if fine */
+	char maps_errmsg[ERRBUF_LEN];
+	size_t obj_errors;      /* mappings whose object could not be read */
+	struct agg samples;
+};
+
+struct proctab {
+	struct hmap by_pid;       /* pid -> struct process * (live records) */
+	struct process **retired; /* replaced records whose samples remain */
+	size_t nretired, retired_cap;
+	struct objcache *objs;
+	struct elfobj *vdso;      /* the host's vDSO image, or NULL */
+	const char *proc_root;    /* "/proc" */
+};
+
+/* @vdso (may be NULL) is borrowed and must outlive the table. */
+int proctab_init(struct proctab *t, struct objcache *objs, struct elfobj *vdso,
+		 const char *proc_root);
+void proctab_free(struct proctab *t);
+
+/* The live record of @pid, or NULL. */
+struct process *proctab_find(struct proctab *t, uint32_t pid);
+
+/*
+ * Returns the record for a process announced by BPF (first sample, exec),
+ * creating it, snapshotting its mappings and opening its objects.  With
+ * @replace, or when the start time shows a different process, an existing
+ * record is retired first.  Snapshot failures (the process already exited)
+ * are kept in the record, not returned: its samples still count.
+ */
+struct process *proctab_announce(struct proctab *t, uint32_t pid,
+				 uint64_t start_time, const char *comm,
+				 bool replace);
+
+/* Marks the live record of @pid as exited (kept until written). */
+void proctab_exited(struct proctab *t, uint32_t pid);
+
+/* All records, live and retired; *@n set.  The caller frees the array. */
+struct process **proctab_list(struct proctab *t, size_t *n);
+
+#endif

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profile: turns one process's aggregated samples into a pprof file.
+ *
+ * Addresses are symbolized first (so each Mapping can say truthfully
+ * whether all its locations have functions), then mappings, locations,
+ * functions and samples are streamed through the pprof encoder into a
+ * gzip file that appears atomically.
+ */
+#ifndef CPROF_PROFILE_H
+#define CPROF_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+#include "proctab.h"
+#include "stackstore.h"
+#include "symbolize.h"
+
+struct profile_meta {
+	int64_t time_nanos;     /* start of sampling, Unix ns */
+	int64_t duration_nanos;
+	int64_t period;         /* ns of CPU per sample: 1e9 / frequency */
+};
+
+struct profile_stats {
+	uint64_t samples;       /* samples written, pseudo-frames included */
+	uint64_t locations;
+	uint64_t unsymbolized;  /* user locations without a function name */
+};
+
+/* "<comm>-<pid>.pb.gz" with comm made safe for a file name. */
+void profile_filename(const struct process *p, char *buf, size_t len);
+
+int profile_write(int dirfd, const char *name, struct process *p,
+		  const struct stackstore *stacks, const struct symbolizer *sym,
+		  const struct profile_meta *meta, struct profile_stats *st,
+		  struct errbuf *err);
+
+#endif

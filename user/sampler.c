@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sampler.c: the BPF side seen from userspace — load, attach, flip, drain.
+ */
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cprof.skel.h"
+#include "sampler.h"
+
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+#define DRAIN_BATCH 64
+
+struct sampler {
+	struct cprof_bpf *skel;
+	struct ring_buffer *ring;
+	int ncpus;
+	int *perf_fds;
+	struct bpf_link **links;
+	sampler_event_fn ev_fn; /* valid during sampler_poll() only */
+	void *ev_ctx;
+	/* drain buffers, sized for DRAIN_BATCH entries */
+	void *keys, *vals;
+};
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/*
+ * Loading needs CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN on kernels that
+ * predate them); say so plainly instead of letting the verifier's EPERM
+ * through.
+ */
+static int check_privileges(struct errbuf *err)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return errf(err, -errno, "cannot read capabilities: %s", strerror(errno));
+	if (has_cap(data, CAP_SYS_ADMIN))
+		return 0;
+	if (has_cap(data, 39 /* CAP_BPF */) && has_cap(data, CAP_PERFMON))
+		return 0;
+	return errf(err, -EPERM,
+		    "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): run as root");
+}
+
+static int on_ring_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size < sizeof(struct cprof_event) || !s->ev_fn)
+		return 0;
+	return s->ev_fn(s->ev_ctx, data);
+}
+
+static int open_cpu_clock(int cpu, unsigned int freq)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_freq = freq,
+		.freq = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int attach_cpus(struct sampler *s, unsigned int freq, struct errbuf *err)
+{
+	struct bpf_program *prog = s->skel->progs.on_sample;
+	int attached = 0;
+
+	s->perf_fds = calloc(s->ncpus, sizeof(*s->perf_fds));
+	s->links = calloc(s->ncpus, sizeof(*s->links));
+	if (!s->perf_fds || !s->links)
+		return errf(err, -ENOMEM, "out of memory");
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		int fd = open_cpu_clock(cpu, freq);
+
+		s->perf_fds[cpu] = -1;
+		if (fd == -ENODEV)
+			continue; /* offline CPU */
+		if (fd < 0)
+			return errf(err, fd, "perf_event_open(cpu-clock, cpu %d): %s%s", cpu,
+				    strerror(-fd),
+				    fd == -EACCES || fd == -EPERM ?
+					    " (check kernel.perf_event_paranoid and CAP_PERFMON)" :
+					    "");
+		s->perf_fds[cpu] = fd;
+		s->links[cpu] = bpf_program__attach_perf_event(prog, fd);
+		if (!s->links[cpu]) {
+			int e = -errno;
+
+			return errf(err, e, "attaching to cpu-clock on cpu %d: %s", cpu,
+				    strerror(-e));
+		}
+		attached++;
+	}
+	if (!attached)
+		return errf(err, -ENODEV, "no online CPU could be sampled");
+	return 0;
+}
+
+int sampler_open(struct sampler **out, const struct sampler_opts *opts,
+		 struct errbuf *err)
+{
+	struct sampler *s;
+	int ret;
+
+	*out = NULL;
+	ret = check_privileges(err);
+	if (ret)
+		return ret;
+	if (access(BTF_PATH, R_OK))
+		return errf(err, -ENOENT,
+			    "no kernel BTF at %s (needs a kernel built with CONFIG_DEBUG_INFO_BTF)",
+			    BTF_PATH);
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return errf(err, -ENOMEM, "out of memory");
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		ret = errf(err, s->ncpus ? s->ncpus : -ENODEV, "cannot count CPUs");
+		goto fail;
+	}
+	s->keys = malloc(DRAIN_BATCH * sizeof(struct cprof_sample_key));
+	s->vals = malloc(DRAIN_BATCH * sizeof(struct cprof_stack));
+	s->skel = cprof_bpf__open();
+	if (!s->keys || !s->vals || !s->skel) {
+		ret = errf(err, -ENOMEM, "cannot open the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	s->skel->rodata->self_tgid = getpid();
+	s->skel->rodata->filter_pids = opts->pids && opts->n_pids;
+	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
+
+	ret = cprof_bpf__load(s->skel);
+	if (ret) {
+		ret = errf(err, -errno ? -errno : -EINVAL,
+			   "loading the BPF program failed: %s (run with -v for the verifier log)",
+			   strerror(errno));
+		goto fail;
+	}
+	for (size_t i = 0; i < opts->n_pids; i++) {
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.pid_filter, &opts->pids[i],
+					 sizeof(opts->pids[i]), &one, sizeof(one), BPF_ANY)) {
+			ret = errf(err, -errno, "adding pid %u to the filter: %s",
+				   opts->pids[i], strerror(errno));
+			goto fail;
+		}
+	}
+	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
+	if (!s->ring) {
+		ret = errf(err, -errno, "creating the event ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	/* Tracepoints first, so no process event is missed once sampling starts. */
+	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
+	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
+	if (!s->skel->links.on_exec || !s->skel->links.on_exit) {
+		ret = errf(err, -errno, "attaching to sched tracepoints: %s", strerror(errno));
+		goto fail;
+	}
+	ret = attach_cpus(s, opts->frequency, err);
+	if (ret)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	sampler_close(s);
+	return ret;
+}
+
+void sampler_stop(struct sampler *s)
+{
+	if (!s || !s->links)
+		return;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+		if (s->perf_fds[cpu] >= 0)
+			close(s->perf_fds[cpu]);
+		s->perf_fds[cpu] = -1;
+	}
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler_stop(s);
+	ring_buffer__free(s->ring);
+	cprof_bpf__destroy(s->skel);
+	free(s->links);
+	free(s->perf_fds);
+	free(s->keys);
+	free(s->vals);
+	free(s);
+}
+
+int sampler_ncpus(const struct sampler *s)
+{
+	return s->ncpus;
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx)
+{
+	int n;
+
+	s->ev_fn = fn;
+	s->ev_ctx = ctx;
+	n = ring_buffer__poll(s->ring, timeout_ms);
+	s->ev_fn = NULL;
+	s->ev_ctx = NULL;
+	return n;
+}
+
+/* Waits for an RCU grace period: see sync_outer in cprof.bpf.c. */
+static int wait_for_writers(struct sampler *s)
+{
+	__u32 zero = 0;
+	int inner = bpf_map__fd(s->skel->maps.sync_inner);
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.sync_outer), &zero, &inner, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+typedef int (*entry_fn)(void *ctx, const struct sampler_drain_ops *ops,
+			const void *key, const void *val);
+
+/*
+ * Empties a hash map batch by batch, handing each entry to @fn.  The map
+ * belongs to the idle pair, so nothing is adding to it meanwhile.
+ */
+static int drain_map(struct sampler *s, int fd, size_t ksz, size_t vsz, entry_fn fn,
+		     const struct sampler_drain_ops *ops, void *ctx)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bopts);
+	__u8 token[64]; /* hash-map batch cursor: a bucket index */
+	bool first = true;
+
+	for (;;) {
+		__u32 count = DRAIN_BATCH;
+		int ret = bpf_map_lookup_and_delete_batch(fd, first ? NULL : token, token,
+							  s->keys, s->vals, &count, &bopts);
+		int e = ret ? -errno : 0;
+
+		first = false;
+		for (__u32 i = 0; i < count; i++) {
+			int r = fn(ctx, ops, (char *)s->keys + i * ksz, (char *)s->vals + i * vsz);
+
+			if (r)
+				return r;
+		}
+		if (e == -ENOENT)
+			return 0; /* the whole map has been walked */
+		if (e)
+			return e;
+	}
+}
+
+static int stack_entry(void *ctx, const struct sampler_drain_ops *ops, const void *k,
+		       const void *v)
+{
+	return ops->stack ? ops->stack(ctx, *(const __u64 *)k, v) : 0;
+}
+
+static int sample_entry(void *ctx, const struct sampler_drain_ops *ops, const void *k,
+			const void *v)
+{
+	return ops->sample ? ops->sample(ctx, k, *(const __u64 *)v) : 0;
+}
+
+static int lost_entry(void *ctx, const struct sampler_drain_ops *ops, const void *k,
+		      const void *v)
+{
+	return ops->lost ? ops->lost(ctx, *(const __u32 *)k, v) : 0;
+}
+
+int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *ctx,
+		  struct errbuf *err)
+{
+	__u32 idle = s->skel->bss->live_pair;
+	struct bpf_map *counts, *stacks, *lost;
+	int ret;
+
+	__atomic_store_n(&s->skel->bss->live_pair, !idle, __ATOMIC_SEQ_CST);
+	ret = wait_for_writers(s);
+	if (ret)
+		return errf(err, ret, "waiting for BPF programs: %s", strerror(-ret));
+
+	counts = idle ? s->skel->maps.counts1 : s->skel->maps.counts0;
+	stacks = idle ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
+	lost = idle ? s->skel->maps.lost1 : s->skel->maps.lost0;
+
+	ret = drain_map(s, bpf_map__fd(stacks), sizeof(__u64), sizeof(struct cprof_stack),
+			stack_entry, ops, ctx);
+	if (!ret)
+		ret = drain_map(s, bpf_map__fd(counts), sizeof(struct cprof_sample_key),
+				sizeof(__u64), sample_entry, ops, ctx);
+	if (!ret)
+		ret = drain_map(s, bpf_map__fd(lost), sizeof(__u32), sizeof(struct cprof_lost),
+				lost_entry, ops, ctx);
+	if (ret < 0)
+		return errf(err, ret, "draining BPF maps: %s", strerror(-ret));
+	return ret;
+}
+
+int sampler_stats(struct sampler *s, struct cprof_stats *out)
+{
+	struct cprof_stats *per_cpu;
+	__u32 zero = 0;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	per_cpu = calloc(s->ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, per_cpu)) {
+		ret = -errno;
+		goto out;
+	}
+	for (int i = 0; i < s->ncpus; i++) {
+		out->samples += per_cpu[i].samples;
+		out->idle += per_cpu[i].idle;
+		out->filtered += per_cpu[i].filtered;
+		out->lost_no_pidmap += per_cpu[i].lost_no_pidmap;
+		out->events_dropped += per_cpu[i].events_dropped;
+	}
+out:
+	free(per_cpu);
+	return ret;
+}
+
+int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_sample), &info, &len))
+		return -errno;
+	*run_time_ns = info.run_time_ns;
+	*run_cnt = info.run_cnt;
+	return 0;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sampler: loads and attaches the BPF program, and hands its data to the
+ * caller: process events as they arrive, and the counts, stacks and lost
+ * counters of the idle map pair on every drain.
+ */
+#ifndef CPROF_SAMPLER_H
+#define CPROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cprof.h"
+#include "errbuf.h"
+
+struct sampler_opts {
+	unsigned int frequency; /* Hz, per CPU */
+	bool kernel_stacks;
+	const uint32_t *pids; /* only these processes (tgids); NULL: all */
+	size_t n_pids;
+};
+
+struct sampler;
+
+/*
+ * Checks privileges and kernel support, loads the BPF program and starts
+ * sampling on every online CPU.  Every failure comes back as one line in
+ * @err naming what is missing ("needs CAP_BPF and CAP_PERFMON (run as
+ * root)", "no kernel BTF at /sys/kernel/btf/vmlinux", ...).
+ */
+int sampler_open(struct sampler **out, const struct sampler_opts *opts,
+		 struct errbuf *err);
+
+/* Stops sampling (detaches from the perf events); drains still work. */
+void sampler_stop(struct sampler *s);
+
+void sampler_close(struct sampler *s);
+
+/* Number of CPUs sampled. */
+int sampler_ncpus(const struct sampler *s);
+
+typedef int (*sampler_event_fn)(void *ctx, const struct cprof_event *ev);
+
+/*
+ * Waits up to @timeout_ms for process events and calls @fn for each.
+ * Returns the number handled, or a negative errno (-EINTR on a signal).
+ */
+int sampler_poll(struct sampler *s, int timeout_ms, sampler_event_fn fn,
+		 void *ctx);
+
+/* Called for everything found in the drained pair: stacks come first. */
+struct sampler_drain_ops {
+	int (*stack)(void *ctx, uint64_t hash, const struct cprof_stack *st);
+	int (*sample)(void *ctx, const struct cprof_sample_key *key,
+		      uint64_t count);
+	int (*lost)(void *ctx, uint32_t pid, const struct cprof_lost *lost);
+};
+
+/*
+ * Makes the other map pair live, waits until no program can still be
+ * writing the old one, then hands over and clears its contents.
+ * A callback's non-zero return aborts the drain and is returned.
+ */
+int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops,
+		  void *ctx, struct errbuf *err);
+
+/* Host-wide counters summed over CPUs. */
+int sampler_stats(struct sampler *s, struct cprof_stats *out);
+
+/*
+ * Run-time statistics of the BPF sampling program (needs
+ * kernel.bpf_stats_enabled=1 to be non-zero).
+ */
+int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns,
+		       uint64_t *run_cnt);
+
+#endif

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stackstore.h"
+
+struct stack_entry {
+	uint64_t hash;
+	uint32_t nr;
+	uint32_t pad;
+	size_t off;
+};
+
+void stackstore_init(struct stackstore *s)
+{
+	memset(s, 0, sizeof(*s));
+	hmap_init(&s->map, sizeof(uint64_t), sizeof(struct stack_entry));
+}
+
+void stackstore_free(struct stackstore *s)
+{
+	hmap_free(&s->map);
+	free(s->frames);
+	memset(s, 0, sizeof(*s));
+}
+
+int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip, uint32_t nr)
+{
+	struct stack_entry *e;
+	bool created;
+
+	if (hmap_find(&s->map, &hash))
+		return 0;
+	if (s->nframes + nr > s->cap) {
+		size_t cap = s->cap ? s->cap : 1024;
+		uint64_t *f;
+
+		while (cap < s->nframes + nr)
+			cap *= 2;
+		f = realloc(s->frames, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		s->frames = f;
+		s->cap = cap;
+	}
+	e = hmap_insert(&s->map, &hash, &created);
+	if (!e)
+		return -ENOMEM;
+	e->nr = nr;
+	e->off = s->nframes;
+	memcpy(s->frames + s->nframes, ip, nr * sizeof(*ip));
+	s->nframes += nr;
+	return 0;
+}
+
+const uint64_t *stackstore_get(const struct stackstore *s, uint64_t hash, uint32_t *nr)
+{
+	const struct stack_entry *e = hmap_find(&s->map, &hash);
+
+	if (!e)
+		return NULL;
+	*nr = e->nr;
+	return s->frames + e->off;
+}
+
+size_t stackstore_bytes(const struct stackstore *s)
+{
+	return hmap_bytes(&s->map) + s->cap * sizeof(uint64_t);
+}

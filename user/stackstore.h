@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stackstore: the frames of every stack drained from BPF, by the 64-bit
+ * hash the BPF program named them with.  A stack seen in many drains, or by
+ * many threads, is stored once.
+ */
+#ifndef CPROF_STACKSTORE_H
+#define CPROF_STACKSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hmap.h"
+
+struct stackstore {
+	struct hmap map;  /* hash -> {nr, offset into frames} */
+	uint64_t *frames; /* all frames, leaf first per stack */
+	size_t nframes, cap;
+};
+
+void stackstore_init(struct stackstore *s);
+void stackstore_free(struct stackstore *s);
+
+/* Stores @nr frames under @hash unless already there.  0 or -ENOMEM. */
+int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip,
+		   uint32_t nr);
+
+/* The frames stored under @hash (leaf first), or NULL. */
+const uint64_t *stackstore_get(const struct stackstore *s, uint64_t hash,
+			       uint32_t *nr);
+
+size_t stackstore_bytes(const struct stackstore *s);
+
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The few kernel types cprof's BPF code touches, declared by hand instead of
+ * dumping all of vmlinux BTF (~5 MB of header).  Every struct is marked
+ * preserve_access_index, so field offsets are relocated by libbpf (CO-RE)
+ * against the running kernel's BTF: only the names and types must match,
+ * not the layout, and the kernel may add or reorder fields freely.
+ *
+ * Constants and map/helper enums come from the UAPI headers.
+ */
+#ifndef __VMLINUX_H__
+#define __VMLINUX_H__
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
+typedef int pid_t;
+typedef _Bool bool;
+enum { false = 0, true = 1 };
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+/* x86-64 kernel register frame (what ctx->regs and bpf_task_pt_regs give). */
+struct pt_regs {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	unsigned long ax, cx, dx, si, di, orig_ax;
+	unsigned long ip, cs, flags, sp, ss;
+};
+
+struct mm_struct {
+	unsigned long start_code, end_code;
+};
+
+struct task_struct {
+	pid_t pid;
+	pid_t tgid;
+	unsigned int flags;
+	struct mm_struct *mm;
+	struct task_struct *group_leader;
+	u64 start_time;
+	char comm[16];
+};
+
+struct trace_entry {
+	unsigned short type;
+	unsigned char flags;
+	unsigned char preempt_count;
+	int pid;
+};
+
+/* tracepoint sched:sched_process_exec */
+struct trace_event_raw_sched_process_exec {
+	struct trace_entry ent;
+	u32 __data_loc_filename;
+	pid_t pid;
+	pid_t old_pid;
+	char __data[0];
+};
+
+/* tracepoint sched:sched_process_exit (and _free) */
+struct trace_event_raw_sched_process_template {
+	struct trace_entry ent;
+	char comm[16];
+	pid_t pid;
+	int prio;
+	char __data[0];
+};
+
+#pragma clang attribute pop
+
+/*
+ * The perf_event program's context is user API with a fixed layout, which
+ * the verifier rewrites into loads of the sampled registers: no CO-RE here
+ * (relocating against the kernel's pt_regs would shrink loads of `cs` to the
+ * 16 bits newer kernels declare, and the verifier rejects narrow ctx loads).
+ */
+struct cprof_uapi_regs {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	unsigned long ax, cx, dx, si, di, orig_ax;
+	unsigned long ip, cs, flags, sp, ss;
+};
+
+struct bpf_perf_event_data {
+	struct cprof_uapi_regs regs;
+	__u64 sample_period;
+	__u64 addr;
+};
+
+#endif
