@@ -33,7 +33,8 @@ LIB_SRCS   := $(filter-out user/main.c user/sampler.c,$(wildcard user/*.c)) $(wi
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-WORKLOADS  := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c))
+WORKLOADS  := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c)) \
+              $(BUILD)/workloads/nofp-nopie
 
 .PHONY: all deps run test bench clean unit-bins workloads
 all: cprof-bpf
@@ -65,6 +66,15 @@ $(BUILD)/tests/%: tests/unit/%.c tests/testlib.h $(BUILD)/libcprof.a
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-omit-frame-pointer -pthread -o $@ $<
+
+# The unwinder's workloads: no frame pointers, as distribution binaries are.
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -rdynamic
+$(BUILD)/workloads/nofp: tests/workloads/nofp.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -o $@ $<
+$(BUILD)/workloads/nofp-nopie: tests/workloads/nofp.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -no-pie -fno-pie -o $@ $<
 
 unit-bins: $(UNIT_BINS)
 workloads: $(WORKLOADS)

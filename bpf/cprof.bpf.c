@@ -39,8 +39,10 @@ struct counts_map {
 	__type(value, __u64);
 };
 
+/* Allocated as used: a value holds up to 512 frames (4 KiB). */
 struct stacks_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, CPROF_STACKS_MAX);
 	__type(key, __u64);
 	__type(value, struct cprof_stack);
@@ -111,6 +113,29 @@ struct {
 	__array(values, struct sync_inner);
 } sync_outer SEC(".maps");
 
+/*
+ * Unwind rows of every loaded object, each table a contiguous range.  The
+ * loader sizes it before load (the row budget) and writes rows through an
+ * mmap; lookups in an array map are inlined by the verifier, so a binary
+ * search costs a few instructions a probe.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cprof_unwind_row);
+} unwind_rows SEC(".maps");
+
+/* pid -> its executable mappings and their tables, sorted by address. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, CPROF_UNWIND_PROCS);
+	__type(key, __u32);
+	__type(value, struct cprof_proc_maps);
+} unwind_procs SEC(".maps");
+
 static __always_inline struct cprof_stats *get_stats(void)
 {
 	__u32 zero = 0;
@@ -118,48 +143,355 @@ static __always_inline struct cprof_stats *get_stats(void)
 	return bpf_map_lookup_elem(&stats, &zero);
 }
 
+struct hash_ctx {
+	const struct cprof_stack *st;
+	__u64 h;
+};
+
 /* FNV-1a-style mixing of 64-bit words; collisions among < 1e5 stacks a
  * second are ~1e-10, far below any sampling error. */
-static __always_inline __u64 hash_frames(const struct cprof_stack *st, __u64 salt)
+static long hash_step(__u32 i, void *data)
 {
-	__u64 h = 0xcbf29ce484222325ULL ^ salt;
-	__u32 nr = st->nr;
+	struct hash_ctx *c = data;
 
-	for (__u32 i = 0; i < CPROF_MAX_FRAMES; i++) {
-		if (i >= nr)
-			break;
-		h ^= st->ip[i];
-		h *= 0x100000001b3ULL;
-		h ^= h >> 32;
-	}
-	return h | CPROF_STACK_HASHED;
+	if (i >= CPROF_MAX_FRAMES)
+		return 1;
+	c->h ^= c->st->ip[i];
+	c->h *= 0x100000001b3ULL;
+	c->h ^= c->h >> 32;
+	return 0;
 }
 
 /*
- * Walks one stack into scratch, stores it under its hash in @stacks, and
- * returns the hash, or a cprof_stack_status saying why there is none.
- * This is the step the DWARF unwinder replaces for user stacks.
+ * A bpf_loop, not a bounded loop: the verifier checks the callback once
+ * instead of every iteration at every call site.
  */
-static __always_inline __u64 record_stack(void *ctx, void *stacks, __u64 flags)
+static __always_inline __u64 hash_frames(const struct cprof_stack *st, __u64 salt)
+{
+	struct hash_ctx c = {
+		.st = st,
+		.h = 0xcbf29ce484222325ULL ^ salt ^ ((__u64)st->status << 40),
+	};
+	__u32 nr = st->nr;
+
+	if (nr > CPROF_MAX_FRAMES)
+		nr = CPROF_MAX_FRAMES;
+	bpf_loop(nr, hash_step, &c, 0);
+	return c.h | CPROF_STACK_HASHED;
+}
+
+static __always_inline struct cprof_stack *get_scratch(void)
 {
 	__u32 zero = 0;
-	struct cprof_stack *st = bpf_map_lookup_elem(&scratch, &zero);
-	long n, err;
-	__u64 h;
 
-	if (!st)
-		return CPROF_STACK_ERR_READ;
-	n = bpf_get_stack(ctx, st->ip, sizeof(st->ip), flags);
-	if (n < 0 && n != -14 /* EFAULT: nothing to walk */)
-		return CPROF_STACK_ERR_READ;
-	st->nr = n > 0 ? n / sizeof(__u64) : 0;
-	if (st->nr == 0) /* only a user stack is expected never to be empty */
-		return (flags & BPF_F_USER_STACK) ? CPROF_STACK_ERR_EMPTY : CPROF_STACK_NONE;
-	h = hash_frames(st, flags);
-	err = bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/* Stores the stack in scratch under its hash; returns the hash or why not. */
+static __always_inline __u64 store_stack(struct cprof_stack *st, void *stacks, __u64 salt)
+{
+	__u64 h = hash_frames(st, salt);
+	long err = bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST);
+
 	if (err && err != -17 /* EEXIST: stored already */)
 		return CPROF_STACK_ERR_FULL;
 	return h;
+}
+
+/*
+ * A stack walked by the kernel (frame pointers for user stacks): the kernel
+ * side always, and the user side of processes with no unwind tables.
+ */
+static __always_inline __u64 record_stack(void *ctx, void *stacks, __u64 flags)
+{
+	struct cprof_stack *st = get_scratch();
+	long n;
+
+	if (!st)
+		return CPROF_STACK_ERR_READ;
+	n = bpf_get_stack(ctx, st->ip, CPROF_MAX_KFRAMES * sizeof(__u64), flags);
+	if (n < 0 && n != -14 /* EFAULT: nothing to walk */)
+		return CPROF_STACK_ERR_READ;
+	st->nr = n > 0 ? n / sizeof(__u64) : 0;
+	st->status = (flags & BPF_F_USER_STACK) ? CPROF_STACK_F_FP : 0;
+	if (st->nr == 0) /* only a user stack is expected never to be empty */
+		return (flags & BPF_F_USER_STACK) ? CPROF_STACK_ERR_EMPTY : CPROF_STACK_NONE;
+	return store_stack(st, stacks, flags);
+}
+
+/* --- DWARF CFI unwinding (DESIGN.md section 4) --------------------------- */
+
+struct unwind_ctx {
+	struct cprof_stack *st;
+	struct cprof_proc_maps *pm;
+	__u64 pc, sp, bp;
+	bool exact; /* pc is not a return address: the leaf, or a signal's */
+	__u32 status;
+};
+
+/*
+ * Binary searches run as bpf_loop callbacks: unrolled, each iteration's
+ * branches would multiply the paths the verifier must walk.
+ */
+struct map_search {
+	const struct cprof_proc_maps *pm;
+	__u64 pc;
+	__u32 lo, hi;
+	int found;
+};
+
+static long map_search_step(__u32 i, void *data)
+{
+	struct map_search *c = data;
+	const struct cprof_proc_map *m;
+	__u32 mid;
+
+	if (c->lo >= c->hi)
+		return 1;
+	mid = (c->lo + c->hi) / 2;
+	if (mid >= CPROF_MAX_PROC_MAPS)
+		return 1;
+	m = &c->pm->m[mid];
+	if (c->pc < m->start) {
+		c->hi = mid;
+	} else if (c->pc >= m->end) {
+		c->lo = mid + 1;
+	} else {
+		c->found = mid;
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline const struct cprof_proc_map *
+find_mapping(const struct cprof_proc_maps *pm, __u64 pc)
+{
+	struct map_search c = { .pm = pm, .pc = pc, .hi = pm->n, .found = -1 };
+
+	if (c.hi > CPROF_MAX_PROC_MAPS)
+		c.hi = CPROF_MAX_PROC_MAPS;
+	bpf_loop(10 /* log2(CPROF_MAX_PROC_MAPS) + 2 */, map_search_step, &c, 0);
+	if (c.found < 0 || c.found >= CPROF_MAX_PROC_MAPS)
+		return NULL;
+	return &pm->m[c.found];
+}
+
+struct row_search {
+	__u32 first, lo, hi, rel;
+};
+
+static long row_search_step(__u32 i, void *data)
+{
+	struct row_search *c = data;
+	const struct cprof_unwind_row *r;
+	__u32 mid, idx;
+
+	if (c->lo >= c->hi)
+		return 1;
+	mid = c->lo + (c->hi - c->lo) / 2;
+	idx = c->first + mid;
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!r)
+		return 1;
+	if (r->pc <= c->rel)
+		c->lo = mid + 1;
+	else
+		c->hi = mid;
+	return 0;
+}
+
+/* The last row at or below @rel in the mapping's table, or NULL. */
+static __always_inline const struct cprof_unwind_row *
+find_row(const struct cprof_proc_map *m, __u64 rel)
+{
+	struct row_search c = { .first = m->first_row, .hi = m->nrows, .rel = (__u32)rel };
+	__u32 idx;
+
+	if (rel >> 32)
+		return NULL;
+	bpf_loop(26 /* tables have < 2^25 rows */, row_search_step, &c, 0);
+	if (c.lo == 0)
+		return NULL;
+	idx = c.first + c.lo - 1;
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+static __always_inline int read_word(__u64 addr, __u64 *out)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+}
+
+/* Moves to the caller whose return address is @ra; 1 ends the walk. */
+static __always_inline long step_to(struct unwind_ctx *c, __u64 ra, __u64 sp)
+{
+	if (sp <= c->sp) {
+		c->status = CPROF_UNWIND_BAD_CFA; /* would loop */
+		return 1;
+	}
+	c->sp = sp;
+	c->pc = ra;
+	if (ra == 0) { /* a zero return address marks the outermost frame */
+		c->status = CPROF_UNWIND_OK;
+		return 1;
+	}
+	return 0;
+}
+
+/* No CFI for this pc: follow the frame-pointer chain for one frame. */
+static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
+{
+	__u64 ra, bp;
+
+	if (c->bp == 0 || c->bp < c->sp) {
+		/* rbp 0 ends a frame-pointer chain (_start clears it). */
+		c->status = had_table ? CPROF_UNWIND_NO_ROW :
+			    c->bp == 0 ? CPROF_UNWIND_OK : CPROF_UNWIND_BAD_CFA;
+		return 1;
+	}
+	if (read_word(c->bp + 8, &ra) || read_word(c->bp, &bp)) {
+		c->status = CPROF_UNWIND_READ;
+		return 1;
+	}
+	c->st->status |= CPROF_STACK_F_FP;
+	{
+		__u64 sp = c->bp + 16;
+
+		c->bp = bp;
+		return step_to(c, ra, sp);
+	}
+}
+
+/*
+ * Signal trampoline: the interrupted registers are in the ucontext that
+ * the stack pointer points at (struct rt_sigframe after its return
+ * address was popped): uc_mcontext at 40, then rbp, rsp, rip of struct
+ * sigcontext at 80, 120, 128.
+ */
+static __always_inline long step_signal(struct unwind_ctx *c)
+{
+	__u64 pc, sp, bp;
+
+	if (read_word(c->sp + 40 + 128, &pc) || read_word(c->sp + 40 + 120, &sp) ||
+	    read_word(c->sp + 40 + 80, &bp)) {
+		c->status = CPROF_UNWIND_READ;
+		return 1;
+	}
+	c->bp = bp;
+	c->exact = true;
+	/* the interrupted code's stack lies above the signal frame */
+	return step_to(c, pc, sp);
+}
+
+static __always_inline long step_dwarf(struct unwind_ctx *c, const struct cprof_unwind_row *row)
+{
+	__u64 cfa, ra, bp;
+
+	switch (CPROF_ROW_CFA(row)) {
+	case CPROF_CFA_RSP:
+		cfa = c->sp + row->cfa_off;
+		break;
+	case CPROF_CFA_RBP:
+		cfa = c->bp + row->cfa_off;
+		break;
+	case CPROF_CFA_PLT:
+		cfa = c->sp + 8 + ((c->pc & 15) >= (__u64)row->cfa_off ? 8 : 0);
+		break;
+	case CPROF_CFA_SIGNAL:
+		return step_signal(c);
+	case CPROF_CFA_STOP:
+		c->status = CPROF_UNWIND_OK;
+		return 1;
+	default:
+		return step_fp(c, true);
+	}
+	if (read_word(cfa - 8, &ra)) {
+		c->status = CPROF_UNWIND_READ;
+		return 1;
+	}
+	if (CPROF_ROW_RBP(row) == CPROF_RBP_OFFSET) {
+		if (read_word(cfa + (__s64)row->rbp_off * 8, &bp)) {
+			c->status = CPROF_UNWIND_READ;
+			return 1;
+		}
+		c->bp = bp;
+	}
+	c->st->status |= CPROF_STACK_F_DWARF;
+	return step_to(c, ra, cfa);
+}
+
+/* One frame: record the pc, then find the caller.  bpf_loop callback. */
+static long unwind_step(__u32 i, void *data)
+{
+	struct unwind_ctx *c = data;
+	struct cprof_stack *st = c->st;
+	const struct cprof_proc_map *m;
+	const struct cprof_unwind_row *row = NULL;
+	__u32 n = st->nr;
+	__u64 lookup;
+
+	if (n >= CPROF_MAX_FRAMES) {
+		c->status = CPROF_UNWIND_TRUNCATED;
+		return 1;
+	}
+	st->ip[n & (CPROF_MAX_FRAMES - 1)] = c->pc;
+	st->nr = n + 1;
+	/* A return address is past its call; look up the call itself. */
+	lookup = c->exact ? c->pc : c->pc - 1;
+	c->exact = false;
+	m = find_mapping(c->pm, lookup);
+	if (m && m->nrows) {
+		row = find_row(m, lookup - m->bias);
+		if (row)
+			return step_dwarf(c, row);
+	}
+	return step_fp(c, m && m->nrows);
+}
+
+static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *stacks,
+					 struct cprof_proc_maps *pm, bool in_kernel,
+					 struct cprof_stats *s)
+{
+	struct unwind_ctx c = { .pm = pm, .exact = true };
+
+	c.st = get_scratch();
+	if (!c.st)
+		return CPROF_STACK_ERR_READ;
+	if (in_kernel) {
+		/* The user registers saved at kernel entry. */
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(
+			(struct task_struct *)bpf_get_current_task_btf());
+
+		c.pc = BPF_CORE_READ(regs, ip);
+		c.sp = BPF_CORE_READ(regs, sp);
+		c.bp = BPF_CORE_READ(regs, bp);
+	} else {
+		c.pc = ctx->regs.ip;
+		c.sp = ctx->regs.sp;
+		c.bp = ctx->regs.bp;
+	}
+	c.st->nr = 0;
+	c.st->status = 0;
+	c.status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
+	bpf_loop(CPROF_MAX_FRAMES + 1, unwind_step, &c, 0);
+	c.st->status |= c.status;
+	s->unwind_dwarf++;
+	if (c.status < CPROF_UNWIND_STATUS_MAX)
+		s->unwind_status[c.status]++;
+	if (c.st->nr == 0)
+		return CPROF_STACK_ERR_EMPTY;
+	return store_stack(c.st, stacks, BPF_F_USER_STACK);
+}
+
+/* The user stack: CFI tables when the loader gave this process some. */
+static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, void *stacks,
+					__u32 pid, bool in_kernel, struct cprof_stats *s)
+{
+	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+
+	if (pm)
+		return unwind_user(ctx, stacks, pm, in_kernel, s);
+	s->unwind_fp_only++;
+	return record_stack(ctx, stacks, BPF_F_USER_STACK);
 }
 
 static __always_inline void count_lost(void *lost, __u32 pid, int reason)
@@ -243,7 +575,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct cprof_sample_key key = {};
 	struct cprof_stats *s = get_stats();
-	bool in_kernel;
+	bool in_kernel, kthread;
 
 	if (!s)
 		return 0;
@@ -267,17 +599,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	in_kernel = (ctx->regs.cs & 3) == 0;
 
 	/* Read the flag once: both stacks and the count go to the same pair. */
+	kthread = BPF_CORE_READ(task, flags) & PF_KTHREAD;
 	if (live_pair) {
-		key.ustack = (BPF_CORE_READ(task, flags) & PF_KTHREAD) ?
-				     CPROF_STACK_NONE :
-				     record_stack(ctx, &stacks1, BPF_F_USER_STACK);
+		key.ustack = kthread ? CPROF_STACK_NONE :
+				       user_stack(ctx, &stacks1, pid, in_kernel, s);
 		key.kstack = kernel_stacks && in_kernel ? record_stack(ctx, &stacks1, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts1, &lost1, &key);
 	} else {
-		key.ustack = (BPF_CORE_READ(task, flags) & PF_KTHREAD) ?
-				     CPROF_STACK_NONE :
-				     record_stack(ctx, &stacks0, BPF_F_USER_STACK);
+		key.ustack = kthread ? CPROF_STACK_NONE :
+				       user_stack(ctx, &stacks0, pid, in_kernel, s);
 		key.kstack = kernel_stacks && in_kernel ? record_stack(ctx, &stacks0, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts0, &lost0, &key);

@@ -14,8 +14,13 @@
 #endif
 
 #define CPROF_COMM_LEN 16
-/* Frames kept per stack; the kernel's perf_event_max_stack default. */
-#define CPROF_MAX_FRAMES 127
+/*
+ * Frames kept per stack.  Kernel stacks come from bpf_get_stack, bounded by
+ * perf_event_max_stack (127 by default); user stacks unwound by cprof go
+ * deeper, so that deep recursion is seen whole.
+ */
+#define CPROF_MAX_KFRAMES 127
+#define CPROF_MAX_FRAMES 512
 
 /* Map sizes.  Counts and stacks are drained and cleared every second. */
 #define CPROF_COUNTS_MAX 16384
@@ -51,9 +56,29 @@ struct cprof_sample_key {
 	char comm[CPROF_COMM_LEN]; /* thread name at sample time */
 };
 
+/*
+ * How a user stack walk ended.  OK: it reached the outermost frame.  The
+ * others stopped early; the frames found so far are kept and the profile
+ * shows the reason as a pseudo-frame at the root.
+ */
+enum cprof_unwind_status {
+	CPROF_UNWIND_OK = 0,
+	CPROF_UNWIND_TRUNCATED = 1,  /* more than CPROF_MAX_FRAMES frames */
+	CPROF_UNWIND_READ = 2,       /* reading the stack memory failed */
+	CPROF_UNWIND_NO_ROW = 3,     /* pc in a table's object but no CFI there,
+					and frame pointers did not help */
+	CPROF_UNWIND_BAD_CFA = 4,    /* the CFA went backwards: a broken walk */
+	CPROF_UNWIND_STATUS_MAX,
+};
+
+/* Stack flags: how frames were found. */
+#define CPROF_STACK_F_FP 0x100    /* some frames by frame pointers (no table) */
+#define CPROF_STACK_F_DWARF 0x200 /* some frames by DWARF CFI */
+#define CPROF_STACK_STATUS(s) ((s)->status & 0xff)
+
 struct cprof_stack {
-	__u32 nr; /* frames used in ip[] */
-	__u32 pad;
+	__u32 nr;     /* frames used in ip[] */
+	__u32 status; /* enum cprof_unwind_status | CPROF_STACK_F_* */
 	__u64 ip[CPROF_MAX_FRAMES]; /* leaf first */
 };
 
@@ -74,6 +99,9 @@ struct cprof_stats {
 	__u64 filtered;       /* samples of tasks excluded by a filter */
 	__u64 lost_no_pidmap; /* lost samples whose pid had no room in lost map */
 	__u64 events_dropped; /* process events that did not fit the ring */
+	__u64 unwind_dwarf;   /* user stacks walked with CFI tables */
+	__u64 unwind_fp_only; /* user stacks of processes with no tables */
+	__u64 unwind_status[CPROF_UNWIND_STATUS_MAX]; /* of CFI walks */
 };
 
 enum cprof_event_type {
@@ -88,6 +116,60 @@ struct cprof_event {
 	__u64 ktime_ns;    /* bpf_ktime_get_ns() at the event */
 	__u64 start_time;  /* task start_time (ns since boot): tells pid reuse */
 	char comm[CPROF_COMM_LEN]; /* process (group leader) name */
+};
+
+/*
+ * DWARF CFI unwinding.  Userspace turns each object's .eh_frame into rows
+ * sorted by pc; a row says how to find the caller's frame from this pc on,
+ * until the next row.  8 bytes a row: libc is ~30k rows.
+ */
+enum cprof_cfa_rule {
+	CPROF_CFA_INVALID = 0, /* no CFI covers this pc, or a rule we cannot run */
+	CPROF_CFA_RSP = 1,     /* CFA = rsp + cfa_off */
+	CPROF_CFA_RBP = 2,     /* CFA = rbp + cfa_off */
+	CPROF_CFA_PLT = 3,     /* PLT stub: CFA = rsp + 8, +8 more when
+				  (rip & 15) >= cfa_off */
+	CPROF_CFA_SIGNAL = 4,  /* signal trampoline (__restore_rt): the
+				  interrupted registers are in the ucontext at rsp */
+	CPROF_CFA_STOP = 5,    /* return address undefined: outermost frame */
+};
+
+enum cprof_rbp_rule {
+	CPROF_RBP_SAME = 0,    /* rbp is unchanged in the caller */
+	CPROF_RBP_OFFSET = 1,  /* caller's rbp saved at CFA + rbp_off * 8 */
+	CPROF_RBP_INVALID = 2, /* recovered some other way: unknown */
+};
+
+struct cprof_unwind_row {
+	__u32 pc;      /* offset from the table's base address */
+	__s16 cfa_off;
+	__u8 rules;    /* cfa rule in bits 0-3, rbp rule in bits 4-7 */
+	__s8 rbp_off;  /* in units of 8 bytes */
+};
+
+#define CPROF_ROW_CFA(r) ((r)->rules & 0xf)
+#define CPROF_ROW_RBP(r) ((r)->rules >> 4)
+#define CPROF_ROW_RULES(cfa, rbp) ((__u8)((cfa) | ((rbp) << 4)))
+
+/*
+ * Where each executable mapping of a process finds its rows: the loader
+ * writes one of these per process (a hash map keyed by pid), sorted by
+ * start.  nrows == 0: no table (walk this frame by frame pointers).
+ */
+#define CPROF_MAX_PROC_MAPS 256
+#define CPROF_UNWIND_PROCS 8192
+
+struct cprof_proc_map {
+	__u64 start, end; /* [start, end) runtime addresses */
+	__u64 bias;       /* runtime pc - bias = row pc */
+	__u32 first_row;  /* index in the rows array */
+	__u32 nrows;
+};
+
+struct cprof_proc_maps {
+	__u32 n;
+	__u32 pad;
+	struct cprof_proc_map m[CPROF_MAX_PROC_MAPS];
 };
 
 #endif

@@ -5,7 +5,7 @@
 set -e
 
 build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config"
-test_pkgs="golang-go protobuf-compiler binutils procps util-linux"
+test_pkgs="golang-go protobuf-compiler binutils procps util-linux python3"
 bench_pkgs="bpftrace linux-perf time"
 
 want="$build_pkgs"

@@ -947,6 +947,18 @@ static char *arena_alloc(struct ablock **head, size_t n)
  * the only way to exceed 1x), while a hostile table pointing many symbols
  * into the middle of one long string can't inflate the arena.
  */
+/*
+ * Length of a symbol name without its version suffix ("memcpy@@GLIBC_2.14",
+ * "foo@VERS" in .symtab of versioned libraries), which readers (perf,
+ * pprof, backtrace) never show.  Mangled C++ and Rust names contain no '@'.
+ */
+static size_t unversioned_len(const char *p, size_t len)
+{
+	const char *at = memchr(p, '@', len);
+
+	return at && at > p ? (size_t)(at - p) : len;
+}
+
 static int build_symbols(struct elfobj *o, struct recs *r, struct table *tabs,
 			 size_t ntabs)
 {
@@ -973,6 +985,7 @@ static int build_symbols(struct elfobj *o, struct recs *r, struct table *tabs,
 
 			if (rc)
 				return rc;
+			len = unversioned_len(p, len);
 			if (len && len + 1 <= budget && (copy = arena_alloc(&o->arena, len + 1))) {
 				memcpy(copy, p, len);
 				copy[len] = '\0';
@@ -1136,4 +1149,11 @@ size_t elfobj_nsyms(const struct elfobj *o)
 bool elfobj_syms_from_debug_file(const struct elfobj *o)
 {
 	return o->syms_debug;
+}
+
+void elfobj_source(const struct elfobj *o, int *fd, const void **image, size_t *len)
+{
+	*fd = o->src.fd;
+	*image = o->src.fd < 0 ? o->src.mem : NULL;
+	*len = o->src.size;
 }

@@ -94,6 +94,12 @@ const struct elfobj_sym *elfobj_lookup(const struct elfobj *o, uint64_t vaddr);
  */
 const struct elfobj_sym *elfobj_symbols(const struct elfobj *o, size_t *n);
 
+/*
+ * How to read the object's bytes again (e.g. its .eh_frame): the open file
+ * (*fd >= 0), or the copied in-memory image (*image, *len).
+ */
+void elfobj_source(const struct elfobj *o, int *fd, const void **image, size_t *len);
+
 /* Number of function symbols loaded, and whether they came from a debug file. */
 size_t elfobj_nsyms(const struct elfobj *o);
 bool elfobj_syms_from_debug_file(const struct elfobj *o);

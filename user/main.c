@@ -30,11 +30,13 @@
 #include "sampler.h"
 #include "stackstore.h"
 #include "symbolize.h"
+#include "tables.h"
 
 #define PROG "cprof-bpf"
 #define MAX_PIDS 1024
 #define MAX_FREQUENCY 20000
 #define MAX_DURATION (365 * 24 * 3600)
+#define MAX_UNWIND_MB 4096
 
 struct options {
 	unsigned int duration; /* seconds */
@@ -44,6 +46,8 @@ struct options {
 	size_t n_pids;
 	bool kernel;
 	bool verbose;
+	bool dwarf;               /* unwind user stacks with CFI tables */
+	unsigned int unwind_mb;   /* budget of the rows array */
 };
 
 /* Everything one run accumulates. */
@@ -51,6 +55,7 @@ struct run {
 	struct proctab procs;
 	struct stackstore stacks;
 	struct objcache *objs;
+	struct tables *tables; /* NULL: frame pointers only */
 	uint64_t samples_drained;
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
@@ -85,6 +90,11 @@ static void usage(FILE *f)
 		"  -o, --output-dir DIR   where to write profiles (default ./cprof-out)\n"
 		"  -p, --pid PID          only this process; repeat or comma-separate\n"
 		"      --no-kernel        leave out kernel frames\n"
+		"      --unwind MODE      user stacks by 'dwarf' CFI tables, falling back to\n"
+		"                         frame pointers where there are none (default), or\n"
+		"                         by 'fp' frame pointers only\n"
+		"      --unwind-memory MB memory for unwind tables in BPF maps (default 16);\n"
+		"                         least recently used tables are evicted beyond it\n"
 		"  -v, --verbose          show libbpf and per-process diagnostics\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n"
@@ -142,13 +152,15 @@ static int add_pids(struct options *o, const char *arg)
 /* Returns 0 to run, 1 to exit successfully (--help), -1 on a bad option. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_NO_KERNEL = 256 };
+	enum { OPT_NO_KERNEL = 256, OPT_UNWIND, OPT_UNWIND_MEMORY };
 	static const struct option longopts[] = {
 		{ "duration", required_argument, NULL, 'd' },
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
+		{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -162,6 +174,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		.frequency = 99,
 		.output_dir = "./cprof-out",
 		.kernel = true,
+		.dwarf = true,
+		.unwind_mb = 16,
 	};
 	while ((c = getopt_long(argc, argv, "d:F:o:p:vhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -195,6 +209,21 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_NO_KERNEL:
 			o->kernel = false;
 			break;
+		case OPT_UNWIND:
+			if (strcmp(optarg, "dwarf") && strcmp(optarg, "fp")) {
+				fprintf(stderr, PROG ": --unwind: '%s' is not 'dwarf' or 'fp'\n", optarg);
+				return -1;
+			}
+			o->dwarf = !strcmp(optarg, "dwarf");
+			break;
+		case OPT_UNWIND_MEMORY:
+			if (parse_uint(optarg, 1, MAX_UNWIND_MB, &v)) {
+				fprintf(stderr, PROG ": --unwind-memory: '%s' is not a size in MB (1-%d)\n",
+					optarg, MAX_UNWIND_MB);
+				return -1;
+			}
+			o->unwind_mb = (unsigned int)v;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -225,6 +254,19 @@ static double now_s(clockid_t clk)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A process new to us: record it and give the unwinder its tables. */
+static struct process *announce(struct run *r, uint32_t pid, uint64_t start_time,
+				const char *comm, bool replace)
+{
+	bool created = false;
+	struct process *p = proctab_announce(&r->procs, pid, start_time, comm, replace,
+					     &created);
+
+	if (p && created && r->tables)
+		tables_add_process(r->tables, p, NULL);
+	return p;
+}
+
 static int on_event(void *ctx, const struct cprof_event *ev)
 {
 	struct run *r = ctx;
@@ -234,13 +276,15 @@ static int on_event(void *ctx, const struct cprof_event *ev)
 	comm[CPROF_COMM_LEN] = '\0';
 	switch (ev->type) {
 	case CPROF_EV_NEW_PROC:
-		proctab_announce(&r->procs, ev->pid, ev->start_time, comm, false);
+		announce(r, ev->pid, ev->start_time, comm, false);
 		break;
 	case CPROF_EV_EXEC:
-		proctab_announce(&r->procs, ev->pid, ev->start_time, comm, true);
+		announce(r, ev->pid, ev->start_time, comm, true);
 		break;
 	case CPROF_EV_EXIT:
 		proctab_exited(&r->procs, ev->pid);
+		if (r->tables)
+			tables_remove_process(r->tables, ev->pid);
 		break;
 	}
 	return 0;
@@ -251,7 +295,7 @@ static int on_stack(void *ctx, uint64_t hash, const struct cprof_stack *st)
 	struct run *r = ctx;
 	uint32_t nr = st->nr < CPROF_MAX_FRAMES ? st->nr : CPROF_MAX_FRAMES;
 
-	return stackstore_add(&r->stacks, hash, (const uint64_t *)st->ip, nr);
+	return stackstore_add(&r->stacks, hash, (const uint64_t *)st->ip, nr, st->status);
 }
 
 /* A process whose event was lost (full ring) is announced by its samples. */
@@ -259,7 +303,7 @@ static struct process *process_of(struct run *r, uint32_t pid)
 {
 	struct process *p = proctab_find(&r->procs, pid);
 
-	return p ? p : proctab_announce(&r->procs, pid, 0, NULL, false);
+	return p ? p : announce(r, pid, 0, NULL, false);
 }
 
 static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t count)
@@ -359,7 +403,7 @@ static int resolve_kernel(struct run *r, struct process **procs, size_t n,
 
 			if (!(e->key.kstack & CPROF_STACK_HASHED))
 				continue;
-			ip = stackstore_get(&r->stacks, e->key.kstack, &nr);
+			ip = stackstore_get(&r->stacks, e->key.kstack, &nr, NULL);
 			for (uint32_t j = 0; ip && j < nr; j++) {
 				if (na == cap) {
 					uint64_t *a;
@@ -500,6 +544,30 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 	fprintf(stderr, PROG ": wrote %zu profiles (%llu samples) to %s in %.3f s%s\n",
 		sum->files, (unsigned long long)sum->samples, o->output_dir, write_s,
 		sum->failed ? ", some failed (see above)" : "");
+	if (r->tables) {
+		struct tables_stats ts;
+		uint64_t stopped = 0;
+
+		tables_get_stats(r->tables, &ts);
+		for (int i = 1; i < CPROF_UNWIND_STATUS_MAX; i++)
+			stopped += st.unwind_status[i];
+		fprintf(stderr,
+			PROG ": unwind: %llu stacks by CFI (%llu stopped early: truncated %llu,"
+			" read failed %llu, no CFI %llu, bad CFA %llu), %llu by frame pointers only\n",
+			(unsigned long long)st.unwind_dwarf, (unsigned long long)stopped,
+			(unsigned long long)st.unwind_status[CPROF_UNWIND_TRUNCATED],
+			(unsigned long long)st.unwind_status[CPROF_UNWIND_READ],
+			(unsigned long long)st.unwind_status[CPROF_UNWIND_NO_ROW],
+			(unsigned long long)st.unwind_status[CPROF_UNWIND_BAD_CFA],
+			(unsigned long long)st.unwind_fp_only);
+		fprintf(stderr,
+			PROG ": unwind tables: %zu built in %.3f s, %zu failed, %zu without room,"
+			" %zu evicted; peak %.1f of %.1f MB (%llu rows)\n",
+			ts.built, ts.build_seconds, ts.failed, ts.no_room, ts.evicted,
+			ts.rows_peak * sizeof(struct cprof_unwind_row) / 1048576.0,
+			ts.rows_capacity * sizeof(struct cprof_unwind_row) / 1048576.0,
+			(unsigned long long)ts.rows_peak);
+	}
 	if (r->drain_error)
 		fprintf(stderr, PROG ": %s\n", r->drain_errmsg);
 }
@@ -537,6 +605,8 @@ int main(int argc, char **argv)
 		.kernel_stacks = o.kernel,
 		.pids = o.n_pids ? o.pids : NULL,
 		.n_pids = o.n_pids,
+		.unwind_rows = o.dwarf ? (uint32_t)((uint64_t)o.unwind_mb * 1048576 /
+						    sizeof(struct cprof_unwind_row)) : 0,
 	};
 	ret = sampler_open(&s, &sopts, &err);
 	if (ret) {
@@ -559,6 +629,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
+	if (o.dwarf) {
+		struct tables_maps tm = { .sync = sampler_sync, .sync_ctx = s };
+
+		if (sampler_unwind_maps(s, &tm.rows, &tm.capacity, &tm.procs_fd) ||
+		    tables_new(&r.tables, &tm, r.objs)) {
+			fprintf(stderr, PROG ": cannot set up unwind tables\n");
+			return 1;
+		}
+	}
 
 	clock_gettime(CLOCK_REALTIME, &t0);
 	start = now_s(CLOCK_MONOTONIC);
@@ -577,6 +656,7 @@ int main(int argc, char **argv)
 	print_summary(&o, s, &r, &sum, nprocs, stop - start, done - stop);
 
 	sampler_close(s);
+	tables_free(r.tables);
 	proctab_free(&r.procs);
 	stackstore_free(&r.stacks);
 	objcache_free(r.objs);

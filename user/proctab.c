@@ -169,13 +169,15 @@ static int retire(struct proctab *t, struct process *p)
 }
 
 struct process *proctab_announce(struct proctab *t, uint32_t pid, uint64_t start_time,
-				 const char *comm, bool replace)
+				 const char *comm, bool replace, bool *created_out)
 {
 	uint64_t key = pid_key(pid);
 	struct pid_entry *e;
 	struct process *p;
 	bool created;
 
+	if (created_out)
+		*created_out = false;
 	e = hmap_insert(&t->by_pid, &key, &created);
 	if (!e)
 		return NULL;
@@ -210,6 +212,8 @@ struct process *proctab_announce(struct proctab *t, uint32_t pid, uint64_t start
 		read_comm(t->proc_root, pid, p->comm, sizeof(p->comm));
 	snapshot(t, p);
 	e->proc = p;
+	if (created_out)
+		*created_out = true;
 	return p;
 }
 

@@ -59,10 +59,11 @@ struct process *proctab_find(struct proctab *t, uint32_t pid);
  * @replace, or when the start time shows a different process, an existing
  * record is retired first.  Snapshot failures (the process already exited)
  * are kept in the record, not returned: its samples still count.
+ * *@created (may be NULL) tells whether a new record was made.
  */
 struct process *proctab_announce(struct proctab *t, uint32_t pid,
 				 uint64_t start_time, const char *comm,
-				 bool replace);
+				 bool replace, bool *created);
 
 /* Marks the live record of @pid as exited (kept until written). */
 void proctab_exited(struct proctab *t, uint32_t pid);

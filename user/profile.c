@@ -17,6 +17,11 @@ enum pseudo {
 	PSEUDO_EMPTY,      /* CPROF_STACK_ERR_EMPTY */
 	PSEUDO_FULL,       /* CPROF_STACK_ERR_FULL */
 	PSEUDO_UNKNOWN,    /* a stack hash with no stored frames */
+	/* a user stack walk that stopped early: enum cprof_unwind_status */
+	PSEUDO_TRUNCATED,
+	PSEUDO_UNWIND_READ,
+	PSEUDO_NO_ROW,
+	PSEUDO_BAD_CFA,
 	PSEUDO_MAX,
 };
 
@@ -26,6 +31,17 @@ static const char *const pseudo_names[PSEUDO_MAX] = {
 	[PSEUDO_EMPTY] = "[unwind: no user frames]",
 	[PSEUDO_FULL] = "[lost: stack map full]",
 	[PSEUDO_UNKNOWN] = "[lost: stack not found]",
+	[PSEUDO_TRUNCATED] = "[unwind: truncated]",
+	[PSEUDO_UNWIND_READ] = "[unwind: stack read failed]",
+	[PSEUDO_NO_ROW] = "[unwind: no CFI for pc]",
+	[PSEUDO_BAD_CFA] = "[unwind: bad CFA]",
+};
+
+static const enum pseudo unwind_pseudo[CPROF_UNWIND_STATUS_MAX] = {
+	[CPROF_UNWIND_TRUNCATED] = PSEUDO_TRUNCATED,
+	[CPROF_UNWIND_READ] = PSEUDO_UNWIND_READ,
+	[CPROF_UNWIND_NO_ROW] = PSEUDO_NO_ROW,
+	[CPROF_UNWIND_BAD_CFA] = PSEUDO_BAD_CFA,
 };
 
 struct frame_key {
@@ -117,15 +133,15 @@ typedef int (*frame_fn)(struct writer *w, enum frame_kind kind, uint64_t addr);
 
 static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, frame_fn fn)
 {
+	uint32_t nr = 0, status = 0, how;
 	const uint64_t *ip;
-	uint32_t nr = 0;
 	int ret;
 
 	if (stack == CPROF_STACK_NONE)
 		return 0;
 	if (!(stack & CPROF_STACK_HASHED))
 		return fn(w, FRAME_PSEUDO, status_pseudo(stack));
-	ip = stackstore_get(w->stacks, stack, &nr);
+	ip = stackstore_get(w->stacks, stack, &nr, &status);
 	if (!ip)
 		return fn(w, FRAME_PSEUDO, PSEUDO_UNKNOWN);
 	for (uint32_t i = 0; i < nr; i++) {
@@ -133,6 +149,10 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 		if (ret)
 			return ret;
 	}
+	/* Where the walk stopped early, say why at the root. */
+	how = status & 0xff;
+	if (how && how < CPROF_UNWIND_STATUS_MAX && unwind_pseudo[how])
+		return fn(w, FRAME_PSEUDO, unwind_pseudo[how]);
 	return 0;
 }
 
@@ -287,6 +307,21 @@ static int push_location(struct writer *w, enum frame_kind kind, uint64_t addr)
 	return 0;
 }
 
+/* How the user stack was walked: "dwarf", "fp" or "mixed"; NULL: no stack. */
+static const char *unwind_label(const struct writer *w, uint64_t ustack)
+{
+	uint32_t nr, status = 0;
+
+	if (!(ustack & CPROF_STACK_HASHED) ||
+	    !stackstore_get(w->stacks, ustack, &nr, &status))
+		return NULL;
+	if ((status & CPROF_STACK_F_DWARF) && (status & CPROF_STACK_F_FP))
+		return "mixed";
+	if (status & CPROF_STACK_F_DWARF)
+		return "dwarf";
+	return status & CPROF_STACK_F_FP ? "fp" : NULL;
+}
+
 static int emit_samples(struct writer *w, const char *proc_comm)
 {
 	struct agg_entry *e;
@@ -301,7 +336,13 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 			{ .key = "thread_name", .str = e->key.comm },
 		};
 		int64_t values[2] = { (int64_t)e->count, 0 };
+		const char *how = unwind_label(w, e->key.ustack);
+		size_t nlabels = sizeof(labels) / sizeof(labels[0]);
+		struct pprof_label all[sizeof(labels) / sizeof(labels[0]) + 1];
 
+		memcpy(all, labels, sizeof(labels));
+		if (how)
+			all[nlabels++] = (struct pprof_label){ .key = "unwind", .str = how };
 		w->nlocs = 0;
 		ret = walk_stack(w, e->key.kstack, FRAME_KERNEL, push_location);
 		if (!ret)
@@ -309,8 +350,7 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 		if (ret)
 			return ret;
 		values[1] = values[0] * w->period;
-		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, 2, labels,
-				       sizeof(labels) / sizeof(labels[0]));
+		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, 2, all, nlabels);
 		if (ret)
 			return ret;
 		w->st->samples += e->count;

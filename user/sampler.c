@@ -7,6 +7,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,6 +30,9 @@ struct sampler {
 	void *ev_ctx;
 	/* drain buffers, sized for DRAIN_BATCH entries */
 	void *keys, *vals;
+	struct cprof_unwind_row *rows; /* mmap of unwind_rows, or NULL */
+	size_t rows_len;
+	uint32_t rows_cap;
 };
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)
@@ -149,6 +153,13 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_pids = opts->pids && opts->n_pids;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 
+	/* Frame-pointer mode keeps a one-row array: nothing to look up. */
+	s->rows_cap = opts->unwind_rows;
+	if (bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+				     s->rows_cap ? s->rows_cap : 1)) {
+		ret = errf(err, -EINVAL, "cannot size the unwind rows map");
+		goto fail;
+	}
 	ret = cprof_bpf__load(s->skel);
 	if (ret) {
 		ret = errf(err, -errno ? -errno : -EINVAL,
@@ -163,6 +174,17 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 					 sizeof(opts->pids[i]), &one, sizeof(one), BPF_ANY)) {
 			ret = errf(err, -errno, "adding pid %u to the filter: %s",
 				   opts->pids[i], strerror(errno));
+			goto fail;
+		}
+	}
+	if (s->rows_cap) {
+		s->rows_len = (size_t)s->rows_cap * sizeof(struct cprof_unwind_row);
+		s->rows = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       bpf_map__fd(s->skel->maps.unwind_rows), 0);
+		if (s->rows == MAP_FAILED) {
+			s->rows = NULL;
+			ret = errf(err, -errno, "mapping the unwind rows (%u rows): %s",
+				   s->rows_cap, strerror(errno));
 			goto fail;
 		}
 	}
@@ -206,6 +228,8 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	sampler_stop(s);
+	if (s->rows)
+		munmap(s->rows, s->rows_len);
 	ring_buffer__free(s->ring);
 	cprof_bpf__destroy(s->skel);
 	free(s->links);
@@ -232,6 +256,17 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *c
 	return n;
 }
 
+int sampler_unwind_maps(struct sampler *s, struct cprof_unwind_row **rows,
+			uint32_t *capacity, int *procs_fd)
+{
+	if (!s->rows)
+		return -ENOENT;
+	*rows = s->rows;
+	*capacity = s->rows_cap;
+	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
+	return 0;
+}
+
 /* Waits for an RCU grace period: see sync_outer in cprof.bpf.c. */
 static int wait_for_writers(struct sampler *s)
 {
@@ -241,6 +276,11 @@ static int wait_for_writers(struct sampler *s)
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.sync_outer), &zero, &inner, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int sampler_sync(void *sampler)
+{
+	return wait_for_writers(sampler);
 }
 
 typedef int (*entry_fn)(void *ctx, const struct sampler_drain_ops *ops,
@@ -344,6 +384,10 @@ int sampler_stats(struct sampler *s, struct cprof_stats *out)
 		out->filtered += per_cpu[i].filtered;
 		out->lost_no_pidmap += per_cpu[i].lost_no_pidmap;
 		out->events_dropped += per_cpu[i].events_dropped;
+		out->unwind_dwarf += per_cpu[i].unwind_dwarf;
+		out->unwind_fp_only += per_cpu[i].unwind_fp_only;
+		for (int k = 0; k < CPROF_UNWIND_STATUS_MAX; k++)
+			out->unwind_status[k] += per_cpu[i].unwind_status[k];
 	}
 out:
 	free(per_cpu);

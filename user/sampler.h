@@ -19,6 +19,7 @@ struct sampler_opts {
 	bool kernel_stacks;
 	const uint32_t *pids; /* only these processes (tgids); NULL: all */
 	size_t n_pids;
+	uint32_t unwind_rows; /* CFI row budget; 0: frame pointers only */
 };
 
 struct sampler;
@@ -64,6 +65,17 @@ struct sampler_drain_ops {
  */
 int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops,
 		  void *ctx, struct errbuf *err);
+
+/*
+ * The unwinder's maps, for tables.c: the rows array mapped into our memory,
+ * its capacity, and the per-process map's fd.  -ENOENT when unwinding is
+ * off (unwind_rows == 0).
+ */
+int sampler_unwind_maps(struct sampler *s, struct cprof_unwind_row **rows,
+			uint32_t *capacity, int *procs_fd);
+
+/* Waits until no BPF program still runs with what it read before the call. */
+int sampler_sync(void *sampler);
 
 /* Host-wide counters summed over CPUs. */
 int sampler_stats(struct sampler *s, struct cprof_stats *out);

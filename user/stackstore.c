@@ -8,7 +8,7 @@
 struct stack_entry {
 	uint64_t hash;
 	uint32_t nr;
-	uint32_t pad;
+	uint32_t status;
 	size_t off;
 };
 
@@ -25,7 +25,8 @@ void stackstore_free(struct stackstore *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip, uint32_t nr)
+int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip, uint32_t nr,
+		   uint32_t status)
 {
 	struct stack_entry *e;
 	bool created;
@@ -48,19 +49,23 @@ int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip, uint
 	if (!e)
 		return -ENOMEM;
 	e->nr = nr;
+	e->status = status;
 	e->off = s->nframes;
 	memcpy(s->frames + s->nframes, ip, nr * sizeof(*ip));
 	s->nframes += nr;
 	return 0;
 }
 
-const uint64_t *stackstore_get(const struct stackstore *s, uint64_t hash, uint32_t *nr)
+const uint64_t *stackstore_get(const struct stackstore *s, uint64_t hash, uint32_t *nr,
+			       uint32_t *status)
 {
 	const struct stack_entry *e = hmap_find(&s->map, &hash);
 
 	if (!e)
 		return NULL;
 	*nr = e->nr;
+	if (status)
+		*status = e->status;
 	return s->frames + e->off;
 }
 

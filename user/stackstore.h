@@ -21,13 +21,16 @@ struct stackstore {
 void stackstore_init(struct stackstore *s);
 void stackstore_free(struct stackstore *s);
 
-/* Stores @nr frames under @hash unless already there.  0 or -ENOMEM. */
+/*
+ * Stores @nr frames and how the walk went (cprof_stack.status) under @hash
+ * unless already there.  0 or -ENOMEM.
+ */
 int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip,
-		   uint32_t nr);
+		   uint32_t nr, uint32_t status);
 
-/* The frames stored under @hash (leaf first), or NULL. */
+/* The frames stored under @hash (leaf first), or NULL; *@status may be NULL. */
 const uint64_t *stackstore_get(const struct stackstore *s, uint64_t hash,
-			       uint32_t *nr);
+			       uint32_t *nr, uint32_t *status);
 
 size_t stackstore_bytes(const struct stackstore *s);
 

@@ -41,9 +41,13 @@ folded() {
 	insamples && n && /^ +[a-z_]+:/ { sub(/^ +/, ""); lab[n] = lab[n] $0 " "; next }
 	inloc && /^ +[0-9]+: / {
 		id = $1; sub(/:$/, "", id)
-		# "     1: 0x401136 M=1 func /path/file.c:0 s=0"; unnamed: "1: 0x... M=1 "
-		name = ($4 != "" ? $4 : $2)
-		locname[id] = name
+		# "1: 0x401136 M=1 func file.c:0 s=0", "7: 0x0 [unwind: bad CFA] :0 s=0",
+		# unnamed: "1: 0x401136 M=1 "
+		line = $0
+		sub(/^ *[0-9]+: +0x[0-9a-f]+ +/, "", line)
+		sub(/^M=[0-9]+ */, "", line)
+		sub(/ +[^ ]*:[0-9]+ +s=[0-9]+ *$/, "", line)
+		locname[id] = (line != "" ? line : $2)
 		last = id; next
 	}
 	inloc && /^ +[^ ]/ && last != "" { next }

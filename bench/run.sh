@@ -1,0 +1,602 @@
+#!/bin/bash
+# bench/run.sh: cprof-bpf side by side with bpftrace and perf (DESIGN.md §8).
+#
+#   sudo make bench                     # builds, then runs this: ~4 minutes
+#   sudo BENCH_SECS=3 BENCH_REPS=1 sh bench/run.sh   # quick check of the script
+#   sudo BENCH_CPROF=/path/to/cprof-bpf sh bench/run.sh  # another build
+#
+# Every tool profiles the same freshly started workload (2 x busy at depth 20
+# + 1 x syscalls: 3 CPU-bound processes on a 2-CPU box, so every CPU is busy
+# and some samples have a kernel stack) for the same time at 99 Hz:
+#
+#   cprof-bpf --duration S -F 99
+#   bpftrace -e 'profile:hz:99 { @[ustack, kstack] = count(); }'  (SIGINT after S)
+#   perf record -a -g -F 99 -- <sleep S>, then perf script > file
+#
+# then the two BPF tools again, more times at 99 Hz and at 999 Hz (BPF cost
+# per sample falls as the rate rises, so BPF costs are compared at equal
+# rates, and it varies from run to run, so we take medians).
+#
+# Measured: BPF ns/sample (kernel.bpf_stats_enabled: run_time_ns/run_cnt of
+# the tool's perf_event programs), agent CPU s (user+sys) and peak RSS
+# (GNU time), and the time from the end of sampling to the last output
+# written.  Results go to bench/RESULTS.md between the "core" markers; the
+# raw logs stay in a directory under /tmp (printed at the end).
+#
+# Environment: BENCH_SECS (default 20) sampling seconds per tool at 99 Hz;
+# BENCH_HI_SECS (default BENCH_SECS/2) at BENCH_HZ_HI (default 999) Hz;
+# BENCH_REPS (default 3) repetitions of the BPF tools at each rate.
+
+# `make bench` runs us with sh (dash on Debian); we need bash for
+# $EPOCHREALTIME (timestamps without forking) and builtin-only /proc reads.
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$(pwd)
+# BENCH_CPROF: benchmark another build of cprof-bpf (default: the tree's).
+CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+BUSY=$ROOT/build/workloads/busy
+SYSC=$ROOT/build/workloads/syscalls
+RESULTS=$ROOT/bench/RESULTS.md
+
+SECS=${BENCH_SECS:-20}
+HI_SECS=${BENCH_HI_SECS:-$(( SECS / 2 > 0 ? SECS / 2 : 1 ))}
+HZ=99
+HZ_HI=${BENCH_HZ_HI:-999}
+REPS=${BENCH_REPS:-3}
+NCPU=$(nproc)
+BPF_PROG_TYPE_PERF_EVENT=7	# prog_type in /proc/PID/fdinfo
+TIMEFMT='%e %U %S %M'		# wall s, user s, sys s, max RSS KiB
+BT_PROG='profile:hz:%d { @[ustack, kstack] = count(); }'
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
+for f in "$CPROF" "$BUSY" "$SYSC"; do
+	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
+done
+for t in bpftrace perf bpftool /usr/bin/time pgrep; do
+	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
+done
+[ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
+
+RAW=$(mktemp -d /tmp/cprof-bench.XXXXXX) || die "mktemp failed"
+log "raw logs in $RAW"
+
+# ---------------------------------------------------------------- helpers
+
+now() { echo "$EPOCHREALTIME"; }
+# Float arithmetic: calc 'expr' [printf-format]
+calc() { awk "BEGIN { printf \"${2:-%.3f}\", ($1) }"; }
+sleep_until() {
+	local d
+	d=$(calc "$1 - $EPOCHREALTIME")
+	case $d in -*) ;; *) sleep "$d" ;; esac
+}
+
+# near_end START SECS: a moment safely before the end of sampling (1 s, or
+# a fifth of a short run), for the bpftool snapshot and the load figure.
+near_end() { calc "$1 + $2 - ($2 >= 5 ? 1 : $2 / 5)"; }
+
+WL_PIDS=""
+# The workload runs well past the tool (killed when the tool is done) so
+# that every tool also finishes on a busy machine.
+start_workload() {
+	local life=$(( $1 + 60 ))
+	WL_PIDS=""
+	"$BUSY" "$life" 20 & WL_PIDS="$WL_PIDS $!"
+	"$BUSY" "$life" 20 & WL_PIDS="$WL_PIDS $!"
+	"$SYSC" "$life" >/dev/null & WL_PIDS="$WL_PIDS $!"
+	sleep 1 # let them reach their steady state (deep stack, busy loop)
+}
+stop_workload() {
+	local p
+	for p in $WL_PIDS; do kill "$p" 2>/dev/null; done
+	for p in $WL_PIDS; do wait "$p" 2>/dev/null; done
+	WL_PIDS=""
+}
+
+OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+TOOL_PID=""
+cleanup() {
+	# SIGINT: every tool here stops cleanly on it
+	[ -n "$TOOL_PID" ] && kill -INT "$TOOL_PID" 2>/dev/null && sleep 1
+	stop_workload
+	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# child_of PPID: the process GNU time started (polls: it may not exist yet).
+child_of() {
+	local c i
+	for i in $(seq 200); do
+		c=$(pgrep -P "$1" | head -n1)
+		[ -n "$c" ] && { echo "$c"; return 0; }
+		sleep 0.01
+	done
+	return 1
+}
+
+# prog_stats PID: sums run_time_ns and run_cnt over the perf_event programs
+# that process holds open (the same counters `bpftool prog show` reports).
+# Picking programs by owner rather than by name or by "new id" stays right
+# even if someone else is profiling the host meanwhile.  Only bash builtins,
+# so polling it every 10 ms costs next to nothing.  Sets P_IDS P_RT P_CNT.
+prog_stats() {
+	local f k v type id rt cnt seen=" "
+	P_IDS="" P_RT=0 P_CNT=0
+	for f in /proc/"$1"/fdinfo/*; do
+		type="" id="" rt=0 cnt=0
+		while read -r k v; do
+			case $k in
+			prog_type:) type=$v ;;
+			prog_id:) id=$v ;;
+			run_time_ns:) rt=$v ;;
+			run_cnt:) cnt=$v ;;
+			esac
+		done 2>/dev/null <"$f"
+		# link fds name a prog_id too, but have no prog_type line
+		[ "$type" = $BPF_PROG_TYPE_PERF_EVENT ] && [ -n "$id" ] || continue
+		case $seen in *" $id "*) continue ;; esac
+		seen="$seen$id "
+		P_IDS=${P_IDS:+$P_IDS,}$id
+		P_RT=$((P_RT + rt)) P_CNT=$((P_CNT + cnt))
+	done
+}
+
+# wait_first_sample PID: waits until the tool's perf_event program has run
+# once, i.e. sampling has begun.  Sets T_FIRST.
+wait_first_sample() {
+	local deadline
+	deadline=$(calc "$EPOCHREALTIME + 120")
+	while :; do
+		prog_stats "$1"
+		[ "$P_CNT" -gt 0 ] && { T_FIRST=$(now); return 0; }
+		kill -0 "$1" 2>/dev/null || return 1
+		[ "$(calc "$EPOCHREALTIME > $deadline" %d)" = 1 ] && return 1
+		sleep 0.01
+	done
+}
+
+# bpftool_snapshot IDS FILE: what `bpftool prog show --json` says about the
+# tool's programs near the end of sampling (kept for the record and for the
+# program names; the table uses the final fdinfo values, which cover the
+# whole run).  Prints "name run_time_ns run_cnt" summed over IDS.
+bpftool_snapshot() {
+	bpftool prog show --json >"$2" 2>&1
+	local id name="" rt=0 cnt=0 j
+	for id in ${1//,/ }; do
+		j=$(bpftool prog show id "$id" --json 2>/dev/null)
+		name=$(printf '%s' "$j" | sed -n 's/.*"name":"\([^"]*\)".*/\1/p')
+		rt=$((rt + $(printf '%s' "$j" | sed -n 's/.*"run_time_ns":\([0-9]*\).*/\1/p') + 0))
+		cnt=$((cnt + $(printf '%s' "$j" | sed -n 's/.*"run_cnt":\([0-9]*\).*/\1/p') + 0))
+	done
+	echo "${name:-?} $rt $cnt"
+}
+
+# poll_until PID [DEADLINE]: polls the tool's counters every 10 ms until
+# DEADLINE (epoch s) or until its programs are gone.  Keeps the last values
+# seen (P_*_LAST; call poll_reset first) and the time the count last moved
+# (T_FREEZE: sampling had ended by then, to within a poll).
+poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1 T_FREEZE=""; }
+poll_until() {
+	local deadline=${2:-}
+	while :; do
+		prog_stats "$1"
+		[ -z "$P_IDS" ] && break
+		[ "$P_CNT" -ne "$P_CNT_LAST" ] && T_FREEZE=$(now)
+		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
+		if [ -n "$deadline" ] && [ "$(calc "$EPOCHREALTIME >= $deadline" %d)" = 1 ]; then
+			break
+		fi
+		sleep 0.01
+	done
+}
+
+# Other users of the host (builds, tests) compete with the workload and
+# the tool and skew every figure; we cannot stop them, so each run reports
+# how much CPU went to processes other than the workload and the tool over
+# its sampling window: load_mark PIDS... at the start, load_other PIDS... at
+# the end sets OTHER_PCT (% of all CPUs).  Busy jiffies from /proc/stat
+# minus the utime+stime of the given processes; bash builtins only.
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+cpu_jiffies() {	# sets J_HOST (busy, all CPUs) and J_PIDS (the given pids)
+	local cpu u n sy id io irq sirq st rest p a
+	read -r cpu u n sy id io irq sirq st rest </proc/stat
+	J_HOST=$((u + n + sy + irq + sirq + st)) J_PIDS=0
+	for p; do
+		# fields 14, 15: utime, stime (our comms have no spaces)
+		read -r -a a 2>/dev/null </proc/"$p"/stat || continue
+		J_PIDS=$((J_PIDS + a[13] + a[14]))
+	done
+}
+load_mark() { cpu_jiffies "$@"; L_HOST=$J_HOST L_PIDS=$J_PIDS L_T=$EPOCHREALTIME; }
+load_other() {
+	cpu_jiffies "$@"
+	OTHER_PCT=$(calc "100 * (($J_HOST - $L_HOST) - ($J_PIDS - $L_PIDS)) / ($NCPU * $CLK_TCK * ($EPOCHREALTIME - $L_T))" %.0f)
+	case $OTHER_PCT in -*) OTHER_PCT=0 ;; esac
+}
+
+# read_time FILE: "wall user sys maxrss_kib" from GNU time's -o file (its
+# last line: a killed command gets a "Command terminated" line first).
+read_time() { tail -n1 "$1"; }
+
+# ------------------------------------------------------------- the tools
+#
+# Each run_* stores its figures in R["TAG:field"], so that the report can
+# name them.  Fields common to the BPF tools: ids name cnt rt ns (BPF);
+# cpu rss (GNU time); fin (finish s); samples; other (% CPU used by others).
+
+declare -A R
+
+# run_cprof TAG HZ SECS
+run_cprof() {
+	local tag=$1 hz=$2 secs=$3 tpid cpid t_launch t_exit snap rc u s
+	local out=$RAW/$tag
+	mkdir -p "$out"
+	start_workload "$secs"
+	t_launch=$(now)
+	/usr/bin/time -f "$TIMEFMT" -o "$out/time" \
+		"$CPROF" --duration "$secs" -F "$hz" --output-dir "$out/profiles" \
+		>"$out/stdout" 2>"$out/stderr" &
+	tpid=$!
+	cpid=$(child_of "$tpid") || die "$tag: cprof-bpf did not start"
+	TOOL_PID=$cpid
+	wait_first_sample "$cpid" || { cat "$out/stderr" >&2; die "$tag: no samples"; }
+	load_mark $WL_PIDS "$cpid"
+	# Its own clock starts a little after the first sample, so this is
+	# safely before the end of sampling.
+	sleep_until "$(near_end "$T_FIRST" "$secs")"
+	load_other $WL_PIDS "$cpid"
+	prog_stats "$cpid"
+	snap=$(bpftool_snapshot "$P_IDS" "$out/bpftool.json")
+	poll_reset
+	poll_until "$cpid"
+	wait "$tpid"; rc=$?
+	t_exit=$(now) TOOL_PID=""
+	stop_workload
+	[ "$rc" -eq 0 ] || { cat "$out/stderr" >&2; die "$tag: cprof-bpf failed ($rc)"; }
+
+	R[$tag:other]=$OTHER_PCT
+	R[$tag:name]=${snap%% *}
+	R[$tag:ids]=$P_IDS_LAST R[$tag:rt]=$P_RT_LAST R[$tag:cnt]=$P_CNT_LAST
+	R[$tag:ns]=$(calc "$P_RT_LAST / ($P_CNT_LAST > 0 ? $P_CNT_LAST : 1)" %.0f)
+	read -r _ u s R[$tag:rss] < <(read_time "$out/time")
+	R[$tag:cpu]=$(calc "$u + $s" %.2f)
+	R[$tag:startup]=$(calc "$T_FIRST - $t_launch")
+	# Finish, three ways (see the report): count frozen -> exit (the one
+	# reported), wall clock - start-up - duration, and its own summary.
+	R[$tag:fin]=$(calc "$t_exit - $T_FREEZE")
+	R[$tag:fin_wall]=$(calc "$t_exit - $T_FIRST - $secs")
+	R[$tag:fin_self]=$(sed -n 's/.*wrote .* in \([0-9.]*\) s.*/\1/p' "$out/stderr" | tail -n1)
+	R[$tag:samples]=$(sed -n 's/.*wrote [0-9]* profiles (\([0-9]*\) samples).*/\1/p' "$out/stderr")
+	R[$tag:files]=$(sed -n 's/.*wrote \([0-9]*\) profiles.*/\1/p' "$out/stderr")
+	R[$tag:procs]=$(sed -n 's/.* samples of \([0-9]*\) processes.*/\1/p' "$out/stderr")
+	log "$tag: ${R[$tag:name]} (${R[$tag:ids]}) ${R[$tag:cnt]} runs, ${R[$tag:ns]} ns/sample;" \
+		"cpu ${R[$tag:cpu]} s, rss ${R[$tag:rss]} KiB; finish ${R[$tag:fin]} s" \
+		"(wall ${R[$tag:fin_wall]}, self ${R[$tag:fin_self]:-?}); ${R[$tag:files]} files," \
+		"${R[$tag:samples]} samples; others used ${R[$tag:other]}% CPU"
+}
+
+# run_bpftrace TAG HZ SECS
+run_bpftrace() {
+	local tag=$1 hz=$2 secs=$3 tpid bpid t_int t_exit snap prog rc u s
+	local out=$RAW/$tag
+	mkdir -p "$out"
+	# shellcheck disable=SC2059
+	prog=$(printf "$BT_PROG" "$hz")
+	start_workload "$secs"
+	/usr/bin/time -f "$TIMEFMT" -o "$out/time" \
+		bpftrace -e "$prog" >"$out/stdout" 2>"$out/stderr" &
+	tpid=$!
+	bpid=$(child_of "$tpid") || die "$tag: bpftrace did not start"
+	TOOL_PID=$bpid
+	wait_first_sample "$bpid" || { cat "$out/stderr" >&2; die "$tag: no samples"; }
+	load_mark $WL_PIDS "$bpid"
+	sleep_until "$(near_end "$T_FIRST" "$secs")"
+	load_other $WL_PIDS "$bpid"
+	prog_stats "$bpid"
+	snap=$(bpftool_snapshot "$P_IDS" "$out/bpftool.json")
+	# Poll to the end of sampling: bpftrace closes its programs as soon as
+	# it gets SIGINT, so the last values must be read before.
+	poll_reset
+	poll_until "$bpid" "$(calc "$T_FIRST + $secs")"
+	# SIGINT ends sampling; bpftrace then prints its map and exits.
+	t_int=$(now)
+	kill -INT "$bpid"
+	poll_until "$bpid"
+	wait "$tpid"; rc=$?
+	t_exit=$(now) TOOL_PID=""
+	stop_workload
+	[ "$rc" -eq 0 ] || { cat "$out/stderr" >&2; die "$tag: bpftrace failed ($rc)"; }
+
+	R[$tag:other]=$OTHER_PCT
+	R[$tag:name]=${snap%% *}
+	R[$tag:ids]=$P_IDS_LAST R[$tag:rt]=$P_RT_LAST R[$tag:cnt]=$P_CNT_LAST
+	R[$tag:ns]=$(calc "$P_RT_LAST / ($P_CNT_LAST > 0 ? $P_CNT_LAST : 1)" %.0f)
+	read -r _ u s R[$tag:rss] < <(read_time "$out/time")
+	R[$tag:cpu]=$(calc "$u + $s" %.2f)
+	R[$tag:fin]=$(calc "$t_exit - $t_int")
+	# Samples it printed: the count after each "]: ".
+	R[$tag:samples]=$(awk -F']: ' 'NF > 1 { n += $2 } END { print n + 0 }' "$out/stdout")
+	log "$tag: ${R[$tag:name]} (${R[$tag:ids]}) ${R[$tag:cnt]} runs, ${R[$tag:ns]} ns/sample;" \
+		"cpu ${R[$tag:cpu]} s, rss ${R[$tag:rss]} KiB; finish ${R[$tag:fin]} s;" \
+		"${R[$tag:samples]} samples printed; others used ${R[$tag:other]}% CPU"
+}
+
+# run_perf TAG HZ SECS: fields rcpu rrss rfin (perf record), scpu srss sfin
+# (perf script), cpu rss fin (both), samples, other.
+run_perf() {
+	local tag=$1 hz=$2 secs=$3 t_stop t_rec t_done tpid rpid i rc src u s
+	local out=$RAW/$tag
+	mkdir -p "$out"
+	start_workload "$secs"
+	# The command perf runs is a sleep that stamps when it starts and ends:
+	# perf samples while it runs and stops when it exits.
+	/usr/bin/time -f "$TIMEFMT" -o "$out/time.record" \
+		perf record -a -g -F "$hz" -o "$out/perf.data" -- \
+		sh -c "date +%s.%N >'$out/start'; sleep $secs; date +%s.%N >'$out/stop'" \
+		>"$out/record.stdout" 2>"$out/record.stderr" &
+	tpid=$!
+	rpid=$(child_of "$tpid") || die "$tag: perf did not start"
+	TOOL_PID=$rpid
+	for i in $(seq 3000); do [ -s "$out/start" ] && break; sleep 0.01; done
+	load_mark $WL_PIDS "$rpid"
+	sleep_until "$(near_end "$(cat "$out/start" 2>/dev/null || now)" "$secs")"
+	load_other $WL_PIDS "$rpid"
+	wait "$tpid"; rc=$?
+	t_rec=$(now) TOOL_PID=""
+	/usr/bin/time -f "$TIMEFMT" -o "$out/time.script" \
+		perf script -i "$out/perf.data" >"$out/script.out" 2>"$out/script.stderr"
+	src=$?
+	t_done=$(now)
+	stop_workload
+	[ "$rc" -eq 0 ] && [ "$src" -eq 0 ] || { cat "$out"/*.stderr >&2; die "$tag: perf failed ($rc/$src)"; }
+
+	R[$tag:other]=$OTHER_PCT
+	t_stop=$(cat "$out/stop")
+	read -r _ u s R[$tag:rrss] < <(read_time "$out/time.record")
+	R[$tag:rcpu]=$(calc "$u + $s" %.2f)
+	read -r _ u s R[$tag:srss] < <(read_time "$out/time.script")
+	R[$tag:scpu]=$(calc "$u + $s" %.2f)
+	R[$tag:cpu]=$(calc "${R[$tag:rcpu]} + ${R[$tag:scpu]}" %.2f)
+	R[$tag:rss]=$(( R[$tag:rrss] > R[$tag:srss] ? R[$tag:rrss] : R[$tag:srss] ))
+	R[$tag:rfin]=$(calc "$t_rec - $t_stop")
+	R[$tag:sfin]=$(calc "$t_done - $t_rec")
+	R[$tag:fin]=$(calc "$t_done - $t_stop")
+	# A sample's header line is the only unindented non-empty line.
+	R[$tag:samples]=$(grep -c '^[^[:space:]]' "$out/script.out")
+	log "$tag: cpu record ${R[$tag:rcpu]} + script ${R[$tag:scpu]} s;" \
+		"rss ${R[$tag:rrss]}/${R[$tag:srss]} KiB; finish record ${R[$tag:rfin]}" \
+		"+ script ${R[$tag:sfin]} s; ${R[$tag:samples]} samples; others used ${R[$tag:other]}% CPU"
+}
+
+# ------------------------------------------------------------------- run
+
+# Someone else profiling the host (other BPF perf_event programs) skews
+# every figure: note it in the results rather than refuse to run.
+FOREIGN=$(bpftool prog show 2>/dev/null | grep -c ' perf_event ')
+[ "$FOREIGN" -gt 0 ] && log "warning: $FOREIGN perf_event BPF programs already loaded"
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+T_START=$(now)
+
+sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
+
+# Repetition 1 is the side-by-side run every table is made of.  Further
+# repetitions of the two BPF tools only firm up the BPF ns/sample figure,
+# which varies between runs far more than the tools differ (at 99 Hz the
+# caches are cold and whatever else the machine does shows); they
+# alternate which tool goes first, so a drift favours neither.
+pair() {	# pair HZ SECS REP
+	local a=run_cprof b=run_bpftrace
+	[ $(($3 % 2)) -eq 0 ] && a=run_bpftrace b=run_cprof
+	log "rep $3/$REPS at $1 Hz for $2 s"
+	$a "${a#run_}-$1-$3" "$1" "$2"
+	$b "${b#run_}-$1-$3" "$1" "$2"
+}
+pair $HZ "$SECS" 1
+log "perf record -g at $HZ Hz for $SECS s"
+run_perf perf-$HZ $HZ "$SECS"
+for r in $(seq 2 "$REPS"); do pair $HZ "$SECS" "$r"; done
+for r in $(seq 1 "$REPS"); do pair "$HZ_HI" "$HI_SECS" "$r"; done
+
+sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
+T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
+
+# ---------------------------------------------------------------- report
+
+ratio() { calc "$1 / ($2 > 0 ? $2 : 1)" %.2f; }	# cprof / peer
+mib() { calc "$1 / 1024" %.1f; }
+pass() { if [ "$(calc "$1" %d)" = 1 ]; then echo PASS; else echo FAIL; fi; }
+# median VALUES...
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# field TOOL HZ FIELD: that field of every repetition
+field() { local r; for r in $(seq 1 "$REPS"); do echo "${R[$1-$2-$r:$3]}"; done; }
+minmax() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf (lo == hi ? "%s" : "%s–%s"), lo, hi }'; }
+
+c=cprof-$HZ-1 b=bpftrace-$HZ-1 p=perf-$HZ
+# shellcheck disable=SC2046
+for hz in $HZ $HZ_HI; do
+	R[cprof-$hz:med]=$(median $(field cprof "$hz" ns))
+	R[bpftrace-$hz:med]=$(median $(field bpftrace "$hz" ns))
+done
+C_FINS=$(field cprof $HZ fin)
+C_RSSES=$(field cprof $HZ rss; field cprof "$HZ_HI" rss)
+C_RSS_MAX=$(printf '%s\n' $C_RSSES | sort -n | tail -n1)
+C_FIN_MAX=$(printf '%s\n' $C_FINS | sort -g | tail -n1)
+
+# Over 10% of the CPUs busy with something else: say the figures are noisy.
+NOISY="" OTHERS=""
+for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | sort -V); do
+	OTHERS="${OTHERS:+$OTHERS, }${k%:other} ${R[$k]}%"
+	[ "${R[$k]}" -gt 10 ] && NOISY="$NOISY ${k%:other}"
+done
+
+NS_PASS=$(pass "${R[cprof-$HZ:med]} <= ${R[bpftrace-$HZ:med]}")
+NS1_PASS=$(pass "${R[$c:ns]} <= ${R[$b:ns]}")
+NS_HI_PASS=$(pass "${R[cprof-$HZ_HI:med]} <= ${R[bpftrace-$HZ_HI:med]}")
+RSS_PASS=$(pass "$C_RSS_MAX < 16384")
+FIN_PASS=$(pass "${R[$c:fin]} < 0.5")
+FIN_ALL_PASS=$(pass "$C_FIN_MAX < 0.5")
+
+CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+if [ -n "${BENCH_CPROF:-}" ]; then
+	BUILD_DESC="$CPROF, built $(date -u -r "$CPROF" '+%Y-%m-%d %H:%M UTC')"
+else
+	BUILD_DESC="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	git status --porcelain -- user bpf proto 2>/dev/null | grep -q . &&
+		BUILD_DESC="$BUILD_DESC + uncommitted changes"
+fi
+
+# bpf_rows HZ: one table row per repetition, then the medians.
+bpf_rows() {
+	local hz=$1 r cc bb
+	for r in $(seq 1 "$REPS"); do
+		cc=cprof-$hz-$r bb=bpftrace-$hz-$r
+		printf '| %s Hz | %s | %s (%s) | %s | %s | %s (%s) | %s | %s | %s |\n' "$hz" "$r" \
+			"${R[$cc:name]}" "${R[$cc:ids]}" "${R[$cc:cnt]}" "${R[$cc:ns]}" \
+			"${R[$bb:name]}" "${R[$bb:ids]}" "${R[$bb:cnt]}" "${R[$bb:ns]}" \
+			"$(ratio "${R[$cc:ns]}" "${R[$bb:ns]}")"
+	done
+	printf '| %s Hz | **median** | | | **%s** | | | **%s** | **%s** |\n' "$hz" \
+		"${R[cprof-$hz:med]}" "${R[bpftrace-$hz:med]}" \
+		"$(ratio "${R[cprof-$hz:med]}" "${R[bpftrace-$hz:med]}")"
+}
+
+section() {
+# shellcheck disable=SC2059
+cat <<EOF
+<!-- BEGIN core -->
+## Core: cprof-bpf vs bpftrace vs perf record -g
+
+Generated by \`bench/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC') in $T_TOTAL s; the next run
+replaces everything between the "core" markers.
+
+- Host: $CPU_MODEL, $NCPU CPUs; kernel $(uname -r); $(sed -n 's/^PRETTY_NAME="\(.*\)"/\1/p' /etc/os-release)
+- cprof-bpf $("$CPROF" --version 2>&1 | awk '{print $NF}') ($BUILD_DESC); $(bpftrace --version 2>&1); $(perf --version 2>&1)
+- Load average before the run: $LOAD_BEFORE.$( [ "$FOREIGN" -gt 0 ] && printf ' **%s other perf_event BPF programs were loaded** (someone else profiling).' "$FOREIGN")
+  CPU used by processes other than the workload and the tool while each
+  tool sampled, % of all CPUs: $OTHERS.$( [ -n "$NOISY" ] && printf '\n  **The host was not quiet (over 10%% used by others) during%s: those figures are noisy.**' "$NOISY")
+- Workload, started afresh 1 s before each tool and stopped after it exits
+  (so every tool also finishes on a busy machine): 2 × \`build/workloads/busy
+  N 20\` (CPU-bound, 20 frame-pointer frames deep) + 1 ×
+  \`build/workloads/syscalls N\` (mostly in the kernel): 3 CPU-bound processes
+  on $NCPU CPUs.
+- Commands (repetition 1 in this order; then $((REPS - 1)) more repetitions of the
+  two BPF tools at $HZ Hz and $REPS at $HZ_HI Hz, alternating which goes first):
+
+\`\`\`sh
+sysctl kernel.bpf_stats_enabled=1
+/usr/bin/time -f '$TIMEFMT' ./cprof-bpf --duration $SECS -F $HZ --output-dir DIR
+/usr/bin/time -f '$TIMEFMT' bpftrace -e '$(printf "$BT_PROG" $HZ)' > FILE   # SIGINT after $SECS s of sampling
+/usr/bin/time -f '$TIMEFMT' perf record -a -g -F $HZ -o perf.data -- sh -c 'sleep $SECS; date +%s.%N > stop'
+/usr/bin/time -f '$TIMEFMT' perf script -i perf.data > FILE
+/usr/bin/time -f '$TIMEFMT' ./cprof-bpf --duration $HI_SECS -F $HZ_HI --output-dir DIR
+/usr/bin/time -f '$TIMEFMT' bpftrace -e '$(printf "$BT_PROG" "$HZ_HI")' > FILE   # SIGINT after $HI_SECS s
+\`\`\`
+
+How each figure is taken:
+- **BPF ns/sample** = run_time_ns / run_cnt (\`kernel.bpf_stats_enabled\`) of
+  the perf_event programs the tool's own process holds open (read from
+  \`/proc/PID/fdinfo\`, the counters \`bpftool prog show\` prints; names from
+  \`bpftool prog show --json\` near the end of sampling).  Each tool loads
+  one program and attaches it on every CPU, so its counters cover all CPUs.
+  Values are the last ones before the tool unloads it: the whole run,
+  the first sample of every stack and process included.
+- **CPU s** = user + sys of the agent process (GNU time; bpftrace's includes
+  compiling its program with LLVM at start-up); **peak RSS** = its maxrss.
+  perf: \`perf record\` and \`perf script\` separately, their total CPU and
+  the larger RSS.
+- **Finish** = end of sampling to the last output written, to process exit,
+  on the outside clock.  cprof-bpf: end of sampling = when its program's
+  run count stopped moving (it destroys its perf links then; polled every
+  10 ms, a sample comes every ~$((1000 / (HZ * NCPU))) ms on busy CPUs): the reported figure.
+  Two checks: wall clock − start-up (launch to first sample) − duration
+  (lower when cprof-bpf samples past its deadline: it looks at the clock
+  between ring-buffer polls of up to 100 ms), and its own summary line
+  ("wrote … in X s"), which starts after its final drain of the BPF maps
+  and stops at the last rename, so it leaves out the drain, the unloading
+  and the exit.  bpftrace: SIGINT → exit (it prints its map).  perf: end
+  of the sleep → \`perf record\` exit (it collects build IDs) → \`perf
+  script\` done.
+
+### BPF cost per sample (same workload, same rate)
+
+| rate | rep | cprof-bpf program (id) | run_cnt | ns/sample | bpftrace program (id) | run_cnt | ns/sample | cprof/bpftrace |
+|---|---|---|---:|---:|---|---:|---:|---:|
+$(bpf_rows $HZ)
+$(bpf_rows "$HZ_HI")
+
+Sanity: $HZ Hz × $NCPU CPUs × $SECS s = $((HZ * NCPU * SECS)) expected runs, $HZ_HI Hz × $NCPU × $HI_SECS s =
+$((HZ_HI * NCPU * HI_SECS)).  Samples in the output of repetition 1: cprof-bpf ${R[$c:samples]} (in
+${R[$c:files]} profiles of ${R[$c:procs]} processes), bpftrace ${R[$b:samples]}, perf ${R[$p:samples]}.
+Cost per sample falls as the rate rises (warmer caches), hence the
+comparison at equal rates only.
+
+### Agent CPU and peak RSS ($HZ Hz, $SECS s, repetition 1)
+
+| tool | CPU s (user+sys) | peak RSS MiB | CPU cprof/peer | RSS cprof/peer |
+|---|---:|---:|---:|---:|
+| cprof-bpf | **${R[$c:cpu]}** | **$(mib "${R[$c:rss]}")** | | |
+| bpftrace | ${R[$b:cpu]} | $(mib "${R[$b:rss]}") | $(ratio "${R[$c:cpu]}" "${R[$b:cpu]}") | $(ratio "${R[$c:rss]}" "${R[$b:rss]}") |
+| perf record -g | ${R[$p:rcpu]} | $(mib "${R[$p:rrss]}") | | |
+| perf script | ${R[$p:scpu]} | $(mib "${R[$p:srss]}") | | |
+| perf, both | ${R[$p:cpu]} | $(mib "${R[$p:rss]}") (max) | $(ratio "${R[$c:cpu]}" "${R[$p:cpu]}") | $(ratio "${R[$c:rss]}" "${R[$p:rss]}") |
+
+cprof-bpf over all repetitions: CPU $(minmax $(field cprof $HZ cpu)) s, peak RSS $(minmax $(for v in $C_RSSES; do mib "$v"; echo; done)) MiB
+(at $HZ_HI Hz: CPU $(minmax $(field cprof "$HZ_HI" cpu)) s); bpftrace CPU $(minmax $(field bpftrace $HZ cpu)) s,
+RSS $(minmax $(for v in $(field bpftrace $HZ rss); do mib "$v"; echo; done)) MiB.
+
+### End of sampling to last file written ($HZ Hz, $SECS s, repetition 1)
+
+| tool | finish s | cprof/peer |
+|---|---:|---:|
+| cprof-bpf: sample count frozen → exit (reported) | **${R[$c:fin]}** | |
+| cprof-bpf, check: wall − start-up − $SECS s | ${R[$c:fin_wall]} | |
+| cprof-bpf, check: its own summary line | ${R[$c:fin_self]:-n/a} | |
+| bpftrace: SIGINT → exit, map printed | ${R[$b:fin]} | $(ratio "${R[$c:fin]}" "${R[$b:fin]}") |
+| perf record: sleep end → exit | ${R[$p:rfin]} | |
+| perf script | ${R[$p:sfin]} | |
+| perf record + perf script | ${R[$p:fin]} | $(ratio "${R[$c:fin]}" "${R[$p:fin]}") |
+
+cprof-bpf over all $HZ Hz repetitions: $(minmax $C_FINS) s; bpftrace $(minmax $(field bpftrace $HZ fin)) s.
+At $HZ_HI Hz: cprof-bpf $(minmax $(field cprof "$HZ_HI" fin)) s, bpftrace $(minmax $(field bpftrace "$HZ_HI" fin)) s.
+cprof-bpf start-up (launch → first sample): ${R[$c:startup]} s.
+
+### Targets
+
+| target | figure | |
+|---|---|---|
+| BPF ns/sample ≤ bpftrace's at $HZ Hz, median of $REPS | ${R[cprof-$HZ:med]} vs ${R[bpftrace-$HZ:med]} ns ($(ratio "${R[cprof-$HZ:med]}" "${R[bpftrace-$HZ:med]}")×) | **$NS_PASS** |
+| … repetition 1 alone | ${R[$c:ns]} vs ${R[$b:ns]} ns ($(ratio "${R[$c:ns]}" "${R[$b:ns]}")×) | $NS1_PASS |
+| … at $HZ_HI Hz, median of $REPS | ${R[cprof-$HZ_HI:med]} vs ${R[bpftrace-$HZ_HI:med]} ns ($(ratio "${R[cprof-$HZ_HI:med]}" "${R[bpftrace-$HZ_HI:med]}")×) | $NS_HI_PASS |
+| peak RSS < 16 MiB, every run | $(mib "$C_RSS_MAX") MiB at most | **$RSS_PASS** |
+| finish < 0.5 s, repetition 1 | ${R[$c:fin]} s | **$FIN_PASS** |
+| … every $HZ Hz repetition | $C_FIN_MAX s at most | $FIN_ALL_PASS |
+
+<!-- END core -->
+EOF
+}
+
+# Replace only our section; keep whatever other benchmarks wrote around it.
+NEW=$RAW/section.md
+section >"$NEW"
+if [ -f "$RESULTS" ] && grep -q '^<!-- BEGIN core -->' "$RESULTS"; then
+	awk -v new="$NEW" '
+		/^<!-- BEGIN core -->/ { while ((getline l < new) > 0) print l; skip = 1; next }
+		/^<!-- END core -->/ { skip = 0; next }
+		!skip { print }' "$RESULTS" >"$RAW/RESULTS.md" && cat "$RAW/RESULTS.md" >"$RESULTS"
+else
+	{
+		[ -s "$RESULTS" ] || printf '# cprof-bpf benchmarks\n\nWritten by `sudo make bench` (bench/run.sh); each benchmark owns the\nsection between its markers.\n\n'
+		cat "$NEW"
+	} >>"$RESULTS"
+fi
+# Written as root by `sudo make bench`: give it back to the tree's owner.
+chown --reference="$ROOT/bench" "$RESULTS" 2>/dev/null
+
+log "results in $RESULTS (raw logs: $RAW)"
+sed -n '/^### Targets/,/^<!-- END core/p' "$NEW" >&2

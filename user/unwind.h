@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind: an object's DWARF call frame information (.eh_frame, else
+ * .debug_frame) compiled into compact rows (struct cprof_unwind_row in
+ * bpf/cprof.h) that the BPF unwinder binary-searches by pc.
+ *
+ * Only what an x86-64 unwinder needs is kept: how to compute the CFA (from
+ * rsp or rbp plus an offset, or the PLT and signal-frame special cases),
+ * where the caller's rbp was saved, and where the outermost frame is.  The
+ * return address is always at CFA - 8 on x86-64.
+ *
+ * The section bytes come from files any process can hand us: every read is
+ * bounds-checked; a malformed CIE/FDE is skipped, never trusted.
+ */
+#ifndef CPROF_UNWIND_H
+#define CPROF_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cprof.h"
+#include "errbuf.h"
+
+struct unwind_table {
+	struct cprof_unwind_row *rows; /* sorted by pc, unique pcs */
+	size_t n;
+	uint64_t base;   /* ELF virtual address that row pc 0 stands for */
+	size_t fdes;     /* FDEs used */
+	size_t skipped;  /* CIEs/FDEs/instructions skipped as malformed or unsupported */
+};
+
+/* Builds the table of the ELF file open at @fd (not closed, not moved). */
+int unwind_build_fd(int fd, struct unwind_table *out, struct errbuf *err);
+
+/* The same for an ELF image in memory (the vDSO). */
+int unwind_build_mem(const void *image, size_t len, struct unwind_table *out,
+		     struct errbuf *err);
+
+/*
+ * The row that applies at @vaddr (the last one with pc <= vaddr - base),
+ * or NULL.  The same search the BPF unwinder does, for tests and tools.
+ */
+const struct cprof_unwind_row *unwind_find(const struct unwind_table *t,
+					   uint64_t vaddr);
+
+void unwind_table_free(struct unwind_table *t);
+
+#endif
