@@ -36,7 +36,7 @@
 #define MAX_PIDS 1024
 #define MAX_FREQUENCY 20000
 #define MAX_DURATION (365 * 24 * 3600)
-#define MAX_UNWIND_MB 4096
+#define MAX_UNWIND_KB (4096UL * 1024)
 
 struct options {
 	unsigned int duration; /* seconds */
@@ -47,7 +47,7 @@ struct options {
 	bool kernel;
 	bool verbose;
 	bool dwarf;               /* unwind user stacks with CFI tables */
-	unsigned int unwind_mb;   /* budget of the rows array */
+	unsigned long unwind_kb;  /* budget of the rows array */
 };
 
 /* Everything one run accumulates. */
@@ -93,8 +93,9 @@ static void usage(FILE *f)
 		"      --unwind MODE      user stacks by 'dwarf' CFI tables, falling back to\n"
 		"                         frame pointers where there are none (default), or\n"
 		"                         by 'fp' frame pointers only\n"
-		"      --unwind-memory MB memory for unwind tables in BPF maps (default 16);\n"
-		"                         least recently used tables are evicted beyond it\n"
+		"      --unwind-memory SIZE  memory for unwind tables in BPF maps, in MB or\n"
+		"                         with a K/M/G suffix (default 16M); least recently\n"
+		"                         used tables are evicted beyond it\n"
 		"  -v, --verbose          show libbpf and per-process diagnostics\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n"
@@ -117,6 +118,33 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 	if (errno || *end || v < min || v > max)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+/* "16" (MB), "512K", "16M", "1G" -> KB. */
+static int parse_size_kb(const char *s, unsigned long *kb)
+{
+	static const struct {
+		char suffix;
+		unsigned long kb;
+	} units[] = { { 'K', 1 }, { 'M', 1024 }, { 'G', 1024 * 1024 } };
+	char num[32];
+	unsigned long mult = 1024, v;
+	size_t len = strlen(s);
+
+	if (!len || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, len + 1);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (num[len - 1] == units[i].suffix ||
+		    num[len - 1] == units[i].suffix - 'A' + 'a') {
+			mult = units[i].kb;
+			num[--len] = '\0';
+		}
+	}
+	if (parse_uint(num, 1, MAX_UNWIND_KB, &v) || v > MAX_UNWIND_KB / mult)
+		return -EINVAL;
+	*kb = v * mult;
 	return 0;
 }
 
@@ -175,7 +203,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		.output_dir = "./cprof-out",
 		.kernel = true,
 		.dwarf = true,
-		.unwind_mb = 16,
+		.unwind_kb = 16 * 1024,
 	};
 	while ((c = getopt_long(argc, argv, "d:F:o:p:vhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -217,12 +245,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->dwarf = !strcmp(optarg, "dwarf");
 			break;
 		case OPT_UNWIND_MEMORY:
-			if (parse_uint(optarg, 1, MAX_UNWIND_MB, &v)) {
-				fprintf(stderr, PROG ": --unwind-memory: '%s' is not a size in MB (1-%d)\n",
-					optarg, MAX_UNWIND_MB);
+			if (parse_size_kb(optarg, &v) || v < 64 || v > MAX_UNWIND_KB) {
+				fprintf(stderr,
+					PROG ": --unwind-memory: '%s' is not a size from 64K to 4G\n",
+					optarg);
 				return -1;
 			}
-			o->unwind_mb = (unsigned int)v;
+			o->unwind_kb = v;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -605,7 +634,7 @@ int main(int argc, char **argv)
 		.kernel_stacks = o.kernel,
 		.pids = o.n_pids ? o.pids : NULL,
 		.n_pids = o.n_pids,
-		.unwind_rows = o.dwarf ? (uint32_t)((uint64_t)o.unwind_mb * 1048576 /
+		.unwind_rows = o.dwarf ? (uint32_t)((uint64_t)o.unwind_kb * 1024 /
 						    sizeof(struct cprof_unwind_row)) : 0,
 	};
 	ret = sampler_open(&s, &sopts, &err);

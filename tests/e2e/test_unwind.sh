@@ -77,6 +77,12 @@ r=$(awk -F '\t' -v c="$COMPLETE" '{ t += $1; s = "\t" $3; if (index(s, c) == 1 &
 deep_ok() { [ "$deepest" -ge 300 ] && at_least "$r" 0.95 500; }
 check "300-deep recursion: stacks hold all 300 frames down to _start (deepest $deepest; $r)" deep_ok
 
+profile deeper 2 $NOFP deep 20 700
+r=$(awk -F '\t' '{ t += $1; if ($3 ~ /^\[unwind: truncated\];/ && gsub(/recurse/, "&", $3) >= 500) m += $1 }
+	END { print m + 0, t + 0 }' "$T/deeper.folded")
+check "700-deep recursion: 512 frames kept, marked [unwind: truncated] at the root ($r)" \
+	at_least "$r" 0.95 500
+
 profile signal 3 $NOFP signal 20
 r=$(frac "$T/signal.folded" "${COMPLETE}signal_loop;.*on_sigprof(;|\$)" 'on_sigprof(;|$)')
 check "signal frames: >=95% of handler samples unwind through __restore_rt into signal_loop ($r)" \
@@ -99,6 +105,15 @@ PY
 	check "python3: >=95% of samples reach _start through Py_BytesMain ($r)" at_least "$r" 0.95 1000
 else
 	skip "python3" "/usr/bin/python3 not installed"
+fi
+
+# A budget too small for python3's tables: they go without, frames fall back
+# to frame pointers, nothing is lost and the summary says so.
+if [ -x /usr/bin/python3 ]; then
+	CPROF_ARGS="--unwind-memory 256K" profile small 2 /usr/bin/python3 "$T/loop.py" 20
+	n=$(sum_where "$T/small.folded" .)
+	room() { grep -q 'unwind tables: .* [1-9][0-9]* without room' "$T/small.err" && [ "$n" -ge 500 ]; }
+	check "a 256 KB table budget: tables left out are reported, samples all written ($n)" room
 fi
 
 CPROF_ARGS="--unwind fp" profile fp 2 $NOFP split 20

@@ -143,8 +143,12 @@ static bool row_is(const struct cprof_unwind_row *r, int cfa, int off, int rbp, 
 	       r->rbp_off == rbp_off;
 }
 
-/* The row at @a is exactly {cfa, off, rbp, rbp_off}. */
-#define CHECK_ROW(t, a, cfa, off, rbp, roff, name)                            \
+/*
+ * The row at @a is exactly {cfa, off, rbp, rbp_off, name}; a level of
+ * indirection so that RSP(8) and friends expand into four arguments.
+ */
+#define CHECK_ROW(t, a, ...) CHECK_ROW_(t, a, __VA_ARGS__)
+#define CHECK_ROW_(t, a, cfa, off, rbp, roff, name)                           \
 	do {                                                                  \
 		const struct cprof_unwind_row *_r = unwind_find((t), (a));    \
 		CHECK(row_is(_r, cfa, off, rbp, roff), name, "at %#llx: %s",  \
@@ -395,7 +399,7 @@ static void rf_end_fde(struct rf *rf, const struct rf_cie *cie, uint64_t plt_lo,
 
 static bool readelf_frames(const char *path, uint64_t plt_lo, uint64_t plt_hi, struct rf *rf)
 {
-	FILE *p = popen(fmt("readelf --debug-dump=frames-interp '%s' 2>/dev/null", path), "r");
+	FILE *p = popen(fmt("readelf --debug-dump=no-follow-links,frames-interp '%s' 2>/dev/null", path), "r");
 	struct rf_cie *cie = NULL, *fde_cie = NULL;
 	int col_rbp = -1, col_ra = -1, in = 0; /* 1: a CIE's table, 2: an FDE's */
 	char line[8192];
@@ -467,7 +471,8 @@ static bool readelf_frames(const char *path, uint64_t plt_lo, uint64_t plt_hi, s
 		}
 	}
 	rf_end_fde(rf, fde_cie, plt_lo, plt_hi);
-	return pclose(p) == 0 && rf->nfdes > 0;
+	pclose(p); /* not its status: readelf warns about the oddest things */
+	return rf->nfdes > 0;
 }
 
 static int fde_start_cmp(const void *a, const void *b)
@@ -755,19 +760,23 @@ static void test_fixtures(void)
 		{ "fx_omit", "-O2 -fomit-frame-pointer -Wl,-z,lazy", false },
 		{ "fx_fp", "-O0 -fno-omit-frame-pointer -Wl,-z,lazy", true },
 	};
-	const char *src = fmt("%s/fx.c", tmp);
+	char src[PATH_MAX], dbg[PATH_MAX], noeh[PATH_MAX];
 
+	snprintf(src, sizeof(src), "%s/fx.c", tmp);
+	snprintf(dbg, sizeof(dbg), "%s/fx_debug", tmp);
+	snprintf(noeh, sizeof(noeh), "%s/fx_noeh", tmp);
 	if (!spit(src, fixture_src, strlen(fixture_src))) {
 		CHECK(false, "fixtures: source written", "%s", src);
 		return;
 	}
 	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
-		const char *path = fmt("%s/%s", tmp, fx[i].name);
 		struct errbuf err = { "" };
+		char path[PATH_MAX];
 		struct unwind_table t;
 		uint64_t a, sz;
 		int rc;
 
+		snprintf(path, sizeof(path), "%s/%s", tmp, fx[i].name);
 		if (sh(fmt("gcc %s -o '%s' '%s'", fx[i].flags, path, src))) {
 			T_SKIP(fx[i].name, "gcc failed");
 			continue;
@@ -809,7 +818,6 @@ static void test_fixtures(void)
 	 * No unwind tables, -g: .eh_frame keeps only crt's FDEs (thin), so
 	 * .debug_frame fills in; then with .eh_frame removed altogether.
 	 */
-	const char *dbg = fmt("%s/fx_debug", tmp), *noeh = fmt("%s/fx_noeh", tmp);
 	struct errbuf err = { "" };
 	struct unwind_table t;
 	uint64_t a, sz;
@@ -928,8 +936,8 @@ static bool vdso_range(uint64_t *start, uint64_t *end)
 static void test_vdso(void)
 {
 	uint64_t base = getauxval(AT_SYSINFO_EHDR), start, end, a, sz;
-	const char *path = fmt("%s/vdso.so", tmp);
 	const struct cprof_unwind_row *r;
+	char path[PATH_MAX];
 	struct errbuf err = { "" };
 	struct unwind_table t;
 	int rc;
@@ -938,6 +946,7 @@ static void test_vdso(void)
 		T_SKIP("vDSO", "no vDSO in this process");
 		return;
 	}
+	snprintf(path, sizeof(path), "%s/vdso.so", tmp);
 	rc = unwind_build_mem((const void *)(uintptr_t)base, end - start, &t, &err);
 	CHECK(rc == 0 && t.n > 0 && table_sane(&t), "vDSO: table built from memory",
 	      "rc %d (%s), %zu rows", rc, err.msg, t.n);
@@ -948,18 +957,21 @@ static void test_vdso(void)
 	} else {
 		compare_file("vDSO", path, &t);
 		if (nm_sym(path, true, "__vdso_clock_gettime", &a, &sz)) {
+			uint64_t bad = 0;
+
 			r = unwind_find(&t, a);
 			CHECK(r && (CPROF_ROW_CFA(r) == CPROF_CFA_RSP ||
 				    CPROF_ROW_CFA(r) == CPROF_CFA_RBP),
 			      "vDSO: __vdso_clock_gettime is rsp/rbp-based", "%s", row_str(r));
 			for (uint64_t pc = a; pc < a + sz; pc++) {
 				r = unwind_find(&t, pc);
-				if (!r || (CPROF_ROW_CFA(r) != CPROF_CFA_RSP &&
-					   CPROF_ROW_CFA(r) != CPROF_CFA_RBP))
-					break;
-				if (pc + 1 == a + sz)
-					T_OK("vDSO: every byte of __vdso_clock_gettime is rsp/rbp-based");
+				bad += !r || (CPROF_ROW_CFA(r) != CPROF_CFA_RSP &&
+					      CPROF_ROW_CFA(r) != CPROF_CFA_RBP);
 			}
+			CHECK(sz > 0 && bad == 0,
+			      "vDSO: every byte of __vdso_clock_gettime is rsp/rbp-based",
+			      "%llu of %llu bytes are not", (unsigned long long)bad,
+			      (unsigned long long)sz);
 		} else {
 			T_SKIP("vDSO: __vdso_clock_gettime", "not in nm -D");
 		}
@@ -1304,9 +1316,9 @@ static void test_rules(void)
 	size_t sig;
 
 	/* binutils' PLT: PLT0 then entries following the expression. */
-	FDE(&c, cie, 0x1000, 0x30, 0x0e, 0x10, 0x46, 0x0e, 0x18, 0x4a, 0x0f, 13, 0x77, 0x08,
+	FDE(&c, cie, 0x1000, 0x30, 0x0e, 0x10, 0x46, 0x0e, 0x18, 0x4a, 0x0f, 11, 0x77, 0x08,
 	    0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22, 0);
-	FDE(&c, cie, 0x1040, 0x10, 0x0f, 13, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3a, 0x2a, 0x33,
+	FDE(&c, cie, 0x1040, 0x10, 0x0f, 11, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3a, 0x2a, 0x33,
 	    0x24, 0x22, 0);
 	FDE(&c, cie, 0x1060, 0x10, 0x0f, 3, 0x77, 0x10, 0x06, 0); /* *(rsp+16) */
 	FDE(&c, cie, 0x1080, 0x10, 0x07, 0x10, 0);                /* RA undefined */
@@ -1395,7 +1407,7 @@ static void test_encodings(void)
 		uint8_t enc;
 		uint64_t start;
 	} encs[] = { { 0x03, 0x1000 }, { 0x1c, 0x1020 }, { 0x01, 0x1040 },
-		     { 0x23, 0x1060 }, { 0x0b, 0x1080 }, { 0x12, 0x10a0 },
+		     { 0x23, 0x1060 }, { 0x0b, 0x1080 }, { 0x1a, 0x10a0 },
 		     { 0x04, 0x10c0 }, { 0x19, 0x10e0 } };
 
 	for (size_t i = 0; i < sizeof(encs) / sizeof(encs[0]); i++) {
@@ -1522,10 +1534,9 @@ static void test_malformed(void)
 		size_t f1;
 
 		FDE(&c, cie, 0x1000, 0x10, 0x41, 0x0e, 0x10, 0);
-		f1 = c.n;
-		c_fde(&c, c.n + 4 + 1000, 0x1b, false, 0x1100, 0x10, NULL, 0);
+		f1 = c_fde(&c, 0, 0x1b, false, 0x1100, 0x10, NULL, 0);
 		c_fde(&c, f1, 0x1b, false, 0x1200, 0x10, NULL, 0);
-		/* c_fde computed "here - cie" from a wrapped offset: fix the first up. */
+		/* Point the first 1000 bytes before the section's start. */
 		{
 			uint32_t bogus = (uint32_t)(f1 + 4 + 1000);
 
@@ -1669,7 +1680,7 @@ static void fuzz_image(const char *label, uint8_t *img, size_t len, unsigned ite
 
 static void test_hostile(void)
 {
-	const char *src = fmt("%s/fx_omit", tmp), *cut = fmt("%s/cut", tmp);
+	char src[PATH_MAX], cut[PATH_MAX];
 	struct errbuf err = { "" };
 	struct unwind_table t;
 	Elf64_Shdr *eh;
@@ -1677,6 +1688,8 @@ static void test_hostile(void)
 	size_t len = 0;
 	int rc;
 
+	snprintf(src, sizeof(src), "%s/fx_omit", tmp);
+	snprintf(cut, sizeof(cut), "%s/cut", tmp);
 	img = slurp(src, &len);
 	eh = img ? (Elf64_Shdr *)shdr_by_name(img, len, ".eh_frame") : NULL;
 	if (!eh) {
