@@ -33,8 +33,8 @@ LIB_SRCS   := $(filter-out user/main.c user/sampler.c,$(wildcard user/*.c)) $(wi
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-WORKLOADS  := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c)) \
-              $(BUILD)/workloads/nofp-nopie
+WORKLOADS  := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/plugin.c,$(wildcard tests/workloads/*.c))) \
+              $(BUILD)/workloads/nofp-nopie $(BUILD)/workloads/nofp-static $(BUILD)/workloads/libplugin.so
 
 .PHONY: all deps run test bench clean unit-bins workloads
 all: cprof-bpf
@@ -75,6 +75,12 @@ $(BUILD)/workloads/nofp: tests/workloads/nofp.c
 $(BUILD)/workloads/nofp-nopie: tests/workloads/nofp.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -no-pie -fno-pie -o $@ $<
+$(BUILD)/workloads/nofp-static: tests/workloads/nofp.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -DNOFP_STATIC -static -o $@ $<
+$(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fomit-frame-pointer -shared -fPIC -o $@ $<
 
 unit-bins: $(UNIT_BINS)
 workloads: $(WORKLOADS)

@@ -86,6 +86,14 @@ struct {
 	__type(value, struct cprof_stats);
 } stats SEC(".maps");
 
+/* When each process last reported code outside its known mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CPROF_KNOWN_PIDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} new_code_seen SEC(".maps");
+
 /* One stack being built; too big for the 512-byte BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -224,6 +232,8 @@ static __always_inline __u64 record_stack(void *ctx, void *stacks, __u64 flags)
 struct unwind_ctx {
 	struct cprof_stack *st;
 	struct cprof_proc_maps *pm;
+	__u32 pid;
+	bool reported; /* NEW_CODE sent for this walk */
 	__u64 pc, sp, bp;
 	bool exact; /* pc is not a return address: the leaf, or a signal's */
 	__u32 status;
@@ -419,6 +429,28 @@ static __always_inline long step_dwarf(struct unwind_ctx *c, const struct cprof_
 	return step_to(c, ra, cfa);
 }
 
+/*
+ * A pc in no mapping the loader gave us: a library loaded since, or JIT
+ * code.  Ask for a new snapshot, at most every 200 ms per process.
+ */
+static void report_new_code(__u32 pid)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&new_code_seen, &pid);
+	struct cprof_event *ev;
+
+	if (last && now - *last < 200000000ULL)
+		return;
+	bpf_map_update_elem(&new_code_seen, &pid, &now, BPF_ANY);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev)
+		return;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = CPROF_EV_NEW_CODE;
+	ev->pid = pid;
+	ev->ktime_ns = now;
+	bpf_ringbuf_submit(ev, 0);
+}
+
 /* One frame: record the pc, then find the caller.  bpf_loop callback. */
 static long unwind_step(__u32 i, void *data)
 {
@@ -439,6 +471,10 @@ static long unwind_step(__u32 i, void *data)
 	lookup = c->exact ? c->pc : c->pc - 1;
 	c->exact = false;
 	m = find_mapping(c->pm, lookup);
+	if (!m && !c->reported) {
+		report_new_code(c->pid);
+		c->reported = true;
+	}
 	if (m && m->nrows) {
 		row = find_row(m, lookup - m->bias);
 		if (row)
@@ -448,10 +484,10 @@ static long unwind_step(__u32 i, void *data)
 }
 
 static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *stacks,
-					 struct cprof_proc_maps *pm, bool in_kernel,
+					 struct cprof_proc_maps *pm, __u32 pid, bool in_kernel,
 					 struct cprof_stats *s)
 {
-	struct unwind_ctx c = { .pm = pm, .exact = true };
+	struct unwind_ctx c = { .pm = pm, .pid = pid, .exact = true };
 
 	c.st = get_scratch();
 	if (!c.st)
@@ -489,7 +525,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, void *s
 	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
 
 	if (pm)
-		return unwind_user(ctx, stacks, pm, in_kernel, s);
+		return unwind_user(ctx, stacks, pm, pid, in_kernel, s);
 	s->unwind_fp_only++;
 	return record_stack(ctx, stacks, BPF_F_USER_STACK);
 }

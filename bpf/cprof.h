@@ -108,6 +108,7 @@ enum cprof_event_type {
 	CPROF_EV_NEW_PROC = 1, /* first sample of a process we did not know */
 	CPROF_EV_EXEC = 2,     /* sched_process_exec */
 	CPROF_EV_EXIT = 3,     /* the thread group leader exited */
+	CPROF_EV_NEW_CODE = 4, /* a pc outside the known mappings (dlopen, JIT) */
 };
 
 struct cprof_event {

@@ -310,6 +310,13 @@ static int on_event(void *ctx, const struct cprof_event *ev)
 	case CPROF_EV_EXEC:
 		announce(r, ev->pid, ev->start_time, comm, true);
 		break;
+	case CPROF_EV_NEW_CODE: {
+		struct process *p = proctab_find(&r->procs, ev->pid);
+
+		if (p && !p->exited && proctab_refresh(&r->procs, p) == 0 && r->tables)
+			tables_add_process(r->tables, p, NULL);
+		break;
+	}
 	case CPROF_EV_EXIT:
 		proctab_exited(&r->procs, ev->pid);
 		if (r->tables)

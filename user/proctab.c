@@ -27,14 +27,13 @@ int proctab_init(struct proctab *t, struct objcache *objs, struct elfobj *vdso,
 	return 0;
 }
 
+static void release_objs(struct proctab *t, struct process *p);
+
 static void process_free(struct proctab *t, struct process *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; p->objs && i < p->maps.n; i++)
-		if (p->objs[i] && p->objs[i] != t->vdso)
-			objcache_put(t->objs, p->objs[i]);
-	free(p->objs);
+	release_objs(t, p);
 	procmaps_free(&p->maps);
 	agg_free(&p->samples);
 	free(p);
@@ -115,6 +114,15 @@ static void keep_exec_only(struct vma_list *l)
 		if (l->v[i].prot & VMA_EXEC)
 			l->v[j++] = l->v[i];
 	l->n = j;
+}
+
+static void release_objs(struct proctab *t, struct process *p)
+{
+	for (size_t i = 0; p->objs && i < p->maps.n; i++)
+		if (p->objs[i] && p->objs[i] != t->vdso)
+			objcache_put(t->objs, p->objs[i]);
+	free(p->objs);
+	p->objs = NULL;
 }
 
 static void snapshot(struct proctab *t, struct process *p)
@@ -215,6 +223,27 @@ struct process *proctab_announce(struct proctab *t, uint32_t pid, uint64_t start
 	if (created_out)
 		*created_out = true;
 	return p;
+}
+
+int proctab_refresh(struct proctab *t, struct process *p)
+{
+	struct process fresh = { .pid = p->pid };
+
+	snapshot(t, &fresh);
+	if (!fresh.have_maps) {
+		release_objs(t, &fresh);
+		procmaps_free(&fresh.maps);
+		return fresh.maps_error ? fresh.maps_error : -ENOENT;
+	}
+	release_objs(t, p);
+	procmaps_free(&p->maps);
+	p->maps = fresh.maps;
+	p->objs = fresh.objs;
+	p->obj_errors = fresh.obj_errors;
+	p->have_maps = true;
+	p->maps_error = 0;
+	p->refreshes++;
+	return 0;
 }
 
 void proctab_exited(struct proctab *t, uint32_t pid)

@@ -33,6 +33,7 @@ struct process {
 	int maps_error;         /* negative errno of the snapshot, 0 if fine */
 	char maps_errmsg[ERRBUF_LEN];
 	size_t obj_errors;      /* mappings whose object could not be read */
+	size_t refreshes;       /* snapshots retaken (new code mapped) */
 	struct agg samples;
 };
 
@@ -64,6 +65,13 @@ struct process *proctab_find(struct proctab *t, uint32_t pid);
 struct process *proctab_announce(struct proctab *t, uint32_t pid,
 				 uint64_t start_time, const char *comm,
 				 bool replace, bool *created);
+
+/*
+ * Retakes the snapshot of a running process that mapped new code (dlopen):
+ * the new mappings replace the old.  On failure (the process is gone) the
+ * old snapshot stays.
+ */
+int proctab_refresh(struct proctab *t, struct process *p);
 
 /* Marks the live record of @pid as exited (kept until written). */
 void proctab_exited(struct proctab *t, uint32_t pid);

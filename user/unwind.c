@@ -1311,6 +1311,7 @@ static int build(const struct src *s, struct unwind_table *out, struct errbuf *e
 	struct builder b = { .err = err };
 	struct layout lay = { 0 };
 	struct bytes eh = { 0 }, dbg = { 0 };
+	struct cfisec eh_sec, dbg_sec; /* CIEs point at these until finish() */
 	struct range *claimed = NULL;
 	uint64_t exec_bytes = 0, covered = 0;
 	Elf *e;
@@ -1340,13 +1341,11 @@ static int build(const struct src *s, struct unwind_table *out, struct errbuf *e
 	for (size_t i = 0; i < lay.nexec; i++)
 		exec_bytes += lay.exec[i].hi - lay.exec[i].lo;
 	if (lay.eh.found) {
-		struct cfisec sec;
-
 		rc = load_section(s, &lay.eh, ".eh_frame", &eh, err);
 		if (rc)
 			goto out;
-		sec = (struct cfisec){ eh.p, eh.len, lay.eh.addr, lay.text, lay.got, false };
-		rc = collect(&b, &sec);
+		eh_sec = (struct cfisec){ eh.p, eh.len, lay.eh.addr, lay.text, lay.got, false };
+		rc = collect(&b, &eh_sec);
 		if (rc)
 			goto out;
 		claimed = fde_ranges(&b, &b.nclaimed, &covered);
@@ -1358,14 +1357,12 @@ static int build(const struct src *s, struct unwind_table *out, struct errbuf *e
 	}
 	/* A thin .eh_frame (crt files only, say): .debug_frame fills the gaps. */
 	if (lay.dbg.found && covered < exec_bytes / 2) {
-		struct cfisec sec;
-
 		rc = load_section(s, &lay.dbg, ".debug_frame", &dbg, err);
 		if (rc)
 			goto out;
 		/* Addresses are absolute: pcrel & co do not occur. */
-		sec = (struct cfisec){ dbg.p, dbg.len, 0, lay.text, lay.got, true };
-		rc = collect(&b, &sec);
+		dbg_sec = (struct cfisec){ dbg.p, dbg.len, 0, lay.text, lay.got, true };
+		rc = collect(&b, &dbg_sec);
 		if (rc)
 			goto out;
 	}

@@ -15,6 +15,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gnu/libc-version.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -751,6 +752,41 @@ static void check_fixture_places(const char *label, const char *path,
 	free(img);
 }
 
+/*
+ * The same .debug_frame, zlib-compressed (-gz): the same rows, from a file
+ * and from memory.  @plain: the table of the uncompressed build.
+ */
+static void test_compressed(const char *src, const struct unwind_table *plain)
+{
+	char path[PATH_MAX];
+	struct errbuf err = { "" };
+	struct unwind_table t, m;
+	uint8_t *img;
+	size_t len = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/fx_gz", tmp);
+	if (sh(fmt("gcc -O2 -g -gz=zlib -fno-asynchronous-unwind-tables -Wl,-z,lazy -o '%s' '%s' "
+		   "&& objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr '%s'",
+		   path, src, path))) {
+		T_SKIP("fx_gz", "gcc -gz=zlib failed");
+		return;
+	}
+	rc = build_file(path, &t, &err);
+	CHECK(rc == 0 && t.n == plain->n && t.n &&
+		      memcmp(t.rows, plain->rows, t.n * sizeof(*t.rows)) == 0,
+	      "fx_gz: compressed .debug_frame gives the same rows", "rc %d (%s), %zu rows vs %zu",
+	      rc, err.msg, t.n, plain->n);
+	img = slurp(path, &len);
+	rc = img ? unwind_build_mem(img, len, &m, &err) : -1;
+	CHECK(rc == 0 && m.n == t.n && (t.n == 0 || memcmp(m.rows, t.rows, t.n * 8) == 0),
+	      "fx_gz: ... from memory too", "rc %d (%s)", rc, err.msg);
+	if (rc == 0)
+		unwind_table_free(&m);
+	unwind_table_free(&t);
+	free(img);
+}
+
 static void test_fixtures(void)
 {
 	struct {
@@ -844,6 +880,8 @@ static void test_fixtures(void)
 		return;
 	}
 	rc = build_file(noeh, &t, &err);
+	if (rc == 0)
+		test_compressed(src, &t);
 	CHECK(rc == 0 && t.n > 0 && table_sane(&t), "fx_noeh: table from .debug_frame alone",
 	      "rc %d (%s), %zu rows", rc, err.msg, t.n);
 	if (rc == 0) {
@@ -867,7 +905,8 @@ static void test_libc(void)
 	double t0;
 	int rc;
 
-	if (dladdr((void *)fopen, &di) && di.dli_fname && di.dli_fname[0] == '/')
+	/* Not an interposable function: under ASan, fopen lives in libasan. */
+	if (dladdr((void *)gnu_get_libc_version, &di) && di.dli_fname && di.dli_fname[0] == '/')
 		path = di.dli_fname;
 	if (access(path, R_OK)) {
 		T_SKIP("libc", "%s not readable", path);
@@ -995,6 +1034,8 @@ struct cfi {
 
 static void c_put(struct cfi *c, const void *p, size_t n)
 {
+	if (n == 0)
+		return; /* p may be NULL */
 	if (c->n + n > sizeof(c->b)) {
 		fprintf(stderr, "cfi buffer overflow\n");
 		exit(2);
@@ -1173,62 +1214,70 @@ static size_t c_fde(struct cfi *c, size_t cie, uint8_t enc, bool lsda, uint64_t 
 
 /*
  * A minimal x86-64 ET_DYN image: .text at TEXT_VADDR (TEXT_SIZE bytes),
- * the CFI as .eh_frame at CFI_VADDR (or .debug_frame; or, with @name
- * ".data", as a section no one looks at) and .shstrtab.
+ * @eh as .eh_frame at CFI_VADDR, @dbg as .debug_frame (either may be NULL:
+ * that section is then an empty ".data") and .shstrtab.
  */
-static uint8_t *c_image(const struct cfi *c, const char *name, size_t *len)
+static uint8_t *c_image(const struct cfi *eh, const struct cfi *dbg, size_t *len)
 {
 	static const char strtab[] = "\0.text\0.eh_frame\0.shstrtab\0.debug_frame\0.data";
-	size_t text_off = sizeof(Elf64_Ehdr), cfi_off = text_off + TEXT_SIZE;
-	size_t str_off = cfi_off + c->n, sh_off = (str_off + sizeof(strtab) + 7) & ~(size_t)7;
-	uint8_t *img = calloc(1, sh_off + 4 * sizeof(Elf64_Shdr));
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	size_t neh = eh ? eh->n : 0, ndbg = dbg ? dbg->n : 0;
+	size_t text_off = sizeof(Elf64_Ehdr), eh_off = text_off + TEXT_SIZE;
+	size_t dbg_off = eh_off + neh, str_off = dbg_off + ndbg;
+	size_t sh_off = (str_off + sizeof(strtab) + 7) & ~(size_t)7;
+	uint8_t *img = calloc(1, sh_off + 5 * sizeof(Elf64_Shdr));
+	Elf64_Ehdr *h = (Elf64_Ehdr *)img;
 	Elf64_Shdr *sh;
-	uint32_t name_at = strcmp(name, ".eh_frame") == 0      ? 7
-			   : strcmp(name, ".debug_frame") == 0 ? 27
-							       : 40;
 
 	if (!img)
 		exit(2);
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_shoff = sh_off;
-	eh->e_ehsize = sizeof(*eh);
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = 4;
-	eh->e_shstrndx = 3;
-	memcpy(img + cfi_off, c->b, c->n);
+	memcpy(h->e_ident, ELFMAG, SELFMAG);
+	h->e_ident[EI_CLASS] = ELFCLASS64;
+	h->e_ident[EI_DATA] = ELFDATA2LSB;
+	h->e_ident[EI_VERSION] = EV_CURRENT;
+	h->e_type = ET_DYN;
+	h->e_machine = EM_X86_64;
+	h->e_version = EV_CURRENT;
+	h->e_shoff = sh_off;
+	h->e_ehsize = sizeof(*h);
+	h->e_shentsize = sizeof(Elf64_Shdr);
+	h->e_shnum = 5;
+	h->e_shstrndx = 4;
+	if (neh)
+		memcpy(img + eh_off, eh->b, neh);
+	if (ndbg)
+		memcpy(img + dbg_off, dbg->b, ndbg);
 	memcpy(img + str_off, strtab, sizeof(strtab));
 	sh = (Elf64_Shdr *)(img + sh_off);
 	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS,
 			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_addr = TEXT_VADDR,
 			      .sh_offset = text_off, .sh_size = TEXT_SIZE, .sh_addralign = 16 };
-	sh[2] = (Elf64_Shdr){ .sh_name = name_at, .sh_type = SHT_PROGBITS,
-			      .sh_flags = c->debug ? 0 : SHF_ALLOC,
-			      .sh_addr = c->debug ? 0 : CFI_VADDR, .sh_offset = cfi_off,
-			      .sh_size = c->n, .sh_addralign = 8 };
-	sh[3] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_STRTAB, .sh_offset = str_off,
+	sh[2] = (Elf64_Shdr){ .sh_name = eh ? 7 : 40, .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC, .sh_addr = CFI_VADDR,
+			      .sh_offset = eh_off, .sh_size = neh, .sh_addralign = 8 };
+	sh[3] = (Elf64_Shdr){ .sh_name = dbg ? 27 : 40, .sh_type = SHT_PROGBITS,
+			      .sh_offset = dbg_off, .sh_size = ndbg, .sh_addralign = 8 };
+	sh[4] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_STRTAB, .sh_offset = str_off,
 			      .sh_size = sizeof(strtab), .sh_addralign = 1 };
-	*len = sh_off + 4 * sizeof(Elf64_Shdr);
+	*len = sh_off + 5 * sizeof(Elf64_Shdr);
 	return img;
 }
 
-static int c_build(const struct cfi *c, struct unwind_table *t)
+static int c_build2(const struct cfi *eh, const struct cfi *dbg, struct unwind_table *t)
 {
 	struct errbuf err = { "" };
 	size_t len;
-	uint8_t *img = c_image(c, c->debug ? ".debug_frame" : ".eh_frame", &len);
+	uint8_t *img = c_image(eh, dbg, &len);
 	int rc = unwind_build_mem(img, len, t, &err);
 
 	if (rc)
 		printf("# unwind_build_mem: %d (%s)\n", rc, err.msg);
 	free(img);
 	return rc;
+}
+
+static int c_build(const struct cfi *c, struct unwind_table *t)
+{
+	return c->debug ? c_build2(NULL, c, t) : c_build2(c, NULL, t);
 }
 
 #define INV CPROF_CFA_INVALID, 0, CPROF_RBP_SAME, 0
@@ -1519,6 +1568,37 @@ static void test_debug_frame(void)
 	unwind_table_free(&t);
 }
 
+/* .debug_frame fills the gaps of a thin .eh_frame, never overrides it. */
+static void test_mixed(void)
+{
+	static const uint8_t push[] = { 0x41, 0x0e, 0x10 }, push24[] = { 0x41, 0x0e, 0x18 };
+	struct cfi eh = { 0 }, thick = { 0 }, dbg = { .debug = true };
+	struct unwind_table t;
+	size_t cie = c_cie(&eh, "zR", -8, 0x1b, STD, sizeof(STD)), dcie;
+
+	FDE(&eh, cie, 0x1000, 0x10, 0x41, 0x0e, 0x10, 0);
+	cie = c_cie(&thick, "zR", -8, 0x1b, STD, sizeof(STD));
+	FDE(&thick, cie, 0x1000, 0x900, 0x41, 0x0e, 0x10, 0);
+	dcie = c_cie(&dbg, "", -8, 0, STD, sizeof(STD));
+	c_fde(&dbg, dcie, 0, false, 0x1000, 0x10, push24, sizeof(push24)); /* same range */
+	c_fde(&dbg, dcie, 0, false, 0x1008, 0x10, push24, sizeof(push24)); /* overlaps */
+	c_fde(&dbg, dcie, 0, false, 0x1020, 0x10, push, sizeof(push));     /* a gap */
+	c_fde(&dbg, dcie, 0, false, 0x1a00, 0x10, push, sizeof(push));     /* a gap */
+	CHECK(c_build2(&eh, &dbg, &t) == 0 && table_sane(&t), "mixed: thin .eh_frame builds",
+	      "failed");
+	CHECK_EQ_U64(t.fdes, 3, "mixed: .debug_frame FDEs .eh_frame covers are dropped");
+	CHECK_ROW(&t, 0x1001, RSP(16), "mixed: .eh_frame wins where both describe code");
+	CHECK_ROW(&t, 0x1010, INV, "mixed: a .debug_frame FDE overlapping .eh_frame is dropped");
+	CHECK_ROW(&t, 0x1021, RSP(16), "mixed: .debug_frame fills a gap");
+	CHECK_ROW(&t, 0x1a01, RSP(16), "mixed: ... every gap");
+	unwind_table_free(&t);
+	CHECK(c_build2(&thick, &dbg, &t) == 0 && table_sane(&t), "mixed: thick .eh_frame builds",
+	      "failed");
+	CHECK_EQ_U64(t.fdes, 1, "mixed: .debug_frame unread when .eh_frame covers half the code");
+	CHECK_ROW(&t, 0x1a01, INV, "mixed: ... so its gaps stay INVALID");
+	unwind_table_free(&t);
+}
+
 static void test_malformed(void)
 {
 	struct unwind_table t;
@@ -1588,9 +1668,7 @@ static void test_malformed(void)
 	}
 	/* No CFI section at all; and a section that is not ELF. */
 	{
-		struct cfi c = { 0 };
-
-		img = c_image(&c, ".data", &len);
+		img = c_image(NULL, NULL, &len);
 		rc = unwind_build_mem(img, len, &t, &err);
 		CHECK(rc == -ENOENT && t.n == 0 && t.rows == NULL,
 		      "malformed: no CFI sections is -ENOENT", "rc %d", rc);
@@ -1758,6 +1836,7 @@ int main(void)
 	test_encodings();
 	test_overlap_and_setloc();
 	test_debug_frame();
+	test_mixed();
 	test_malformed();
 	test_fixtures();
 	test_libc();

@@ -8,6 +8,8 @@
  *   nofp qsort SECS     the time in a qsort() comparison callback, called
  *                       from inside libc
  *   nofp deep SECS N    spins at the bottom of an N-deep recursion
+ *   nofp dlopen SECS LIB  runs 0.5 s in main, then loads LIB with dlopen()
+ *                       and calls its plugin_work() from run_plugin()
  *   nofp signal SECS    half the time in a SIGPROF handler that interrupts
  *                       signal_loop(): the unwinder must cross the signal
  *                       frame (__restore_rt) back into the interrupted code
@@ -19,6 +21,7 @@
  * tail call.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/time.h>
@@ -152,6 +155,36 @@ __attribute__((noinline)) void signal_loop(double end)
 	sink++;
 }
 
+__attribute__((noinline)) void run_plugin(void (*work)(void), double end)
+{
+	while (wall_s() < end)
+		work();
+	sink++;
+}
+
+static int dlopen_mode(const char *lib, double end)
+{
+#ifdef NOFP_STATIC
+	(void)lib;
+	(void)end;
+	fprintf(stderr, "nofp: no dlopen in the static build\n");
+	return 2;
+#else
+	void *h;
+	void (*work)(void);
+
+	SPIN_MS(500); /* the profiler sees us, and our mappings, before dlopen */
+	h = dlopen(lib, RTLD_NOW);
+	work = h ? (void (*)(void))dlsym(h, "plugin_work") : NULL;
+	if (!work) {
+		fprintf(stderr, "nofp: %s\n", dlerror());
+		return 1;
+	}
+	run_plugin(work, end);
+	return 0;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "split";
@@ -172,6 +205,8 @@ int main(int argc, char **argv)
 			sort_many();
 	} else if (!strcmp(mode, "deep")) {
 		recurse(argc > 3 ? atoi(argv[3]) : 300, end);
+	} else if (!strcmp(mode, "dlopen")) {
+		return dlopen_mode(argc > 3 ? argv[3] : "./libplugin.so", end);
 	} else if (!strcmp(mode, "signal")) {
 		signal_loop(end);
 	} else {
