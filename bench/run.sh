@@ -102,7 +102,8 @@ OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 TOOL_PID=""
 cleanup() {
 	# SIGINT: every tool here stops cleanly on it
-	[ -n "$TOOL_PID" ] && kill -INT "$TOOL_PID" 2>/dev/null && sleep 1
+	# shellcheck disable=SC2086
+	[ -n "$TOOL_PID" ] && kill -INT $TOOL_PID 2>/dev/null && sleep 1
 	stop_workload
 	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
 }
@@ -164,17 +165,22 @@ wait_first_sample() {
 # bpftool_snapshot IDS FILE: what `bpftool prog show --json` says about the
 # tool's programs near the end of sampling (kept for the record and for the
 # program names; the table uses the final fdinfo values, which cover the
-# whole run).  Prints "name run_time_ns run_cnt" summed over IDS.
+# whole run).  Prints "name run_time_ns run_cnt" summed over IDS.  Call it
+# without $(...): it sets FOREIGN_NOW and SNAP.
 bpftool_snapshot() {
 	bpftool prog show --json >"$2" 2>&1
-	local id name="" rt=0 cnt=0 j
+	local id name="" rt=0 cnt=0 j n
+	# Someone else's perf_event programs (another profiler, a test) run on
+	# the same ticks and skew the figures: count them (sets FOREIGN_NOW).
+	n=$(grep -o '"type":"perf_event"' "$2" | wc -l)
+	FOREIGN_NOW=$((n - $(echo "${1//,/ }" | wc -w)))
 	for id in ${1//,/ }; do
 		j=$(bpftool prog show id "$id" --json 2>/dev/null)
 		name=$(printf '%s' "$j" | sed -n 's/.*"name":"\([^"]*\)".*/\1/p')
 		rt=$((rt + $(printf '%s' "$j" | sed -n 's/.*"run_time_ns":\([0-9]*\).*/\1/p') + 0))
 		cnt=$((cnt + $(printf '%s' "$j" | sed -n 's/.*"run_cnt":\([0-9]*\).*/\1/p') + 0))
 	done
-	echo "${name:-?} $rt $cnt"
+	SNAP="${name:-?} $rt $cnt"
 }
 
 # poll_until PID [DEADLINE]: polls the tool's counters every 10 ms until
@@ -218,6 +224,10 @@ load_other() {
 	cpu_jiffies "$@"
 	OTHER_PCT=$(calc "100 * (($J_HOST - $L_HOST) - ($J_PIDS - $L_PIDS)) / ($NCPU * $CLK_TCK * ($EPOCHREALTIME - $L_T))" %.0f)
 	case $OTHER_PCT in -*) OTHER_PCT=0 ;; esac
+	# Who was it?  Kept in the raw logs (top's second pass covers 0.3 s).
+	if [ "$OTHER_PCT" -gt 10 ]; then
+		top -b -n2 -d0.3 -w 200 2>/dev/null | awk '/^top -/ { n++ } n == 2' | head -n 25 >>"$RAW/busy-host.txt"
+	fi
 }
 
 # read_time FILE: "wall user sys maxrss_kib" from GNU time's -o file (its
@@ -252,7 +262,8 @@ run_cprof() {
 	sleep_until "$(near_end "$T_FIRST" "$secs")"
 	load_other $WL_PIDS "$cpid"
 	prog_stats "$cpid"
-	snap=$(bpftool_snapshot "$P_IDS" "$out/bpftool.json")
+	bpftool_snapshot "$P_IDS" "$out/bpftool.json"
+	snap=$SNAP
 	poll_reset
 	poll_until "$cpid"
 	wait "$tpid"; rc=$?
@@ -260,7 +271,7 @@ run_cprof() {
 	stop_workload
 	[ "$rc" -eq 0 ] || { cat "$out/stderr" >&2; die "$tag: cprof-bpf failed ($rc)"; }
 
-	R[$tag:other]=$OTHER_PCT
+	R[$tag:other]=$OTHER_PCT R[$tag:foreign]=$FOREIGN_NOW
 	R[$tag:name]=${snap%% *}
 	R[$tag:ids]=$P_IDS_LAST R[$tag:rt]=$P_RT_LAST R[$tag:cnt]=$P_CNT_LAST
 	R[$tag:ns]=$(calc "$P_RT_LAST / ($P_CNT_LAST > 0 ? $P_CNT_LAST : 1)" %.0f)
@@ -299,7 +310,8 @@ run_bpftrace() {
 	sleep_until "$(near_end "$T_FIRST" "$secs")"
 	load_other $WL_PIDS "$bpid"
 	prog_stats "$bpid"
-	snap=$(bpftool_snapshot "$P_IDS" "$out/bpftool.json")
+	bpftool_snapshot "$P_IDS" "$out/bpftool.json"
+	snap=$SNAP
 	# Poll to the end of sampling: bpftrace closes its programs as soon as
 	# it gets SIGINT, so the last values must be read before.
 	poll_reset
@@ -313,7 +325,7 @@ run_bpftrace() {
 	stop_workload
 	[ "$rc" -eq 0 ] || { cat "$out/stderr" >&2; die "$tag: bpftrace failed ($rc)"; }
 
-	R[$tag:other]=$OTHER_PCT
+	R[$tag:other]=$OTHER_PCT R[$tag:foreign]=$FOREIGN_NOW
 	R[$tag:name]=${snap%% *}
 	R[$tag:ids]=$P_IDS_LAST R[$tag:rt]=$P_RT_LAST R[$tag:cnt]=$P_CNT_LAST
 	R[$tag:ns]=$(calc "$P_RT_LAST / ($P_CNT_LAST > 0 ? $P_CNT_LAST : 1)" %.0f)
@@ -347,6 +359,7 @@ run_perf() {
 	load_mark $WL_PIDS "$rpid"
 	sleep_until "$(near_end "$(cat "$out/start" 2>/dev/null || now)" "$secs")"
 	load_other $WL_PIDS "$rpid"
+	bpftool_snapshot "" "$out/bpftool.json"
 	wait "$tpid"; rc=$?
 	t_rec=$(now) TOOL_PID=""
 	/usr/bin/time -f "$TIMEFMT" -o "$out/time.script" \
@@ -356,7 +369,7 @@ run_perf() {
 	stop_workload
 	[ "$rc" -eq 0 ] && [ "$src" -eq 0 ] || { cat "$out"/*.stderr >&2; die "$tag: perf failed ($rc/$src)"; }
 
-	R[$tag:other]=$OTHER_PCT
+	R[$tag:other]=$OTHER_PCT R[$tag:foreign]=$FOREIGN_NOW
 	t_stop=$(cat "$out/stop")
 	read -r _ u s R[$tag:rrss] < <(read_time "$out/time.record")
 	R[$tag:rcpu]=$(calc "$u + $s" %.2f)
@@ -372,6 +385,51 @@ run_perf() {
 	log "$tag: cpu record ${R[$tag:rcpu]} + script ${R[$tag:scpu]} s;" \
 		"rss ${R[$tag:rrss]}/${R[$tag:srss]} KiB; finish record ${R[$tag:rfin]}" \
 		"+ script ${R[$tag:sfin]} s; ${R[$tag:samples]} samples; others used ${R[$tag:other]}% CPU"
+}
+
+# run_paired TAG HZ SECS: both BPF tools at once, at the same rate, on the
+# same workload; their counters are read at the same two moments, SECS
+# apart, once both sample.  Whatever else the host does then hits both
+# alike, so the ratio of this pair is far steadier than that of runs made
+# one after the other (each program may find the caches warmed by the
+# other, which fires on the same CPUs at the same rate and its own phase).
+# Fields: cprof-ns, cprof-cnt, bpftrace-ns, bpftrace-cnt, other, foreign.
+run_paired() {
+	local tag=$1 hz=$2 secs=$3 out=$RAW/$1 prog ct cp bt bp c0r c0n b0r b0n
+	mkdir -p "$out"
+	# shellcheck disable=SC2059
+	prog=$(printf "$BT_PROG" "$hz")
+	start_workload "$secs"
+	# bpftrace first: it takes a second or two to compile.
+	bpftrace -e "$prog" >"$out/bpftrace.stdout" 2>"$out/bpftrace.stderr" &
+	bp=$! TOOL_PID=$bp
+	wait_first_sample "$bp" || { cat "$out/bpftrace.stderr" >&2; die "$tag: bpftrace: no samples"; }
+	# cprof-bpf samples until SIGINT (its --duration is only a backstop).
+	"$CPROF" --duration $((secs + 60)) -F "$hz" --output-dir "$out/profiles" \
+		>"$out/cprof.stdout" 2>"$out/cprof.stderr" &
+	cp=$! TOOL_PID="$bp $cp"
+	wait_first_sample "$cp" || { cat "$out/cprof.stderr" >&2; die "$tag: cprof-bpf: no samples"; }
+	sleep 0.5
+	load_mark $WL_PIDS "$cp" "$bp"
+	prog_stats "$cp"; c0r=$P_RT c0n=$P_CNT
+	prog_stats "$bp"; b0r=$P_RT b0n=$P_CNT
+	sleep "$secs"
+	prog_stats "$cp"; ct=$P_IDS
+	R[$tag:cprof-cnt]=$((P_CNT - c0n))
+	R[$tag:cprof-ns]=$(calc "($P_RT - $c0r) / ($P_CNT > $c0n ? $P_CNT - $c0n : 1)" %.0f)
+	prog_stats "$bp"; bt=$P_IDS
+	R[$tag:bpftrace-cnt]=$((P_CNT - b0n))
+	R[$tag:bpftrace-ns]=$(calc "($P_RT - $b0r) / ($P_CNT > $b0n ? $P_CNT - $b0n : 1)" %.0f)
+	load_other $WL_PIDS "$cp" "$bp"
+	bpftool_snapshot "$ct,$bt" "$out/bpftool.json"
+	R[$tag:other]=$OTHER_PCT R[$tag:foreign]=$FOREIGN_NOW
+	kill -INT "$cp" "$bp"
+	wait "$cp" "$bp"
+	TOOL_PID=""
+	stop_workload
+	log "$tag: at once: cprof-bpf ${R[$tag:cprof-cnt]} runs, ${R[$tag:cprof-ns]} ns/sample;" \
+		"bpftrace ${R[$tag:bpftrace-cnt]} runs, ${R[$tag:bpftrace-ns]} ns/sample;" \
+		"others used ${R[$tag:other]}% CPU"
 }
 
 # ------------------------------------------------------------------- run
@@ -402,6 +460,9 @@ log "perf record -g at $HZ Hz for $SECS s"
 run_perf perf-$HZ $HZ "$SECS"
 for r in $(seq 2 "$REPS"); do pair $HZ "$SECS" "$r"; done
 for r in $(seq 1 "$REPS"); do pair "$HZ_HI" "$HI_SECS" "$r"; done
+log "both BPF tools at once at $HZ Hz for $SECS s, then at $HZ_HI Hz for $HI_SECS s"
+run_paired paired-$HZ $HZ "$SECS"
+run_paired paired-"$HZ_HI" "$HZ_HI" "$HI_SECS"
 
 sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
 T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
@@ -428,11 +489,16 @@ C_RSSES=$(field cprof $HZ rss; field cprof "$HZ_HI" rss)
 C_RSS_MAX=$(printf '%s\n' $C_RSSES | sort -n | tail -n1)
 C_FIN_MAX=$(printf '%s\n' $C_FINS | sort -g | tail -n1)
 
-# Over 10% of the CPUs busy with something else: say the figures are noisy.
+# Over 10% of the CPUs busy with something else, or someone else's BPF
+# perf_event programs loaded: say those figures are noisy.
 NOISY="" OTHERS=""
 for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | sort -V); do
-	OTHERS="${OTHERS:+$OTHERS, }${k%:other} ${R[$k]}%"
-	[ "${R[$k]}" -gt 10 ] && NOISY="$NOISY ${k%:other}"
+	k=${k%:other}
+	OTHERS="${OTHERS:+$OTHERS, }$k ${R[$k:other]}%"
+	[ "${R[$k:foreign]:-0}" -gt 0 ] && OTHERS="$OTHERS (+${R[$k:foreign]} foreign BPF)"
+	if [ "${R[$k:other]}" -gt 10 ] || [ "${R[$k:foreign]:-0}" -gt 0 ]; then
+		NOISY="$NOISY $k"
+	fi
 done
 
 NS_PASS=$(pass "${R[cprof-$HZ:med]} <= ${R[bpftrace-$HZ:med]}")
@@ -464,6 +530,10 @@ bpf_rows() {
 	printf '| %s Hz | **median** | | | **%s** | | | **%s** | **%s** |\n' "$hz" \
 		"${R[cprof-$hz:med]}" "${R[bpftrace-$hz:med]}" \
 		"$(ratio "${R[cprof-$hz:med]}" "${R[bpftrace-$hz:med]}")"
+	printf '| %s Hz | at once | | %s | %s | | %s | %s | %s |\n' "$hz" \
+		"${R[paired-$hz:cprof-cnt]}" "${R[paired-$hz:cprof-ns]}" \
+		"${R[paired-$hz:bpftrace-cnt]}" "${R[paired-$hz:bpftrace-ns]}" \
+		"$(ratio "${R[paired-$hz:cprof-ns]}" "${R[paired-$hz:bpftrace-ns]}")"
 }
 
 section() {
@@ -477,16 +547,18 @@ replaces everything between the "core" markers.
 
 - Host: $CPU_MODEL, $NCPU CPUs; kernel $(uname -r); $(sed -n 's/^PRETTY_NAME="\(.*\)"/\1/p' /etc/os-release)
 - cprof-bpf $("$CPROF" --version 2>&1 | awk '{print $NF}') ($BUILD_DESC); $(bpftrace --version 2>&1); $(perf --version 2>&1)
-- Load average before the run: $LOAD_BEFORE.$( [ "$FOREIGN" -gt 0 ] && printf ' **%s other perf_event BPF programs were loaded** (someone else profiling).' "$FOREIGN")
-  CPU used by processes other than the workload and the tool while each
-  tool sampled, % of all CPUs: $OTHERS.$( [ -n "$NOISY" ] && printf '\n  **The host was not quiet (over 10%% used by others) during%s: those figures are noisy.**' "$NOISY")
+- Load average before the run: $LOAD_BEFORE.  CPU used by processes other
+  than the workload and the tools while each tool sampled, % of all CPUs
+  (and perf_event BPF programs of others loaded near its end, e.g. someone
+  else's profiler or test): $OTHERS.$( [ -n "$NOISY" ] && printf '\n  **The host was not quiet (over 10%% used by others, or foreign BPF\n  programs) during%s: those figures are noisy.**' "$NOISY")
 - Workload, started afresh 1 s before each tool and stopped after it exits
   (so every tool also finishes on a busy machine): 2 × \`build/workloads/busy
   N 20\` (CPU-bound, 20 frame-pointer frames deep) + 1 ×
   \`build/workloads/syscalls N\` (mostly in the kernel): 3 CPU-bound processes
   on $NCPU CPUs.
 - Commands (repetition 1 in this order; then $((REPS - 1)) more repetitions of the
-  two BPF tools at $HZ Hz and $REPS at $HZ_HI Hz, alternating which goes first):
+  two BPF tools at $HZ Hz and $REPS at $HZ_HI Hz, alternating which goes first;
+  then the two BPF tools at once, at each rate):
 
 \`\`\`sh
 sysctl kernel.bpf_stats_enabled=1
@@ -506,6 +578,12 @@ How each figure is taken:
   one program and attaches it on every CPU, so its counters cover all CPUs.
   Values are the last ones before the tool unloads it: the whole run,
   the first sample of every stack and process included.
+- **at once**: both BPF tools running together on the same workload at the
+  same rate, their counters read at the same two moments $SECS s apart
+  ($HI_SECS s at $HZ_HI Hz) once both sample.  Load from others then hits
+  both alike, so this ratio is steadier than that of the runs made one
+  after the other; each may find caches warmed by the other (same CPUs,
+  same rate, independent phase), and start-up is left out.
 - **CPU s** = user + sys of the agent process (GNU time; bpftrace's includes
   compiling its program with LLVM at start-up); **peak RSS** = its maxrss.
   perf: \`perf record\` and \`perf script\` separately, their total CPU and
@@ -572,7 +650,9 @@ cprof-bpf start-up (launch → first sample): ${R[$c:startup]} s.
 |---|---|---|
 | BPF ns/sample ≤ bpftrace's at $HZ Hz, median of $REPS | ${R[cprof-$HZ:med]} vs ${R[bpftrace-$HZ:med]} ns ($(ratio "${R[cprof-$HZ:med]}" "${R[bpftrace-$HZ:med]}")×) | **$NS_PASS** |
 | … repetition 1 alone | ${R[$c:ns]} vs ${R[$b:ns]} ns ($(ratio "${R[$c:ns]}" "${R[$b:ns]}")×) | $NS1_PASS |
+| … both at once, $HZ Hz | ${R[paired-$HZ:cprof-ns]} vs ${R[paired-$HZ:bpftrace-ns]} ns ($(ratio "${R[paired-$HZ:cprof-ns]}" "${R[paired-$HZ:bpftrace-ns]}")×) | $(pass "${R[paired-$HZ:cprof-ns]} <= ${R[paired-$HZ:bpftrace-ns]}") |
 | … at $HZ_HI Hz, median of $REPS | ${R[cprof-$HZ_HI:med]} vs ${R[bpftrace-$HZ_HI:med]} ns ($(ratio "${R[cprof-$HZ_HI:med]}" "${R[bpftrace-$HZ_HI:med]}")×) | $NS_HI_PASS |
+| … both at once, $HZ_HI Hz | ${R[paired-$HZ_HI:cprof-ns]} vs ${R[paired-$HZ_HI:bpftrace-ns]} ns ($(ratio "${R[paired-$HZ_HI:cprof-ns]}" "${R[paired-$HZ_HI:bpftrace-ns]}")×) | $(pass "${R[paired-$HZ_HI:cprof-ns]} <= ${R[paired-$HZ_HI:bpftrace-ns]}") |
 | peak RSS < 16 MiB, every run | $(mib "$C_RSS_MAX") MiB at most | **$RSS_PASS** |
 | finish < 0.5 s, repetition 1 | ${R[$c:fin]} s | **$FIN_PASS** |
 | … every $HZ Hz repetition | $C_FIN_MAX s at most | $FIN_ALL_PASS |

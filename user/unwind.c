@@ -26,6 +26,19 @@
  * .debug_frame is read only when .eh_frame is absent or covers less than
  * half of the executable sections' bytes; its FDEs then only fill the gaps
  * that .eh_frame leaves (an .eh_frame FDE always wins).
+ *
+ * Row conventions the BPF side may rely on:
+ *  - INVALID, STOP and SIGNAL rows carry cfa_off 0, rbp SAME, rbp_off 0,
+ *    so that equal rows merge whatever the CFA program said around them;
+ *  - a return address saved anywhere but CFA-8 (offset rule other than -8,
+ *    register, expression) makes the row INVALID: the BPF side always
+ *    reads it at CFA-8.  An RA column never mentioned is taken as CFA-8;
+ *  - FDEs outside executable sections (discarded functions at 0, or
+ *    tombstones) are skipped, and counted.
+ * DWARF64 entries (length 0xffffffff) have 8-byte CIE ids/pointers in
+ * .eh_frame too, as binutils and gdb read them.  Returns -ENOENT when the
+ * object has neither section; malformed content is skipped and counted in
+ * unwind_table.skipped, never an error.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -1358,13 +1371,19 @@ static int build(const struct src *s, struct unwind_table *out, struct errbuf *e
 	/* A thin .eh_frame (crt files only, say): .debug_frame fills the gaps. */
 	if (lay.dbg.found && covered < exec_bytes / 2) {
 		rc = load_section(s, &lay.dbg, ".debug_frame", &dbg, err);
-		if (rc)
+		if (rc == 0) {
+			/* Addresses are absolute: pcrel & co do not occur. */
+			dbg_sec = (struct cfisec){ dbg.p, dbg.len, 0, lay.text, lay.got, true };
+			rc = collect(&b, &dbg_sec);
+			if (rc)
+				goto out;
+		} else if (lay.eh.found) {
+			/* zstd-compressed, say: .eh_frame alone is still worth having. */
+			b.skipped++;
+			rc = 0;
+		} else {
 			goto out;
-		/* Addresses are absolute: pcrel & co do not occur. */
-		dbg_sec = (struct cfisec){ dbg.p, dbg.len, 0, lay.text, lay.got, true };
-		rc = collect(&b, &dbg_sec);
-		if (rc)
-			goto out;
+		}
 	}
 	rc = finish(&b, out);
 out:

@@ -1597,6 +1597,27 @@ static void test_mixed(void)
 	CHECK_EQ_U64(t.fdes, 1, "mixed: .debug_frame unread when .eh_frame covers half the code");
 	CHECK_ROW(&t, 0x1a01, INV, "mixed: ... so its gaps stay INVALID");
 	unwind_table_free(&t);
+
+	/* A .debug_frame we cannot read (compressed, unknown format). */
+	for (int with_eh = 0; with_eh < 2; with_eh++) {
+		struct errbuf err = { "" };
+		size_t len;
+		uint8_t *img = c_image(with_eh ? &eh : NULL, &dbg, &len);
+		Elf64_Shdr *sh = (Elf64_Shdr *)(img + ((Elf64_Ehdr *)img)->e_shoff);
+		int rc;
+
+		sh[3].sh_flags |= SHF_COMPRESSED;
+		rc = unwind_build_mem(img, len, &t, &err);
+		if (with_eh)
+			CHECK(rc == 0 && t.fdes == 1 && t.skipped == 1,
+			      "mixed: an unreadable .debug_frame leaves .eh_frame's rows",
+			      "rc %d (%s), %zu FDEs, %zu skipped", rc, err.msg, t.fdes, t.skipped);
+		else
+			CHECK(rc < 0 && t.rows == NULL,
+			      "mixed: an unreadable .debug_frame alone is an error", "rc %d", rc);
+		unwind_table_free(&t);
+		free(img);
+	}
 }
 
 static void test_malformed(void)
