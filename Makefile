@@ -11,7 +11,12 @@ CC         ?= gcc
 CLANG      ?= clang
 BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 ARCH       := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-BUILD      := build
+# Sanitizer builds go to their own tree so objects never mix.
+ifeq ($(SANITIZE),1)
+BUILD      ?= build-san
+else
+BUILD      ?= build
+endif
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
@@ -19,7 +24,7 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
               -I$(BUILD) -Iuser -Iproto -Ibpf -fno-strict-aliasing
 LDLIBS     := -lbpf -lelf -lz
 ifeq ($(SANITIZE),1)
-CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer
+CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS    += -fsanitize=address,undefined
 endif
 
@@ -54,8 +59,11 @@ $(BUILD)/%.o: %.c $(wildcard user/*.h proto/*.h bpf/cprof.h)
 $(BUILD)/libcprof.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
-cprof-bpf: $(BUILD)/user/main.o $(BUILD)/user/sampler.o $(BUILD)/libcprof.a
+$(BUILD)/cprof-bpf: $(BUILD)/user/main.o $(BUILD)/user/sampler.o $(BUILD)/libcprof.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+cprof-bpf: $(BUILD)/cprof-bpf
+	cp $< $@
 
 $(BUILD)/tests/%: tests/unit/%.c tests/testlib.h $(BUILD)/libcprof.a
 	@mkdir -p $(dir $@)
@@ -96,12 +104,15 @@ run: deps
 	./cprof-bpf --duration 30
 
 test: deps
-	$(MAKE) cprof-bpf unit-bins workloads
-	@sh tests/run.sh
+	$(MAKE) $(BUILD)/cprof-bpf unit-bins workloads
+	@BUILD=$(BUILD) CPROF=$(BUILD)/cprof-bpf sh tests/run.sh
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
 	@sh bench/run.sh
 
 clean:
-	rm -rf $(BUILD) cprof-bpf
+	rm -rf build build-san cprof-bpf
+
+# Fuzz targets (make fuzz) live with their rules in tests/fuzz/.
+-include tests/fuzz/fuzz.mk

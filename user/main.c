@@ -48,6 +48,7 @@ struct options {
 	bool verbose;
 	bool dwarf;               /* unwind user stacks with CFI tables */
 	unsigned long unwind_kb;  /* budget of the rows array */
+	unsigned int counts_max;  /* entries per counts map (0: default) */
 };
 
 /* Everything one run accumulates. */
@@ -96,6 +97,8 @@ static void usage(FILE *f)
 		"      --unwind-memory SIZE  memory for unwind tables in BPF maps, in MB or\n"
 		"                         with a K/M/G suffix (default 16M); least recently\n"
 		"                         used tables are evicted beyond it\n"
+		"      --counts-max N     distinct stacks counted per drain (default %d);\n"
+		"                         samples beyond it show as [lost samples]\n"
 		"  -v, --verbose          show libbpf and per-process diagnostics\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n"
@@ -103,7 +106,7 @@ static void usage(FILE *f)
 		"SIGINT or SIGTERM ends sampling early; every profile is still written.\n"
 		"Read the files with `go tool pprof -top FILE` or `go tool pprof -http=: FILE`.\n"
 		"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n",
-		MAX_FREQUENCY);
+		MAX_FREQUENCY, CPROF_COUNTS_MAX);
 }
 
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
@@ -180,7 +183,7 @@ static int add_pids(struct options *o, const char *arg)
 /* Returns 0 to run, 1 to exit successfully (--help), -1 on a bad option. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_UNWIND, OPT_UNWIND_MEMORY };
+	enum { OPT_NO_KERNEL = 256, OPT_UNWIND, OPT_UNWIND_MEMORY, OPT_COUNTS_MAX };
 	static const struct option longopts[] = {
 		{ "duration", required_argument, NULL, 'd' },
 		{ "frequency", required_argument, NULL, 'F' },
@@ -189,6 +192,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
+		{ "counts-max", required_argument, NULL, OPT_COUNTS_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -252,6 +256,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -1;
 			}
 			o->unwind_kb = v;
+			break;
+		case OPT_COUNTS_MAX:
+			if (parse_uint(optarg, 16, 1 << 22, &v)) {
+				fprintf(stderr, PROG ": --counts-max: '%s' is not a count (16-%d)\n",
+					optarg, 1 << 22);
+				return -1;
+			}
+			o->counts_max = (unsigned int)v;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -641,6 +653,7 @@ int main(int argc, char **argv)
 		.kernel_stacks = o.kernel,
 		.pids = o.n_pids ? o.pids : NULL,
 		.n_pids = o.n_pids,
+		.counts_max = o.counts_max,
 		.unwind_rows = o.dwarf ? (uint32_t)((uint64_t)o.unwind_kb * 1024 /
 						    sizeof(struct cprof_unwind_row)) : 0,
 	};

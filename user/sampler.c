@@ -153,6 +153,12 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_pids = opts->pids && opts->n_pids;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 
+	if (opts->counts_max &&
+	    (bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_max) ||
+	     bpf_map__set_max_entries(s->skel->maps.counts1, opts->counts_max))) {
+		ret = errf(err, -EINVAL, "cannot size the counts maps");
+		goto fail;
+	}
 	/* Frame-pointer mode keeps a one-row array: nothing to look up. */
 	s->rows_cap = opts->unwind_rows;
 	if (bpf_map__set_max_entries(s->skel->maps.unwind_rows,

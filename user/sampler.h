@@ -20,6 +20,7 @@ struct sampler_opts {
 	const uint32_t *pids; /* only these processes (tgids); NULL: all */
 	size_t n_pids;
 	uint32_t unwind_rows; /* CFI row budget; 0: frame pointers only */
+	uint32_t counts_max;  /* entries per counts map; 0: CPROF_COUNTS_MAX */
 };
 
 struct sampler;
