@@ -27,6 +27,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Set by the loader before load. */
 const volatile __u32 self_tgid = 0;
 const volatile bool filter_pids = false;
+const volatile bool filter_comms = false;
+const volatile bool filter_cgroups = false;
 const volatile bool kernel_stacks = true;
 
 /* Which pair of count/stack maps is live; flipped by the loader. */
@@ -65,6 +67,22 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } pid_filter SEC(".maps");
+
+/* Process names (group leader comm, zero-padded) to profile. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_FILTER_COMMS);
+	__type(key, char[CPROF_COMM_LEN]);
+	__type(value, __u8);
+} comm_filter SEC(".maps");
+
+/* cgroup v2 ids to profile, with everything below them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_FILTER_CGROUPS);
+	__type(key, __u64);
+	__type(value, __u8);
+} cgroup_filter SEC(".maps");
 
 /* Processes already announced to the loader. */
 struct {
@@ -143,6 +161,42 @@ struct {
 	__type(key, __u32);
 	__type(value, struct cprof_proc_maps);
 } unwind_procs SEC(".maps");
+
+static __always_inline bool in_cgroup_filter(void)
+{
+	/* Walk from the root down: any ancestor (or the cgroup itself) listed. */
+	for (int level = 0; level < CPROF_CGROUP_MAX_DEPTH; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+
+		if (!id)
+			return false;
+		if (bpf_map_lookup_elem(&cgroup_filter, &id))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the current task is to be profiled.  Filters of different kinds
+ * must all match; the profiler itself never is.
+ */
+static __always_inline bool wanted(__u32 pid, struct task_struct *task)
+{
+	if (pid == self_tgid)
+		return false;
+	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))
+		return false;
+	if (filter_comms) {
+		char comm[CPROF_COMM_LEN] = {};
+
+		BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
+		if (!bpf_map_lookup_elem(&comm_filter, comm))
+			return false;
+	}
+	if (filter_cgroups && !in_cgroup_filter())
+		return false;
+	return true;
+}
 
 static __always_inline struct cprof_stats *get_stats(void)
 {
@@ -571,7 +625,7 @@ static __always_inline void count_sample(void *counts, void *lost,
 		count_lost(lost, key->pid, CPROF_LOST_COUNTS_FULL);
 }
 
-static __always_inline void send_event(__u32 type, struct task_struct *task)
+static __always_inline void send_event(__u32 type, struct task_struct *task, __u64 gen)
 {
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 	struct cprof_event *ev;
@@ -586,21 +640,31 @@ static __always_inline void send_event(__u32 type, struct task_struct *task)
 	}
 	ev->type = type;
 	ev->pid = BPF_CORE_READ(task, tgid);
+	ev->gen = gen;
 	ev->ktime_ns = bpf_ktime_get_ns();
 	ev->start_time = BPF_CORE_READ(leader, start_time);
 	BPF_CORE_READ_STR_INTO(&ev->comm, leader, comm);
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* Announces a process the first time it is sampled. */
-static __always_inline void note_process(__u32 pid, struct task_struct *task)
+/*
+ * The generation of the process's current image, announcing the process
+ * the first time it is sampled.
+ */
+static __always_inline __u64 note_process(__u32 pid, struct task_struct *task)
 {
-	__u64 now = 1;
+	__u64 *gen = bpf_map_lookup_elem(&known_pids, &pid), now;
 
-	if (bpf_map_lookup_elem(&known_pids, &pid))
-		return;
-	if (bpf_map_update_elem(&known_pids, &pid, &now, BPF_NOEXIST) == 0)
-		send_event(CPROF_EV_NEW_PROC, task);
+	if (gen)
+		return *gen;
+	now = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&known_pids, &pid, &now, BPF_NOEXIST) == 0) {
+		send_event(CPROF_EV_NEW_PROC, task, now);
+		return now;
+	}
+	/* Another CPU announced it first. */
+	gen = bpf_map_lookup_elem(&known_pids, &pid);
+	return gen ? *gen : now;
 }
 
 SEC("perf_event")
@@ -619,15 +683,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		s->idle++;
 		return 0;
 	}
-	if (pid == self_tgid || (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))) {
+	task = (struct task_struct *)bpf_get_current_task();
+	if (!wanted(pid, task)) {
 		s->filtered++;
 		return 0;
 	}
 	s->samples++;
 
-	task = (struct task_struct *)bpf_get_current_task();
-	note_process(pid, task);
-
+	key.gen = note_process(pid, task);
 	key.pid = pid;
 	key.tid = tid;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
@@ -660,13 +723,13 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
-	__u64 one = 1;
+	__u64 gen = bpf_ktime_get_ns();
 
-	if (pid == self_tgid || (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid)))
+	if (!wanted(pid, task))
 		return 0;
 	/* The new image is announced now, while its mappings can be read. */
-	bpf_map_update_elem(&known_pids, &pid, &one, BPF_ANY);
-	send_event(CPROF_EV_EXEC, task);
+	bpf_map_update_elem(&known_pids, &pid, &gen, BPF_ANY);
+	send_event(CPROF_EV_EXEC, task, gen);
 	return 0;
 }
 
@@ -674,12 +737,15 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
+	__u64 *known, gen;
 
 	if (BPF_CORE_READ(task, pid) != pid)
 		return 0; /* a thread, not the process */
-	if (!bpf_map_lookup_elem(&known_pids, &pid))
+	known = bpf_map_lookup_elem(&known_pids, &pid);
+	if (!known)
 		return 0; /* never sampled: nothing to say */
+	gen = *known;
 	bpf_map_delete_elem(&known_pids, &pid);
-	send_event(CPROF_EV_EXIT, task);
+	send_event(CPROF_EV_EXIT, task, gen);
 	return 0;
 }

@@ -28,6 +28,9 @@
 #define CPROF_LOST_MAX_PIDS 4096
 #define CPROF_KNOWN_PIDS 32768
 #define CPROF_FILTER_PIDS 1024
+#define CPROF_FILTER_COMMS 64
+#define CPROF_FILTER_CGROUPS 64
+#define CPROF_CGROUP_MAX_DEPTH 32
 #define CPROF_EVENTS_BYTES (256 * 1024)
 
 /*
@@ -51,6 +54,7 @@ enum cprof_stack_status {
 struct cprof_sample_key {
 	__u32 pid; /* tgid */
 	__u32 tid;
+	__u64 gen;    /* which program image of the pid (see cprof_event.gen) */
 	__u64 ustack; /* stack hash or enum cprof_stack_status */
 	__u64 kstack;
 	char comm[CPROF_COMM_LEN]; /* thread name at sample time */
@@ -114,6 +118,13 @@ enum cprof_event_type {
 struct cprof_event {
 	__u32 type;
 	__u32 pid;
+	/*
+	 * Names one program image of a pid: set when the process is first seen
+	 * and anew at each exec (a pid reused after an exit is first seen
+	 * again), so that samples before and after an exec go to different
+	 * profiles.  The ktime of that moment: unique and increasing.
+	 */
+	__u64 gen;
 	__u64 ktime_ns;    /* bpf_ktime_get_ns() at the event */
 	__u64 start_time;  /* task start_time (ns since boot): tells pid reuse */
 	char comm[CPROF_COMM_LEN]; /* process (group leader) name */

@@ -48,3 +48,10 @@ uint64_t agg_lost_total(const struct agg *a)
 		n += a->lost[i];
 	return n;
 }
+
+void agg_reset(struct agg *a)
+{
+	hmap_clear(&a->map);
+	memset(a->lost, 0, sizeof(a->lost));
+	a->samples = 0;
+}

@@ -39,6 +39,9 @@ int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count);
 
 void agg_add_lost(struct agg *a, const struct cprof_lost *l);
 
+/* Empties the table for the next window, keeping its allocation. */
+void agg_reset(struct agg *a);
+
 uint64_t agg_lost_total(const struct agg *a);
 
 #endif

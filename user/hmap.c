@@ -113,6 +113,39 @@ void *hmap_insert(struct hmap *m, const void *key, bool *created)
 	return e;
 }
 
+int hmap_compact(struct hmap *m, bool (*dead)(const void *entry))
+{
+	struct hmap fresh;
+	size_t live = 0;
+
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->used[i] && !dead(slot(m, i)))
+			live++;
+	hmap_init(&fresh, m->key_size, m->entry_size);
+	fresh.cap = 16;
+	while (live * 4 > fresh.cap * 3 / 2) /* room to grow 2x before resizing */
+		fresh.cap *= 2;
+	fresh.used = calloc(fresh.cap, 1);
+	fresh.slots = malloc(fresh.cap * m->entry_size);
+	if (!fresh.used || !fresh.slots) {
+		hmap_free(&fresh);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->used[i] || dead(slot(m, i)))
+			continue;
+		j = probe(&fresh, slot(m, i));
+		fresh.used[j] = 1;
+		memcpy(slot(&fresh, j), slot(m, i), m->entry_size);
+		fresh.n++;
+	}
+	hmap_free(m);
+	*m = fresh;
+	return 0;
+}
+
 void hmap_clear(struct hmap *m)
 {
 	if (m->used)

@@ -35,6 +35,13 @@ void *hmap_find(const struct hmap *m, const void *key);
  */
 void *hmap_insert(struct hmap *m, const void *key, bool *created);
 
+/*
+ * Removes the entries @dead says are dead (open addressing cannot delete
+ * in place without tombstones; rebuilding is simpler and rare).  Shrinks
+ * the table when it is mostly empty, so memory follows the live entries.
+ */
+int hmap_compact(struct hmap *m, bool (*dead)(const void *entry));
+
 /* Removes everything; keeps the allocation for reuse. */
 void hmap_clear(struct hmap *m);
 

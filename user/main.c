@@ -31,15 +31,26 @@
 #include "stackstore.h"
 #include "symbolize.h"
 #include "tables.h"
+#include "window.h"
 
 #define PROG "cprof-bpf"
 #define MAX_PIDS 1024
+#define MAX_COMMS 64
+#define MAX_CGROUPS 64
+#define CGROUP_ROOT "/sys/fs/cgroup"
 #define MAX_FREQUENCY 20000
 #define MAX_DURATION (365 * 24 * 3600)
 #define MAX_UNWIND_KB (4096UL * 1024)
 
 struct options {
-	unsigned int duration; /* seconds */
+	unsigned int duration; /* seconds; 0: until a signal (with --interval) */
+	unsigned int interval; /* seconds per window; 0: one window */
+	unsigned int keep;     /* windows kept on disk; 0: all */
+	const char *comms[MAX_COMMS];
+	size_t n_comms;
+	const char *cgroups[MAX_CGROUPS];
+	uint64_t cgroup_ids[MAX_CGROUPS];
+	size_t n_cgroups;
 	unsigned int frequency;
 	const char *output_dir;
 	uint32_t pids[MAX_PIDS];
@@ -51,8 +62,16 @@ struct options {
 	unsigned int counts_max;  /* entries per counts map (0: default) */
 };
 
+/* What the windows of a run wrote, for the summary. */
+struct totals {
+	size_t windows, files, failed;
+	uint64_t samples, lost;
+	double sampled_s, write_s; /* write_s: of the last window */
+};
+
 /* Everything one run accumulates. */
 struct run {
+	int dirfd;
 	struct proctab procs;
 	struct stackstore stacks;
 	struct objcache *objs;
@@ -86,10 +105,19 @@ static void usage(FILE *f)
 		"Sample the CPU stacks of every process on this host and write one\n"
 		"gzipped pprof profile per process: <output-dir>/<comm>-<pid>.pb.gz\n"
 		"\n"
-		"  -d, --duration SECS    sample for SECS seconds (default 30)\n"
+		"  -d, --duration SECS    sample for SECS seconds (default 30; 0 with\n"
+		"                         --interval: until SIGINT/SIGTERM)\n"
+		"  -i, --interval SECS    continuous mode: write a complete set of profiles\n"
+		"                         every SECS seconds, each file prefixed with its\n"
+		"                         window's UTC start time (YYYYmmddTHHMMSSZ-)\n"
+		"      --keep N           with --interval, keep only the N newest windows\n"
 		"  -F, --frequency HZ     samples per second per CPU (default 99, max %d)\n"
 		"  -o, --output-dir DIR   where to write profiles (default ./cprof-out)\n"
 		"  -p, --pid PID          only this process; repeat or comma-separate\n"
+		"      --comm NAME        only processes named NAME (as in /proc/PID/comm)\n"
+		"      --cgroup PATH      only processes in this cgroup (v2) or below it:\n"
+		"                         /sys/fs/cgroup/... or a path like /system.slice\n"
+		"                         Filters of different kinds must all match.\n"
 		"      --no-kernel        leave out kernel frames\n"
 		"      --unwind MODE      user stacks by 'dwarf' CFI tables, falling back to\n"
 		"                         frame pointers where there are none (default), or\n"
@@ -151,6 +179,32 @@ static int parse_size_kb(const char *s, unsigned long *kb)
 	return 0;
 }
 
+/*
+ * The id of a cgroup v2 directory is its inode number.  Accepts the
+ * directory itself or its path below the cgroup2 mount, as
+ * /proc/PID/cgroup shows it.
+ */
+static int cgroup_id_of(const char *path, uint64_t *id)
+{
+	char full[PATH_MAX];
+	struct stat st;
+
+	if (!strncmp(path, CGROUP_ROOT "/", strlen(CGROUP_ROOT) + 1) || !strcmp(path, CGROUP_ROOT))
+		snprintf(full, sizeof(full), "%s", path);
+	else
+		snprintf(full, sizeof(full), CGROUP_ROOT "%s%s", path[0] == '/' ? "" : "/", path);
+	if (stat(full, &st)) {
+		fprintf(stderr, PROG ": --cgroup: %s: %s\n", full, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, PROG ": --cgroup: %s: not a cgroup directory\n", full);
+		return -1;
+	}
+	*id = st.st_ino;
+	return 0;
+}
+
 static int add_pids(struct options *o, const char *arg)
 {
 	char buf[4096], *save = NULL, *tok;
@@ -183,9 +237,21 @@ static int add_pids(struct options *o, const char *arg)
 /* Returns 0 to run, 1 to exit successfully (--help), -1 on a bad option. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_UNWIND, OPT_UNWIND_MEMORY, OPT_COUNTS_MAX };
+	enum {
+		OPT_NO_KERNEL = 256,
+		OPT_UNWIND,
+		OPT_UNWIND_MEMORY,
+		OPT_COUNTS_MAX,
+		OPT_KEEP,
+		OPT_COMM,
+		OPT_CGROUP,
+	};
 	static const struct option longopts[] = {
 		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -209,15 +275,47 @@ static int parse_options(int argc, char **argv, struct options *o)
 		.dwarf = true,
 		.unwind_kb = 16 * 1024,
 	};
-	while ((c = getopt_long(argc, argv, "d:F:o:p:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:i:F:o:p:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (parse_uint(optarg, 1, MAX_DURATION, &v)) {
-				fprintf(stderr, PROG ": --duration: '%s' is not a number of seconds (1-%d)\n",
+			if (parse_uint(optarg, 0, MAX_DURATION, &v)) {
+				fprintf(stderr, PROG ": --duration: '%s' is not a number of seconds (0-%d)\n",
 					optarg, MAX_DURATION);
 				return -1;
 			}
 			o->duration = (unsigned int)v;
+			break;
+		case 'i':
+			if (parse_uint(optarg, 1, MAX_DURATION, &v)) {
+				fprintf(stderr, PROG ": --interval: '%s' is not a number of seconds (1-%d)\n",
+					optarg, MAX_DURATION);
+				return -1;
+			}
+			o->interval = (unsigned int)v;
+			break;
+		case OPT_KEEP:
+			if (parse_uint(optarg, 1, 1000000, &v)) {
+				fprintf(stderr, PROG ": --keep: '%s' is not a number of windows\n", optarg);
+				return -1;
+			}
+			o->keep = (unsigned int)v;
+			break;
+		case OPT_COMM:
+			if (!*optarg || strlen(optarg) >= CPROF_COMM_LEN || o->n_comms == MAX_COMMS) {
+				fprintf(stderr, PROG ": --comm: '%s' must be 1-%d characters (at most %d names)\n",
+					optarg, CPROF_COMM_LEN - 1, MAX_COMMS);
+				return -1;
+			}
+			o->comms[o->n_comms++] = optarg;
+			break;
+		case OPT_CGROUP:
+			if (!*optarg || o->n_cgroups == MAX_CGROUPS) {
+				fprintf(stderr, PROG ": --cgroup: empty path or more than %d\n", MAX_CGROUPS);
+				return -1;
+			}
+			if (cgroup_id_of(optarg, &o->cgroup_ids[o->n_cgroups]))
+				return -1;
+			o->cgroups[o->n_cgroups++] = optarg;
 			break;
 		case 'F':
 			if (parse_uint(optarg, 1, MAX_FREQUENCY, &v)) {
@@ -284,6 +382,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 			argv[optind]);
 		return -1;
 	}
+	if (o->duration == 0 && !o->interval) {
+		fprintf(stderr, PROG ": --duration 0 (run until stopped) needs --interval\n");
+		return -1;
+	}
+	if (o->keep && !o->interval) {
+		fprintf(stderr, PROG ": --keep needs --interval\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -295,13 +401,11 @@ static double now_s(clockid_t clk)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A process new to us: record it and give the unwinder its tables. */
-static struct process *announce(struct run *r, uint32_t pid, uint64_t start_time,
-				const char *comm, bool replace)
+/* The record of one process image, made (and given its tables) on first use. */
+static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm)
 {
 	bool created = false;
-	struct process *p = proctab_announce(&r->procs, pid, start_time, comm, replace,
-					     &created);
+	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
 
 	if (p && created && r->tables)
 		tables_add_process(r->tables, p, NULL);
@@ -312,26 +416,24 @@ static int on_event(void *ctx, const struct cprof_event *ev)
 {
 	struct run *r = ctx;
 	char comm[CPROF_COMM_LEN + 1];
+	struct process *p;
 
 	memcpy(comm, ev->comm, CPROF_COMM_LEN);
 	comm[CPROF_COMM_LEN] = '\0';
 	switch (ev->type) {
 	case CPROF_EV_NEW_PROC:
-		announce(r, ev->pid, ev->start_time, comm, false);
-		break;
 	case CPROF_EV_EXEC:
-		announce(r, ev->pid, ev->start_time, comm, true);
+		process_of(r, ev->pid, ev->gen, comm);
 		break;
-	case CPROF_EV_NEW_CODE: {
-		struct process *p = proctab_find(&r->procs, ev->pid);
-
+	case CPROF_EV_NEW_CODE:
+		p = proctab_find(&r->procs, ev->pid);
 		if (p && !p->exited && proctab_refresh(&r->procs, p) == 0 && r->tables)
 			tables_add_process(r->tables, p, NULL);
 		break;
-	}
 	case CPROF_EV_EXIT:
-		proctab_exited(&r->procs, ev->pid);
-		if (r->tables)
+		p = proctab_find(&r->procs, ev->pid);
+		proctab_exited(&r->procs, ev->pid, ev->gen);
+		if (r->tables && p && p->gen == ev->gen)
 			tables_remove_process(r->tables, ev->pid);
 		break;
 	}
@@ -346,30 +448,32 @@ static int on_stack(void *ctx, uint64_t hash, const struct cprof_stack *st)
 	return stackstore_add(&r->stacks, hash, (const uint64_t *)st->ip, nr, st->status);
 }
 
-/* A process whose event was lost (full ring) is announced by its samples. */
-static struct process *process_of(struct run *r, uint32_t pid)
-{
-	struct process *p = proctab_find(&r->procs, pid);
-
-	return p ? p : announce(r, pid, 0, NULL, false);
-}
-
 static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t count)
 {
 	struct run *r = ctx;
-	struct process *p = process_of(r, k->pid);
+	struct process *p;
+	char comm[CPROF_COMM_LEN];
 
+	/* The thread's name stands in for the process's if it is unknown. */
+	memcpy(comm, k->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	p = process_of(r, k->pid, k->gen, NULL);
+	if (p && !p->comm[0])
+		memcpy(p->comm, comm, sizeof(comm));
 	if (!p)
 		return -ENOMEM;
 	r->samples_drained += count;
 	return agg_add(&p->samples, k, count);
 }
 
+/* Lost counts are per pid: they go to its current image. */
 static int on_lost(void *ctx, uint32_t pid, const struct cprof_lost *l)
 {
 	struct run *r = ctx;
-	struct process *p = process_of(r, pid);
+	struct process *p = proctab_find(&r->procs, pid);
 
+	if (!p)
+		p = process_of(r, pid, 0, NULL);
 	if (!p)
 		return -ENOMEM;
 	agg_add_lost(&p->samples, l);
@@ -396,152 +500,101 @@ static void drain(struct sampler *s, struct run *r)
 	}
 }
 
-/* Samples until the deadline or a signal, draining every second. */
-static void sample_loop(struct sampler *s, struct run *r, const struct options *o)
+static int64_t unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void report_line(void *ctx, const char *msg)
+{
+	fprintf(stderr, PROG ": %s\n", msg);
+}
+
+/*
+ * Writes the window that started at @start_ns (Unix) and @start (monotonic),
+ * then starts a new one: records of exited processes are freed, the other
+ * processes start again from zero, and so does the stack store.
+ */
+static void end_window(struct run *r, const struct options *o, int64_t start_ns, double start,
+		       struct totals *tot)
+{
+	struct window_result res;
+	double stop = now_s(CLOCK_MONOTONIC);
+	const struct window_opts wo = {
+		.dirfd = r->dirfd,
+		.stamped = o->interval > 0,
+		.frequency = o->frequency,
+		.debug_root = "/usr/lib/debug",
+		.proc_root = "/proc",
+		.report = report_line,
+		.verbose = o->verbose,
+	};
+	struct errbuf err = { "" };
+
+	window_write(&r->procs, &r->stacks, &wo, start_ns, (int64_t)((stop - start) * 1e9), &res);
+	tot->windows++;
+	tot->files += res.files;
+	tot->failed += res.failed;
+	tot->samples += res.samples;
+	tot->lost += res.lost;
+	tot->write_s = now_s(CLOCK_MONOTONIC) - stop;
+	if (o->keep && output_prune_windows(r->dirfd, o->keep, &err) < 0)
+		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
+	proctab_end_window(&r->procs);
+	stackstore_free(&r->stacks);
+	stackstore_init(&r->stacks);
+	if (r->tables)
+		tables_prune(r->tables);
+}
+
+/*
+ * Samples until the duration is over or a signal comes, draining every
+ * second and, in continuous mode, writing a window every interval.  The
+ * last (possibly partial) window is always written.
+ */
+static void run_loop(struct sampler *s, struct run *r, const struct options *o,
+		     struct totals *tot)
 {
 	double start = now_s(CLOCK_MONOTONIC), next_drain = start + 1;
-	double end = start + o->duration;
+	double end = o->duration ? start + o->duration : 0;
+	double win_start = start;
+	int64_t win_start_ns = unix_ns();
 	bool tty = isatty(STDERR_FILENO);
 
 	while (!stop_signal) {
 		double t = now_s(CLOCK_MONOTONIC);
 
-		if (t >= end)
+		if (end && t >= end)
 			break;
 		if (t >= next_drain) {
 			drain(s, r);
 			next_drain += 1;
-			if (tty)
+			if (tty && end)
 				fprintf(stderr, "\r" PROG ": sampling, %.0f s left, %llu samples  ",
 					end - t, (unsigned long long)r->samples_drained);
+		}
+		if (o->interval && t >= win_start + o->interval) {
+			drain(s, r);
+			end_window(r, o, win_start_ns, win_start, tot);
+			win_start += o->interval;
+			win_start_ns += (int64_t)o->interval * 1000000000LL;
+			if (tty)
+				fprintf(stderr, "\r" PROG ": window %zu written: %zu files  ",
+					tot->windows, tot->files);
 		}
 		sampler_poll(s, 100, on_event, r);
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
+	tot->sampled_s = now_s(CLOCK_MONOTONIC) - start;
 	sampler_stop(s);
 	/* Both pairs may hold samples now: drain each once. */
 	drain(s, r);
 	drain(s, r);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Collects every kernel frame of every process and names them in one pass. */
-static int resolve_kernel(struct run *r, struct process **procs, size_t n,
-			  struct ksym_table *out, struct errbuf *err)
-{
-	uint64_t *addrs = NULL;
-	size_t na = 0, cap = 0;
-	FILE *f;
-	int ret;
-
-	for (size_t i = 0; i < n; i++) {
-		struct agg_entry *e;
-		size_t it = 0;
-
-		while ((e = hmap_next(&procs[i]->samples.map, &it))) {
-			const uint64_t *ip;
-			uint32_t nr = 0;
-
-			if (!(e->key.kstack & CPROF_STACK_HASHED))
-				continue;
-			ip = stackstore_get(&r->stacks, e->key.kstack, &nr, NULL);
-			for (uint32_t j = 0; ip && j < nr; j++) {
-				if (na == cap) {
-					uint64_t *a;
-
-					cap = cap ? cap * 2 : 1024;
-					a = realloc(addrs, cap * sizeof(*a));
-					if (!a) {
-						free(addrs);
-						return errf(err, -ENOMEM, "out of memory");
-					}
-					addrs = a;
-				}
-				/* the same adjustment profile.c makes */
-				addrs[na++] = j > 0 ? ip[j] - 1 : ip[j];
-			}
-		}
-	}
-	if (!na) {
-		free(addrs);
-		return 1; /* nothing to resolve */
-	}
-	qsort(addrs, na, sizeof(*addrs), cmp_u64);
-	f = fopen("/proc/kallsyms", "re");
-	if (!f) {
-		ret = errf(err, -errno, "/proc/kallsyms: %s", strerror(errno));
-	} else {
-		ret = kallsyms_resolve(f, addrs, na, out, err);
-		fclose(f);
-	}
-	free(addrs);
-	return ret;
-}
-
-struct write_summary {
-	size_t files, failed;
-	uint64_t samples, lost;
-};
-
-static void write_all(struct run *r, int dirfd, const struct options *o, int64_t t0_ns,
-		      int64_t dur_ns, struct write_summary *sum)
-{
-	struct ksym_table ksyms = { 0 };
-	struct symbolizer sym = {
-		.debug_root = "/usr/lib/debug",
-		.proc_root = "/proc",
-	};
-	const struct profile_meta meta = {
-		.time_nanos = t0_ns,
-		.duration_nanos = dur_ns,
-		.period = 1000000000LL / o->frequency,
-	};
-	struct errbuf err = { "" };
-	struct process **procs;
-	size_t n;
-	int ret;
-
-	procs = proctab_list(&r->procs, &n);
-	if (!procs) {
-		fprintf(stderr, PROG ": out of memory listing processes\n");
-		sum->failed++;
-		return;
-	}
-	ret = resolve_kernel(r, procs, n, &ksyms, &err);
-	if (ret == 0)
-		sym.ksyms = &ksyms;
-	else if (ret < 0)
-		fprintf(stderr, PROG ": kernel frames left unnamed: %s\n", err.msg);
-
-	for (size_t i = 0; i < n; i++) {
-		struct process *p = procs[i];
-		struct profile_stats st;
-		char name[64];
-
-		if (!p->samples.samples && !agg_lost_total(&p->samples))
-			continue;
-		profile_filename(p, name, sizeof(name));
-		if (o->verbose && p->maps_error)
-			fprintf(stderr, PROG ": %s: no mappings: %s\n", name, p->maps_errmsg);
-		ret = profile_write(dirfd, name, p, &r->stacks, &sym, &meta, &st, &err);
-		if (ret) {
-			fprintf(stderr, PROG ": %s\n", err.msg);
-			sum->failed++;
-			continue;
-		}
-		sum->files++;
-		sum->samples += st.samples;
-		sum->lost += agg_lost_total(&p->samples);
-	}
-	free(procs);
-	kallsyms_free(&ksyms);
+	end_window(r, o, win_start_ns, win_start, tot);
 }
 
 /* The host's vDSO is the same image in every process of our ABI. */
@@ -573,8 +626,7 @@ static void raise_fd_limit(void)
 }
 
 static void print_summary(const struct options *o, struct sampler *s, struct run *r,
-			  const struct write_summary *sum, size_t nprocs, double sampled_s,
-			  double write_s)
+			  const struct totals *sum)
 {
 	struct cprof_stats st;
 
@@ -582,16 +634,22 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 		memset(&st, 0, sizeof(st));
 	fprintf(stderr,
 		PROG ": sampled %.1f s at %u Hz on %d CPUs: %llu samples of %zu processes\n",
-		sampled_s, o->frequency, sampler_ncpus(s), (unsigned long long)st.samples,
-		nprocs);
+		sum->sampled_s, o->frequency, sampler_ncpus(s), (unsigned long long)st.samples,
+		r->procs.created);
 	fprintf(stderr,
 		PROG ": lost %llu samples (counts map full: %llu, no room to count: %llu);"
 		" process events dropped: %llu\n",
 		(unsigned long long)(sum->lost + st.lost_no_pidmap), (unsigned long long)sum->lost,
 		(unsigned long long)st.lost_no_pidmap, (unsigned long long)st.events_dropped);
-	fprintf(stderr, PROG ": wrote %zu profiles (%llu samples) to %s in %.3f s%s\n",
-		sum->files, (unsigned long long)sum->samples, o->output_dir, write_s,
-		sum->failed ? ", some failed (see above)" : "");
+	if (o->interval)
+		fprintf(stderr, PROG ": wrote %zu windows, %zu profiles (%llu samples) to %s;"
+			" the last in %.3f s%s\n",
+			sum->windows, sum->files, (unsigned long long)sum->samples, o->output_dir,
+			sum->write_s, sum->failed ? ", some failed (see above)" : "");
+	else
+		fprintf(stderr, PROG ": wrote %zu profiles (%llu samples) to %s in %.3f s%s\n",
+			sum->files, (unsigned long long)sum->samples, o->output_dir, sum->write_s,
+			sum->failed ? ", some failed (see above)" : "");
 	if (r->tables) {
 		struct tables_stats ts;
 		uint64_t stopped = 0;
@@ -623,16 +681,13 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 int main(int argc, char **argv)
 {
 	struct sampler_opts sopts;
-	struct write_summary sum = { 0 };
+	struct totals sum = { 0 };
 	struct sampler *s = NULL;
 	struct elfobj *vdso;
 	struct options o;
 	struct errbuf err = { "" };
 	struct run r;
-	struct timespec t0;
-	double start, stop, done;
 	int dirfd, ret;
-	size_t nprocs;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret)
@@ -653,6 +708,10 @@ int main(int argc, char **argv)
 		.kernel_stacks = o.kernel,
 		.pids = o.n_pids ? o.pids : NULL,
 		.n_pids = o.n_pids,
+		.comms = o.comms,
+		.n_comms = o.n_comms,
+		.cgroups = o.cgroup_ids,
+		.n_cgroups = o.n_cgroups,
 		.counts_max = o.counts_max,
 		.unwind_rows = o.dwarf ? (uint32_t)((uint64_t)o.unwind_kb * 1024 /
 						    sizeof(struct cprof_unwind_row)) : 0,
@@ -670,6 +729,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	memset(&r, 0, sizeof(r));
+	r.dirfd = dirfd;
 	r.objs = objcache_new();
 	vdso = open_vdso();
 	stackstore_init(&r.stacks);
@@ -688,21 +748,15 @@ int main(int argc, char **argv)
 		}
 	}
 
-	clock_gettime(CLOCK_REALTIME, &t0);
-	start = now_s(CLOCK_MONOTONIC);
+	r.dirfd = dirfd;
 	if (isatty(STDERR_FILENO))
-		fprintf(stderr, PROG ": sampling %s at %u Hz for %u s (Ctrl-C to stop early)\n",
-			o.n_pids ? "the given processes" : "all processes", o.frequency,
-			o.duration);
-	sample_loop(s, &r, &o);
-	stop = now_s(CLOCK_MONOTONIC);
-
-	write_all(&r, dirfd, &o, (int64_t)t0.tv_sec * 1000000000LL + t0.tv_nsec,
-		  (int64_t)((stop - start) * 1e9), &sum);
-	done = now_s(CLOCK_MONOTONIC);
-
-	nprocs = r.procs.by_pid.n + r.procs.nretired;
-	print_summary(&o, s, &r, &sum, nprocs, stop - start, done - stop);
+		fprintf(stderr, PROG ": sampling %s at %u Hz %s (Ctrl-C to stop%s)\n",
+			o.n_pids || o.n_comms || o.n_cgroups ? "the chosen processes" :
+								 "all processes",
+			o.frequency, o.duration ? "for a while" : "until stopped",
+			o.duration ? " early" : "");
+	run_loop(s, &r, &o, &sum);
+	print_summary(&o, s, &r, &sum);
 
 	sampler_close(s);
 	tables_free(r.tables);

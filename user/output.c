@@ -10,6 +10,7 @@
  * never opened), and renameat() replaces whatever is at the final name
  * (a symlink there is replaced itself; its target is not touched).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -377,4 +378,85 @@ void gzfile_abort(struct gzfile *f)
 	/* Only our temporary name: the final name is never touched here. */
 	unlinkat(f->dirfd, f->tmp, 0);
 	gz_free(f);
+}
+
+/* "20261122T031500Z-...pb.gz": the stamp, or false for any other name. */
+static bool window_stamp_of(const char *name, char stamp[17])
+{
+	size_t len = strlen(name);
+
+	if (len < 17 + 6 || strcmp(name + len - 6, ".pb.gz") || name[8] != 'T' ||
+	    name[15] != 'Z' || name[16] != '-')
+		return false;
+	for (int i = 0; i < 15; i++)
+		if (i != 8 && (name[i] < '0' || name[i] > '9'))
+			return false;
+	memcpy(stamp, name, 16);
+	stamp[16] = '\0';
+	return true;
+}
+
+static int cmp_stamp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int output_prune_windows(int dirfd, unsigned int keep, struct errbuf *err)
+{
+	char (*stamps)[17] = NULL, stamp[17];
+	size_t n = 0, cap = 0, distinct = 0;
+	struct dirent *de;
+	int removed = 0, fd;
+	DIR *d;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return errf(err, -e, "listing the output directory: %s", strerror(e));
+	}
+	while ((de = readdir(d))) {
+		if (!window_stamp_of(de->d_name, stamp))
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			char(*s)[17] = realloc(stamps, c * sizeof(*s));
+
+			if (!s) {
+				closedir(d);
+				free(stamps);
+				return errf(err, -ENOMEM, "out of memory");
+			}
+			stamps = s;
+			cap = c;
+		}
+		memcpy(stamps[n++], stamp, sizeof(stamp));
+	}
+	qsort(stamps, n, sizeof(*stamps), cmp_stamp);
+	/* the oldest stamp still kept: the keep-th distinct one from the end */
+	for (size_t i = n; i-- > 0;) {
+		if (i + 1 < n && !strcmp(stamps[i], stamps[i + 1]))
+			continue;
+		if (++distinct == keep) {
+			memcpy(stamp, stamps[i], sizeof(stamp));
+			break;
+		}
+	}
+	free(stamps);
+	if (distinct < keep || keep == 0) {
+		closedir(d);
+		return 0;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		char s2[17];
+
+		if (window_stamp_of(de->d_name, s2) && strcmp(s2, stamp) < 0 &&
+		    unlinkat(dirfd, de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }

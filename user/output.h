@@ -40,6 +40,14 @@ int gzfile_commit(struct gzfile *f, struct errbuf *err);
 /* Abandons the file: removes the temporary name and frees @f. */
 void gzfile_abort(struct gzfile *f);
 
+/*
+ * Continuous mode: files of a window start with its stamp,
+ * "YYYYmmddTHHMMSSZ-".  Removes the files of all but the @keep newest
+ * windows found in @dirfd (nothing else is touched).  Returns the number of
+ * files removed or a negative errno.
+ */
+int output_prune_windows(int dirfd, unsigned int keep, struct errbuf *err);
+
 /* A pprof_sink write callback for a struct gzfile (ctx = the gzfile). */
 int gzfile_sink_write(void *ctx, const void *buf, size_t len);
 

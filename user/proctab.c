@@ -13,8 +13,13 @@
 struct pid_entry {
 	uint32_t pid;
 	uint32_t pad;
-	struct process *proc;
+	struct process *proc; /* NULL: freed, slot to be compacted */
 };
+
+static bool empty_entry(const void *entry)
+{
+	return ((const struct pid_entry *)entry)->proc == NULL;
+}
 
 int proctab_init(struct proctab *t, struct objcache *objs, struct elfobj *vdso,
 		 const char *proc_root)
@@ -176,50 +181,79 @@ static int retire(struct proctab *t, struct process *p)
 	return 0;
 }
 
-struct process *proctab_announce(struct proctab *t, uint32_t pid, uint64_t start_time,
-				 const char *comm, bool replace, bool *created_out)
+static struct process *new_process(struct proctab *t, uint32_t pid, uint64_t gen,
+				   const char *comm, bool take_snapshot)
+{
+	struct process *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->gen = gen;
+	agg_init(&p->samples);
+	if (comm && *comm)
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	else if (take_snapshot)
+		read_comm(t->proc_root, pid, p->comm, sizeof(p->comm));
+	if (take_snapshot)
+		snapshot(t, p);
+	return p;
+}
+
+static struct process *find_retired(struct proctab *t, uint32_t pid, uint64_t gen)
+{
+	for (size_t i = 0; i < t->nretired; i++)
+		if (t->retired[i]->pid == pid && t->retired[i]->gen == gen)
+			return t->retired[i];
+	return NULL;
+}
+
+struct process *proctab_get(struct proctab *t, uint32_t pid, uint64_t gen, const char *comm,
+			    bool *created_out)
 {
 	uint64_t key = pid_key(pid);
 	struct pid_entry *e;
 	struct process *p;
-	bool created;
 
 	if (created_out)
 		*created_out = false;
-	e = hmap_insert(&t->by_pid, &key, &created);
+	e = hmap_insert(&t->by_pid, &key, NULL);
 	if (!e)
 		return NULL;
-	if (!created) {
-		bool same = !replace && !e->proc->exited &&
-			    (!start_time || !e->proc->start_time ||
-			     start_time == e->proc->start_time);
-
-		if (same) {
-			if (comm && *comm)
-				snprintf(e->proc->comm, sizeof(e->proc->comm), "%s", comm);
-			return e->proc;
-		}
-		/* A new program in this pid: keep the old one's samples. */
-		if (e->proc->samples.samples || agg_lost_total(&e->proc->samples)) {
-			if (retire(t, e->proc))
-				return e->proc;
-		} else {
-			process_free(t, e->proc);
-		}
-		e->proc = NULL;
+	if (e->proc && e->proc->gen == gen) {
+		if (comm && *comm)
+			snprintf(e->proc->comm, sizeof(e->proc->comm), "%s", comm);
+		return e->proc;
 	}
-	p = calloc(1, sizeof(*p));
+	p = find_retired(t, pid, gen);
+	if (p)
+		return p;
+	if (e->proc && gen < e->proc->gen) {
+		/*
+		 * Samples of an image replaced before we heard of it: its
+		 * mappings are gone, so its frames stay unnamed.
+		 */
+		p = new_process(t, pid, gen, comm, false);
+		if (p && retire(t, p)) {
+			process_free(t, p);
+			p = NULL;
+		}
+		return p;
+	}
+	p = new_process(t, pid, gen, comm, true);
 	if (!p)
-		return NULL; /* the entry stays empty: found as unknown later */
-	p->pid = pid;
-	p->start_time = start_time;
-	agg_init(&p->samples);
-	if (comm && *comm)
-		snprintf(p->comm, sizeof(p->comm), "%s", comm);
-	else
-		read_comm(t->proc_root, pid, p->comm, sizeof(p->comm));
-	snapshot(t, p);
+		return NULL;
+	/* A newer image in this pid (exec, or pid reuse): keep the old one's samples. */
+	/*
+	 * Retired even without samples yet: those of the old image may still
+	 * be in the maps, to be drained after this event.
+	 */
+	if (e->proc && retire(t, e->proc)) {
+		process_free(t, p);
+		return NULL;
+	}
 	e->proc = p;
+	t->created++;
 	if (created_out)
 		*created_out = true;
 	return p;
@@ -246,12 +280,31 @@ int proctab_refresh(struct proctab *t, struct process *p)
 	return 0;
 }
 
-void proctab_exited(struct proctab *t, uint32_t pid)
+void proctab_exited(struct proctab *t, uint32_t pid, uint64_t gen)
 {
 	struct process *p = proctab_find(t, pid);
 
-	if (p)
+	if (p && p->gen == gen)
 		p->exited = true;
+}
+
+void proctab_end_window(struct proctab *t)
+{
+	struct pid_entry *e;
+	size_t it = 0;
+
+	for (size_t i = 0; i < t->nretired; i++)
+		process_free(t, t->retired[i]);
+	t->nretired = 0;
+	while ((e = hmap_next(&t->by_pid, &it))) {
+		if (e->proc && e->proc->exited) {
+			process_free(t, e->proc);
+			e->proc = NULL;
+		} else if (e->proc) {
+			agg_reset(&e->proc->samples);
+		}
+	}
+	hmap_compact(&t->by_pid, empty_entry);
 }
 
 struct process **proctab_list(struct proctab *t, size_t *n)

@@ -24,6 +24,7 @@
 
 struct process {
 	uint32_t pid;
+	uint64_t gen;        /* image generation, from BPF */
 	uint64_t start_time; /* ns since boot, from BPF; 0 when unknown */
 	char comm[CPROF_COMM_LEN];
 	struct vma_list maps;   /* executable mappings only */
@@ -44,6 +45,7 @@ struct proctab {
 	struct objcache *objs;
 	struct elfobj *vdso;      /* the host's vDSO image, or NULL */
 	const char *proc_root;    /* "/proc" */
+	size_t created;           /* records made during the run */
 };
 
 /* @vdso (may be NULL) is borrowed and must outlive the table. */
@@ -55,16 +57,15 @@ void proctab_free(struct proctab *t);
 struct process *proctab_find(struct proctab *t, uint32_t pid);
 
 /*
- * Returns the record for a process announced by BPF (first sample, exec),
- * creating it, snapshotting its mappings and opening its objects.  With
- * @replace, or when the start time shows a different process, an existing
- * record is retired first.  Snapshot failures (the process already exited)
- * are kept in the record, not returned: its samples still count.
- * *@created (may be NULL) tells whether a new record was made.
+ * The record of image @gen of process @pid (see cprof_event.gen), made on
+ * first use: a snapshot of its mappings is taken and its objects opened.
+ * A newer generation retires the live record of the pid (exec, pid reuse);
+ * its samples stay and are written.  Snapshot failures (the process already
+ * exited) are kept in the record, not returned: its samples still count.
+ * *@created (may be NULL) tells whether a new live record was made.
  */
-struct process *proctab_announce(struct proctab *t, uint32_t pid,
-				 uint64_t start_time, const char *comm,
-				 bool replace, bool *created);
+struct process *proctab_get(struct proctab *t, uint32_t pid, uint64_t gen,
+			    const char *comm, bool *created);
 
 /*
  * Retakes the snapshot of a running process that mapped new code (dlopen):
@@ -73,8 +74,14 @@ struct process *proctab_announce(struct proctab *t, uint32_t pid,
  */
 int proctab_refresh(struct proctab *t, struct process *p);
 
-/* Marks the live record of @pid as exited (kept until written). */
-void proctab_exited(struct proctab *t, uint32_t pid);
+/* Marks the live record of image @gen of @pid as exited (kept until written). */
+void proctab_exited(struct proctab *t, uint32_t pid, uint64_t gen);
+
+/*
+ * After a window's profiles are written: frees retired and exited records,
+ * and empties the samples of the others.
+ */
+void proctab_end_window(struct proctab *t);
 
 /* All records, live and retired; *@n set.  The caller frees the array. */
 struct process **proctab_list(struct proctab *t, size_t *n);

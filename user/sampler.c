@@ -151,6 +151,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	}
 	s->skel->rodata->self_tgid = getpid();
 	s->skel->rodata->filter_pids = opts->pids && opts->n_pids;
+	s->skel->rodata->filter_comms = opts->n_comms > 0;
+	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 
 	if (opts->counts_max &&
@@ -191,6 +193,27 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 			s->rows = NULL;
 			ret = errf(err, -errno, "mapping the unwind rows (%u rows): %s",
 				   s->rows_cap, strerror(errno));
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < opts->n_comms; i++) {
+		char comm[CPROF_COMM_LEN] = { 0 };
+		__u8 one = 1;
+
+		strncpy(comm, opts->comms[i], sizeof(comm) - 1);
+		if (bpf_map__update_elem(s->skel->maps.comm_filter, comm, sizeof(comm), &one,
+					 sizeof(one), BPF_ANY)) {
+			ret = errf(err, -errno, "adding comm '%s' to the filter: %s", comm,
+				   strerror(errno));
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < opts->n_cgroups; i++) {
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &opts->cgroups[i],
+					 sizeof(opts->cgroups[i]), &one, sizeof(one), BPF_ANY)) {
+			ret = errf(err, -errno, "adding a cgroup to the filter: %s", strerror(errno));
 			goto fail;
 		}
 	}

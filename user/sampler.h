@@ -19,6 +19,10 @@ struct sampler_opts {
 	bool kernel_stacks;
 	const uint32_t *pids; /* only these processes (tgids); NULL: all */
 	size_t n_pids;
+	const char *const *comms; /* only processes with these names */
+	size_t n_comms;
+	const uint64_t *cgroups; /* only processes in (or under) these cgroup ids */
+	size_t n_cgroups;
 	uint32_t unwind_rows; /* CFI row budget; 0: frame pointers only */
 	uint32_t counts_max;  /* entries per counts map; 0: CPROF_COUNTS_MAX */
 };

@@ -236,6 +236,11 @@ static struct table *table_of(struct tables *t, struct elfobj *o)
 	return tb;
 }
 
+static bool empty_proc(const void *entry)
+{
+	return ((const struct proc_entry *)entry)->objs == NULL;
+}
+
 static void release_entry(struct tables *t, struct proc_entry *pe)
 {
 	for (size_t i = 0; i < pe->n; i++) {
@@ -313,6 +318,41 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 	}
 	t->st.processes++;
 	return 0;
+}
+
+static bool unused_table(const void *entry)
+{
+	const struct table *tb = entry;
+
+	return tb->users == 0;
+}
+
+void tables_prune(struct tables *t)
+{
+	struct table *tb;
+	size_t it = 0, dead = 0;
+
+	while ((tb = hmap_next(&t->by_obj, &it)))
+		dead += unused_table(tb);
+	if (!dead)
+		return;
+	/* No program may still read an entry that pointed at these rows. */
+	if (t->maps.sync)
+		t->maps.sync(t->maps.sync_ctx);
+	it = 0;
+	while ((tb = hmap_next(&t->by_obj, &it))) {
+		if (!unused_table(tb))
+			continue;
+		if (tb->n) {
+			range_release(t, tb->first, tb->n);
+			t->st.rows_used -= tb->n;
+			t->st.objects--;
+		}
+		objcache_put(t->objs, tb->obj);
+	}
+	hmap_compact(&t->by_obj, unused_table);
+	/* Processes that exited leave empty entries behind. */
+	hmap_compact(&t->by_pid, empty_proc);
 }
 
 void tables_get_stats(const struct tables *t, struct tables_stats *st)

@@ -56,6 +56,12 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err);
 /* Removes the entry of @pid (the process exited) and releases its tables. */
 void tables_remove_process(struct tables *t, uint32_t pid);
 
+/*
+ * Releases the tables no process uses any more (continuous mode, between
+ * windows), with their objects, so memory follows the live processes.
+ */
+void tables_prune(struct tables *t);
+
 void tables_get_stats(const struct tables *t, struct tables_stats *st);
 
 #endif

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#include <string.h>
+
+#include <libiberty/demangle.h>
+
+#include "demangle.h"
+
+/* Parameters and cv-qualifiers, as c++filt and pprof show them. */
+#define OPTS (DMGL_PARAMS | DMGL_ANSI)
+
+struct out {
+	char *buf;
+	size_t len, used; /* used < len: room for the NUL */
+};
+
+static void append(const char *s, size_t n, void *opaque)
+{
+	struct out *o = opaque;
+	size_t room = o->len - 1 - o->used;
+
+	if (n > room)
+		n = room;
+	memcpy(o->buf + o->used, s, n);
+	o->used += n;
+}
+
+size_t demangle(const char *sym, char *buf, size_t len)
+{
+	struct out o = { .buf = buf, .len = len };
+	int ok = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	/* Itanium and legacy Rust names start "_Z", v0 Rust names "_R". */
+	if (!sym || sym[0] != '_' || (sym[1] != 'Z' && sym[1] != 'R') ||
+	    strnlen(sym, DEMANGLE_MAX_INPUT + 1) > DEMANGLE_MAX_INPUT)
+		return 0;
+	/*
+	 * Rust first: a legacy Rust name is also a valid Itanium name, whose
+	 * C++ reading keeps the "17h<hash>" and the "$LT$"-style escapes.
+	 * rust_demangle_callback() accepts only names with a Rust hash or the
+	 * v0 prefix.
+	 */
+	ok = rust_demangle_callback(sym, OPTS, append, &o);
+	if (!ok) {
+		o.used = 0;
+		ok = cplus_demangle_v3_callback(sym, OPTS, append, &o);
+	}
+	if (!ok || !o.used) {
+		buf[0] = '\0';
+		return 0;
+	}
+	buf[o.used] = '\0';
+	return o.used;
+}

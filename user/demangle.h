@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * demangle: readable names for C++ (Itanium ABI) and Rust (legacy and v0)
+ * symbols, e.g. "_ZN2ns4TypeIiE6methodEl" -> "ns::Type<int>::method(long)".
+ *
+ * The work is done by libiberty (binutils' and GCC's demangler, the one
+ * c++filt, gdb and perf use): it covers the whole Itanium grammar and both
+ * Rust schemes, is fuzzed with GCC, and has a recursion limit for hostile
+ * input.  Its callback interface writes into our bounded buffer, so nothing
+ * is allocated on the heap.
+ */
+#ifndef CPROF_DEMANGLE_H
+#define CPROF_DEMANGLE_H
+
+#include <stddef.h>
+
+/*
+ * Longest mangled name handed to libiberty.  Its callback demangler keeps
+ * its working state on the stack, about 64 bytes per input byte; longer
+ * names stay mangled rather than risk a thread's stack.
+ */
+#define DEMANGLE_MAX_INPUT 4096
+
+/*
+ * Writes the demangled form of @sym into @buf (@len > 0 bytes, always
+ * NUL-terminated, truncated if need be) and returns its length.  Returns 0
+ * and leaves @buf empty when @sym is not a C++ or Rust mangled name (plain
+ * C names such as "main"), cannot be demangled, or is too long.
+ */
+size_t demangle(const char *sym, char *buf, size_t len);
+
+#endif

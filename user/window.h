@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * window: writes the profiles of one sampling window — every process with
+ * samples in it — after naming the kernel frames of all of them in one pass
+ * over /proc/kallsyms.
+ *
+ * One-shot runs have a single window and name files <comm>-<pid>.pb.gz;
+ * continuous runs prefix the window's UTC start time (sortable), so windows
+ * never overwrite each other.  Two images of one pid in a window (an exec)
+ * with the same name get a -2, -3... suffix.
+ */
+#ifndef CPROF_WINDOW_H
+#define CPROF_WINDOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proctab.h"
+#include "stackstore.h"
+
+struct window_opts {
+	int dirfd;
+	bool stamped;          /* prefix file names with the start time */
+	unsigned int frequency;
+	const char *debug_root;
+	const char *proc_root;
+	/* where per-file problems are told (may be NULL) */
+	void (*report)(void *ctx, const char *msg);
+	void *report_ctx;
+	bool verbose;          /* also report processes without mappings */
+};
+
+struct window_result {
+	size_t files, failed;
+	uint64_t samples, lost;
+};
+
+/* Formats a window start (Unix ns) as the file-name stamp "YYYYmmddTHHMMSSZ". */
+void window_stamp(int64_t unix_ns, char *buf, size_t len);
+
+void window_write(struct proctab *procs, const struct stackstore *stacks,
+		  const struct window_opts *o, int64_t start_ns, int64_t duration_ns,
+		  struct window_result *res);
+
+#endif
