@@ -195,8 +195,12 @@ static struct process *new_process(struct proctab *t, uint32_t pid, uint64_t gen
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	else if (take_snapshot)
 		read_comm(t->proc_root, pid, p->comm, sizeof(p->comm));
-	if (take_snapshot)
+	if (take_snapshot) {
+		/* Labels first: they stay true after the process exits. */
+		cgroup_read(t->proc_root, pid, &p->cgroup, NULL);
+		cgroup_read_nspid(t->proc_root, pid, &p->ns_pid, NULL);
 		snapshot(t, p);
+	}
 	return p;
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "aggregate.h"
+#include "cgroup.h"
 #include "elfobj.h"
 #include "errbuf.h"
 #include "hmap.h"
@@ -35,6 +36,8 @@ struct process {
 	char maps_errmsg[ERRBUF_LEN];
 	size_t obj_errors;      /* mappings whose object could not be read */
 	size_t refreshes;       /* snapshots retaken (new code mapped) */
+	struct cgroup_info cgroup; /* path and container id ("" if unknown) */
+	uint32_t ns_pid;        /* pid in its own namespace; 0 if unknown */
 	struct agg samples;
 };
 

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+
+#define PROC_FILE_MAX 16384 /* cgroup and status files are far smaller */
+
+/* The line of @text starting at @pos: [*start, *end), returns the next pos. */
+static size_t next_line(const char *text, size_t len, size_t pos, size_t *start, size_t *end)
+{
+	const char *nl = memchr(text + pos, '\n', len - pos);
+
+	*start = pos;
+	*end = nl ? (size_t)(nl - text) : len;
+	return nl ? *end + 1 : len;
+}
+
+static void copy_cut(char *dst, size_t cap, const char *src, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static bool all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+int cgroup_container_id(const char *path, char *id)
+{
+	static const char *const prefixes[] = {
+		"docker-", "cri-containerd-", "crio-", "libpod-", "containerd-",
+	};
+	const char *end = path + strlen(path);
+
+	id[0] = '\0';
+	while (end > path) {
+		const char *start = end, *s;
+		size_t n;
+
+		while (start > path && start[-1] != '/')
+			start--;
+		s = start;
+		n = (size_t)(end - start);
+		if (n > 6 && !memcmp(end - 6, ".scope", 6))
+			n -= 6;
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+			size_t pl = strlen(prefixes[i]);
+
+			if (n > pl && !strncmp(s, prefixes[i], pl)) {
+				s += pl;
+				n -= pl;
+				break;
+			}
+		}
+		if (n == CONTAINER_ID_LEN && all_hex(s, n)) {
+			memcpy(id, s, n);
+			id[n] = '\0';
+			return 0;
+		}
+		end = start > path ? start - 1 : path;
+	}
+	return -ENOENT;
+}
+
+int cgroup_parse(const char *text, size_t len, struct cgroup_info *out)
+{
+	size_t pos = 0, a, b;
+	bool found = false;
+
+	memset(out, 0, sizeof(*out));
+	while (pos < len) {
+		const char *line, *colon2;
+		size_t n;
+
+		pos = next_line(text, len, pos, &a, &b);
+		line = text + a;
+		n = b - a;
+		/* "hierarchy-id:controllers:path" */
+		if (n >= 3 && !memcmp(line, "0::", 3)) {
+			copy_cut(out->path, sizeof(out->path), line + 3, n - 3);
+			found = true;
+			break; /* v2 wins */
+		}
+		colon2 = memchr(line, ':', n);
+		if (!found && colon2 && (size_t)(colon2 - line) + 14 <= n &&
+		    !memcmp(colon2 + 1, "name=systemd:", 13)) {
+			size_t off = (size_t)(colon2 - line) + 14;
+
+			copy_cut(out->path, sizeof(out->path), line + off, n - off);
+			found = true;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	/* a NUL inside the line would cut the path; that is all it can do */
+	cgroup_container_id(out->path, out->container_id);
+	return 0;
+}
+
+/* Reads a small /proc file whole.  Returns its length or a negative errno. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	size_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (n < cap) {
+		ssize_t r = read(fd, buf + n, cap - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+
+			close(fd);
+			return n ? (ssize_t)n : e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	return (ssize_t)n;
+}
+
+int cgroup_read(const char *proc_root, uint32_t pid, struct cgroup_info *out,
+		struct errbuf *err)
+{
+	char path[64], *buf = malloc(PROC_FILE_MAX);
+	ssize_t n;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!buf)
+		return errf(err, -ENOMEM, "out of memory");
+	snprintf(path, sizeof(path), "%s/%u/cgroup", proc_root, pid);
+	n = read_small(path, buf, PROC_FILE_MAX);
+	if (n < 0) {
+		free(buf);
+		return errf(err, (int)n, "%s: %s", path, strerror((int)-n));
+	}
+	ret = cgroup_parse(buf, (size_t)n, out);
+	free(buf);
+	return ret ? errf(err, ret, "%s: no cgroup v2 or systemd line", path) : 0;
+}
+
+int cgroup_parse_nspid(const char *text, size_t len, uint32_t *nspid)
+{
+	size_t pos = 0, a, b;
+
+	while (pos < len) {
+		const char *p, *end;
+		unsigned long last = 0;
+		bool any = false;
+
+		pos = next_line(text, len, pos, &a, &b);
+		if (b - a < 6 || memcmp(text + a, "NSpid:", 6))
+			continue;
+		/* "NSpid:\t<host pid>\t...\t<innermost pid>" */
+		for (p = text + a + 6, end = text + b; p < end;) {
+			unsigned long v = 0;
+			bool digits = false;
+
+			while (p < end && (*p == ' ' || *p == '\t'))
+				p++;
+			while (p < end && *p >= '0' && *p <= '9' && v <= 0xffffffffUL) {
+				v = v * 10 + (unsigned long)(*p++ - '0');
+				digits = true;
+			}
+			if (!digits || v > 0xffffffffUL)
+				break;
+			last = v;
+			any = true;
+		}
+		if (!any)
+			return -EINVAL;
+		*nspid = (uint32_t)last;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int cgroup_read_nspid(const char *proc_root, uint32_t pid, uint32_t *nspid, struct errbuf *err)
+{
+	char path[64], *buf = malloc(PROC_FILE_MAX);
+	ssize_t n;
+	int ret;
+
+	if (!buf)
+		return errf(err, -ENOMEM, "out of memory");
+	snprintf(path, sizeof(path), "%s/%u/status", proc_root, pid);
+	n = read_small(path, buf, PROC_FILE_MAX);
+	if (n < 0) {
+		free(buf);
+		return errf(err, (int)n, "%s: %s", path, strerror((int)-n));
+	}
+	ret = cgroup_parse_nspid(buf, (size_t)n, nspid);
+	free(buf);
+	return ret ? errf(err, ret, "%s: no NSpid line", path) : 0;
+}
