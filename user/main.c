@@ -739,9 +739,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (o.dwarf) {
-		struct tables_maps tm = { .sync = sampler_sync, .sync_ctx = s };
+		struct tables_maps tm = {
+			.write_rows = sampler_write_rows,
+			.sync = sampler_sync,
+			.ctx = s,
+		};
 
-		if (sampler_unwind_maps(s, &tm.rows, &tm.capacity, &tm.procs_fd) ||
+		if (sampler_unwind_maps(s, &tm.capacity, &tm.procs_fd) ||
 		    tables_new(&r.tables, &tm, r.objs)) {
 			fprintf(stderr, PROG ": cannot set up unwind tables\n");
 			return 1;

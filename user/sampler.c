@@ -30,9 +30,7 @@ struct sampler {
 	void *ev_ctx;
 	/* drain buffers, sized for DRAIN_BATCH entries */
 	void *keys, *vals;
-	struct cprof_unwind_row *rows; /* mmap of unwind_rows, or NULL */
-	size_t rows_len;
-	uint32_t rows_cap;
+	uint32_t rows_cap; /* unwind_rows entries; 0: unwinding off */
 };
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)
@@ -185,17 +183,6 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 			goto fail;
 		}
 	}
-	if (s->rows_cap) {
-		s->rows_len = (size_t)s->rows_cap * sizeof(struct cprof_unwind_row);
-		s->rows = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       bpf_map__fd(s->skel->maps.unwind_rows), 0);
-		if (s->rows == MAP_FAILED) {
-			s->rows = NULL;
-			ret = errf(err, -errno, "mapping the unwind rows (%u rows): %s",
-				   s->rows_cap, strerror(errno));
-			goto fail;
-		}
-	}
 	for (size_t i = 0; i < opts->n_comms; i++) {
 		char comm[CPROF_COMM_LEN] = { 0 };
 		__u8 one = 1;
@@ -257,8 +244,6 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	sampler_stop(s);
-	if (s->rows)
-		munmap(s->rows, s->rows_len);
 	ring_buffer__free(s->ring);
 	cprof_bpf__destroy(s->skel);
 	free(s->links);
@@ -285,14 +270,34 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *c
 	return n;
 }
 
-int sampler_unwind_maps(struct sampler *s, struct cprof_unwind_row **rows,
-			uint32_t *capacity, int *procs_fd)
+int sampler_unwind_maps(struct sampler *s, uint32_t *capacity, int *procs_fd)
 {
-	if (!s->rows)
+	if (!s->rows_cap)
 		return -ENOENT;
-	*rows = s->rows;
 	*capacity = s->rows_cap;
 	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
+	return 0;
+}
+
+int sampler_write_rows(void *sampler, uint32_t first, const struct cprof_unwind_row *rows,
+		       uint32_t n)
+{
+	struct sampler *s = sampler;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t from = (size_t)first * sizeof(*rows), len = (size_t)n * sizeof(*rows);
+	size_t map_off = from - from % page, map_len = from + len - map_off;
+	void *m;
+
+	if (!n)
+		return 0;
+	if ((uint64_t)first + n > s->rows_cap)
+		return -ERANGE;
+	m = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(s->skel->maps.unwind_rows), (off_t)map_off);
+	if (m == MAP_FAILED)
+		return -errno;
+	memcpy((char *)m + (from - map_off), rows, len);
+	munmap(m, map_len);
 	return 0;
 }
 

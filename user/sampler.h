@@ -72,12 +72,18 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops,
 		  void *ctx, struct errbuf *err);
 
 /*
- * The unwinder's maps, for tables.c: the rows array mapped into our memory,
- * its capacity, and the per-process map's fd.  -ENOENT when unwinding is
- * off (unwind_rows == 0).
+ * The unwinder's maps, for tables.c: the rows array's capacity and the
+ * per-process map's fd.  -ENOENT when unwinding is off (unwind_rows == 0).
  */
-int sampler_unwind_maps(struct sampler *s, struct cprof_unwind_row **rows,
-			uint32_t *capacity, int *procs_fd);
+int sampler_unwind_maps(struct sampler *s, uint32_t *capacity, int *procs_fd);
+
+/*
+ * Copies @n rows to index @first of the rows array.  The array is mapped
+ * only for the copy, so its pages never count in our resident memory: they
+ * are the kernel's (BPF map memory), reported on their own.
+ */
+int sampler_write_rows(void *sampler, uint32_t first, const struct cprof_unwind_row *rows,
+		       uint32_t n);
 
 /* Waits until no BPF program still runs with what it read before the call. */
 int sampler_sync(void *sampler);

@@ -164,7 +164,7 @@ static bool evict_for(struct tables *t, uint32_t n, uint32_t *first)
 			return false;
 		/* No program may still be reading a process entry that used it. */
 		if (!synced && t->maps.sync) {
-			t->maps.sync(t->maps.sync_ctx);
+			t->maps.sync(t->maps.ctx);
 			synced = true;
 		}
 		range_release(t, victim->first, victim->n);
@@ -223,8 +223,14 @@ static struct table *table_of(struct tables *t, struct elfobj *o)
 		unwind_table_free(&ut);
 		return tb; /* retried when a later process needs it */
 	}
-	/* hmap_insert above may not have moved: no insertion since. */
-	memcpy(t->maps.rows + first, ut.rows, ut.n * sizeof(*ut.rows));
+	if (t->maps.write_rows(t->maps.ctx, first, ut.rows, (uint32_t)ut.n)) {
+		range_release(t, first, (uint32_t)ut.n);
+		tb->failed = true;
+		t->st.failed++;
+		unwind_table_free(&ut);
+		return tb;
+	}
+	/* @tb is still valid: nothing was inserted into by_obj since. */
 	tb->first = first;
 	tb->n = (uint32_t)ut.n;
 	tb->base = ut.base;
@@ -338,7 +344,7 @@ void tables_prune(struct tables *t)
 		return;
 	/* No program may still read an entry that pointed at these rows. */
 	if (t->maps.sync)
-		t->maps.sync(t->maps.sync_ctx);
+		t->maps.sync(t->maps.ctx);
 	it = 0;
 	while ((tb = hmap_next(&t->by_obj, &it))) {
 		if (!unused_table(tb))

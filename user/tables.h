@@ -23,12 +23,14 @@
 struct tables;
 
 struct tables_maps {
-	struct cprof_unwind_row *rows; /* the mmap'd rows array */
-	uint32_t capacity;             /* rows it holds */
+	uint32_t capacity;             /* rows the rows array holds */
 	int procs_fd;                  /* unwind_procs map */
+	/* copies rows into the rows array at an index */
+	int (*write_rows)(void *ctx, uint32_t first, const struct cprof_unwind_row *rows,
+			  uint32_t n);
 	/* waits until no BPF program can still read what was removed */
 	int (*sync)(void *ctx);
-	void *sync_ctx;
+	void *ctx;                     /* for both */
 };
 
 struct tables_stats {

@@ -10,6 +10,7 @@
  *   nofp deep SECS N    spins at the bottom of an N-deep recursion
  *   nofp dlopen SECS LIB  runs 0.5 s in main, then loads LIB with dlopen()
  *                       and calls its plugin_work() from run_plugin()
+ *   nofp exec SECS PROG ARG...  runs SECS in work_hot(), then execs PROG
  *   nofp signal SECS    half the time in a SIGPROF handler that interrupts
  *                       signal_loop(): the unwinder must cross the signal
  *                       frame (__restore_rt) back into the interrupted code
@@ -207,6 +208,12 @@ int main(int argc, char **argv)
 		recurse(argc > 3 ? atoi(argv[3]) : 300, end);
 	} else if (!strcmp(mode, "dlopen")) {
 		return dlopen_mode(argc > 3 ? argv[3] : "./libplugin.so", end);
+	} else if (!strcmp(mode, "exec") && argc > 3) {
+		while (wall_s() < end)
+			stage_one(0);
+		execv(argv[3], argv + 3);
+		perror("nofp: execv");
+		return 1;
 	} else if (!strcmp(mode, "signal")) {
 		signal_loop(end);
 	} else {

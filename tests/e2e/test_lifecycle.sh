@@ -1,0 +1,152 @@
+#!/bin/sh
+# End-to-end: processes that come and go, deleted binaries, other mount
+# namespaces, exec, continuous mode, filters, memory under churn.  Needs root.
+. "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d)
+chmod 755 "$T"
+trap 'kill $W $W2 $CP 2>/dev/null; umount "$T/mnt" 2>/dev/null; rmdir "$CG/docker-$CID.scope" "$CG" 2>/dev/null; rm -rf "$T"' EXIT
+NOFP=$BUILD/workloads/nofp
+CID=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+CG=/sys/fs/cgroup/cprof-e2e-$$
+
+require_root "short-lived processes" "deleted binary" "private mount namespace" "exec" \
+	"continuous mode" "--keep" "--comm" "--cgroup" "churn"
+
+# named_frac FILE: "named total" samples whose user frames all have names.
+named_frac() {
+	folded "$1" | awk -F '\t' '{ t += $1; if ($3 !~ /(^|;)0x[0-9a-f]+(;|$)/ && $3 != "") n += $1 }
+		END { print n + 0, t + 0 }'
+}
+at_least() { # at_least "M N" MINFRAC MIN-N
+	set -- $1 "$2" "$3"
+	awk -v m="$1" -v n="$2" -v f="$3" -v min="$4" 'BEGIN { exit !(n >= min && m >= f * n) }'
+}
+
+# --- 30 short-lived processes, each gone long before the end -----------------
+$CPROF --comm nofp -F 499 --duration 9 --output-dir "$T/short" 2>"$T/short.err" &
+CP=$!
+sleep 1
+i=0
+: >"$T/short.pids"
+while [ $i -lt 30 ]; do
+	$NOFP split 0.15 >>"$T/short.pids"
+	i=$((i + 1))
+done
+wait $CP; CP=
+ok_files=0 bad=""
+for pid in $(cat "$T/short.pids"); do
+	f="$T/short/nofp-$pid.pb.gz"
+	if [ -f "$f" ] && at_least "$(named_frac "$f")" 0.95 20; then
+		ok_files=$((ok_files + 1))
+	else
+		bad="$bad $pid:$(named_frac "$f" 2>/dev/null | tr ' ' /)"
+	fi
+done
+check "short-lived processes: all 30 profiled, each >=95% symbolized ($ok_files/30;$bad)" \
+	[ "$ok_files" -eq 30 ]
+
+# --- a binary deleted after start ------------------------------------------------
+cp "$NOFP" "$T/gone"
+"$T/gone" split 20 >"$T/gone.pid" &
+W=$!
+PID=$(wait_pid_file "$T/gone.pid")
+sleep 0.3
+rm -f "$T/gone"
+$CPROF --pid "$PID" -F 499 --duration 2 --output-dir "$T/del" 2>/dev/null
+r=$(named_frac "$T/del/gone-$PID.pb.gz")
+r2=$(folded "$T/del/gone-$PID.pb.gz" | awk -F '\t' '$3 ~ /main;stage_one;stage_two;work_hot/ { n += $1 } END { print n + 0 }')
+check "deleted binary: fully symbolized and unwound ($r, $r2 in work_hot)" \
+	sh -c "at_least() { set -- \$1 \"\$2\" \"\$3\"; awk -v m=\"\$1\" -v n=\"\$2\" -v f=\"\$3\" -v min=\"\$4\" 'BEGIN { exit !(n >= min && m >= f * n) }'; }; at_least '$r' 0.99 300 && [ $r2 -gt 300 ]"
+kill $W 2>/dev/null; wait $W 2>/dev/null
+
+# --- a binary that exists only in a private mount namespace -------------------------
+mkdir -p "$T/mnt"
+unshare -m sh -c "mount -t tmpfs tmpfs '$T/mnt' && cp '$NOFP' '$T/mnt/hidden' && exec '$T/mnt/hidden' split 20" \
+	>"$T/ns.pid" &
+W=$!
+PID=$(wait_pid_file "$T/ns.pid")
+sleep 0.3
+visible=no
+[ -e "$T/mnt/hidden" ] && visible=yes
+$CPROF --pid "$PID" -F 499 --duration 2 --output-dir "$T/ns" 2>/dev/null
+r=$(named_frac "$T/ns/hidden-$PID.pb.gz")
+check "private mount namespace (binary invisible to the host: $visible): fully symbolized ($r)" \
+	sh -c "[ $visible = no ] && awk -v m=${r% *} -v n=${r#* } 'BEGIN { exit !(n >= 300 && m >= 0.99 * n) }'"
+kill $W 2>/dev/null; wait $W 2>/dev/null
+
+# --- exec mid-run: two profiles, each right ------------------------------------------
+$NOFP exec 1.5 "$PWD/$BUILD/workloads/busy" 2 >"$T/exec.pid" &
+W=$!
+PID=$(wait_pid_file "$T/exec.pid")
+$CPROF --pid "$PID" -F 499 --duration 3 --output-dir "$T/exec" 2>/dev/null
+wait $W 2>/dev/null
+a=$(folded "$T/exec/nofp-$PID.pb.gz" 2>/dev/null | awk -F '\t' '{ t += $1 } $3 ~ /work_hot|work_cold/ { n += $1 } $3 ~ /busy_/ { x += $1 } END { print n + 0, t + 0, x + 0 }')
+b=$(folded "$T/exec/busy-$PID.pb.gz" 2>/dev/null | awk -F '\t' '{ t += $1 } $3 ~ /busy_leaf/ { n += $1 } $3 ~ /work_hot|work_cold/ { x += $1 } END { print n + 0, t + 0, x + 0 }')
+check "exec: the old image's profile holds its own code only ($a: named, total, foreign)" \
+	sh -c "set -- $a; [ \$2 -ge 300 ] && [ \$1 -ge \$((\$2 * 95 / 100)) ] && [ \$3 -eq 0 ]"
+check "exec: the new image's profile holds its own code only ($b)" \
+	sh -c "set -- $b; [ \$2 -ge 300 ] && [ \$1 -ge \$((\$2 * 95 / 100)) ] && [ \$3 -eq 0 ]"
+
+# --- continuous mode: --interval 2 over 7 s, stopped by SIGTERM ----------------------
+$BUILD/workloads/busy 30 >/dev/null &
+W=$!
+$CPROF --interval 2 --duration 0 --output-dir "$T/cont" 2>"$T/cont.err" &
+CP=$!
+sleep 7
+kill -TERM $CP
+wait $CP; rc=$?; CP=
+wins=$(ls "$T/cont" | grep -c -- "-busy-$W.pb.gz\$")
+stamps=$(ls "$T/cont" | grep -- "-busy-$W.pb.gz\$" | cut -c1-16 | sort -u | wc -l)
+bad=0
+for f in "$T/cont"/*; do go tool pprof -raw "$f" >/dev/null 2>&1 || bad=$((bad + 1)); done
+check "continuous mode: exit 0 on SIGTERM, >=3 windows of the busy process ($wins, $stamps stamps)" \
+	sh -c "[ $rc -eq 0 ] && [ $wins -ge 3 ] && [ $stamps -eq $wins ]"
+check "continuous mode: every file readable by go tool pprof, no temporary files left" \
+	sh -c "[ $bad -eq 0 ] && ! ls -A '$T/cont' | grep -q '^\\.'"
+first=$(ls "$T/cont" | grep -- "-busy-$W.pb.gz\$" | head -n1)
+n1=$(folded "$T/cont/$first" | awk -F '\t' '{ t += $1 } END { print t + 0 }')
+check "continuous mode: a window holds only its own samples (~2 s: $n1 samples at 99 Hz)" \
+	sh -c "[ $n1 -ge 100 ] && [ $n1 -le 260 ]"
+
+$CPROF --interval 1 --duration 5 --keep 2 --output-dir "$T/keep" 2>/dev/null
+n=$(ls "$T/keep" | cut -c1-16 | sort -u | wc -l)
+check "--keep 2: only the 2 newest windows remain ($n)" [ "$n" -eq 2 ]
+
+# --- filters --------------------------------------------------------------------------
+$NOFP split 20 >"$T/f.pid" &
+W2=$!
+PID2=$(wait_pid_file "$T/f.pid")
+$CPROF --comm busy --duration 2 --output-dir "$T/comm" 2>/dev/null
+check "--comm busy: only the busy process is written ($(ls "$T/comm" | tr '\n' ' '))" \
+	sh -c "[ \"\$(ls '$T/comm')\" = 'busy-$W.pb.gz' ]"
+
+mkdir -p "$CG/docker-$CID.scope"
+echo "$PID2" >"$CG/docker-$CID.scope/cgroup.procs"
+$CPROF --cgroup "/cprof-e2e-$$" --duration 2 --output-dir "$T/cg" 2>/dev/null
+check "--cgroup: only the process in (a child of) that cgroup is written ($(ls "$T/cg" | tr '\n' ' '))" \
+	sh -c "[ \"\$(ls '$T/cg')\" = 'nofp-$PID2.pb.gz' ]"
+labels=$(folded "$T/cg/nofp-$PID2.pb.gz" | head -n1 | cut -f2)
+check "container labels: container_id and cgroup on the samples ($labels)" \
+	sh -c "echo '$labels' | grep -q 'container_id:\[$CID\]' && echo '$labels' | grep -q 'cgroup:\[/cprof-e2e-$$/docker-$CID.scope\]'"
+kill $W $W2 2>/dev/null; wait $W $W2 2>/dev/null
+echo "$$" >/sys/fs/cgroup/cgroup.procs 2>/dev/null
+
+# --- memory stays flat under churn --------------------------------------------------------
+$CPROF --interval 1 --duration 0 -F 999 --output-dir "$T/churn" 2>"$T/churn.err" &
+CP=$!
+sleep 1
+$BUILD/workloads/churn 10000 2 >"$T/churn.out" &
+W=$!
+rss() { awk '/^VmRSS:/ { print $2 }' /proc/$CP/status; }
+while ! grep -q 1000 "$T/churn.out" 2>/dev/null; do sleep 0.2; done
+sleep 1.5 # one more window, so the 1000th process's data is written and freed
+r1=$(rss)
+while ! grep -q done "$T/churn.out" 2>/dev/null; do sleep 0.5; done
+sleep 1.5
+r2=$(rss)
+kill -TERM $CP; wait $CP; CP=
+profiled=$(ls "$T/churn" | grep -c -- '-churn-')
+check "churn: RSS after 10000 processes within 2 MB of RSS after 1000 ($r1 -> $r2 KB; $profiled profiles of them)" \
+	sh -c "[ $((r2 - r1)) -le 2048 ] && [ $profiled -ge 1000 ]"
+exit 0
