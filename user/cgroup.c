@@ -211,3 +211,25 @@ int cgroup_read_nspid(const char *proc_root, uint32_t pid, uint32_t *nspid, stru
 	free(buf);
 	return ret ? errf(err, ret, "%s: no NSpid line", path) : 0;
 }
+
+int cgroup_v2_mount(char *buf, size_t len)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/mounts", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	/* "cgroup2 /sys/fs/cgroup cgroup2 rw,... 0 0" */
+	while (fgets(line, sizeof(line), f)) {
+		char *dev = strtok(line, " "), *dir = strtok(NULL, " "), *type = strtok(NULL, " ");
+
+		if (dev && dir && type && !strcmp(type, "cgroup2")) {
+			snprintf(buf, len, "%s", dir);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}

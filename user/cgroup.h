@@ -42,6 +42,13 @@ int cgroup_read(const char *proc_root, uint32_t pid, struct cgroup_info *out,
 int cgroup_read_nspid(const char *proc_root, uint32_t pid, uint32_t *nspid,
 		      struct errbuf *err);
 
+/*
+ * Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup on unified
+ * hosts, /sys/fs/cgroup/unified on hybrid ones.  Parsed from
+ * /proc/self/mounts; 0 or -ENOENT (no cgroup2 mount).
+ */
+int cgroup_v2_mount(char *buf, size_t len);
+
 /* Parses status text for the NSpid line. */
 int cgroup_parse_nspid(const char *text, size_t len, uint32_t *nspid);
 

@@ -22,6 +22,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "cgroup.h"
 #include "kallsyms.h"
 #include "objcache.h"
 #include "output.h"
@@ -37,7 +38,6 @@
 #define MAX_PIDS 1024
 #define MAX_COMMS 64
 #define MAX_CGROUPS 64
-#define CGROUP_ROOT "/sys/fs/cgroup"
 #define MAX_FREQUENCY 20000
 #define MAX_DURATION (365 * 24 * 3600)
 #define MAX_UNWIND_KB (4096UL * 1024)
@@ -115,8 +115,8 @@ static void usage(FILE *f)
 		"  -o, --output-dir DIR   where to write profiles (default ./cprof-out)\n"
 		"  -p, --pid PID          only this process; repeat or comma-separate\n"
 		"      --comm NAME        only processes named NAME (as in /proc/PID/comm)\n"
-		"      --cgroup PATH      only processes in this cgroup (v2) or below it:\n"
-		"                         /sys/fs/cgroup/... or a path like /system.slice\n"
+		"      --cgroup PATH      only processes in this cgroup (v2) or below it: its\n"
+		"                         directory, or its path as in /proc/PID/cgroup\n"
 		"                         Filters of different kinds must all match.\n"
 		"      --no-kernel        leave out kernel frames\n"
 		"      --unwind MODE      user stacks by 'dwarf' CFI tables, falling back to\n"
@@ -186,13 +186,19 @@ static int parse_size_kb(const char *s, unsigned long *kb)
  */
 static int cgroup_id_of(const char *path, uint64_t *id)
 {
-	char full[PATH_MAX];
+	char full[PATH_MAX], root[PATH_MAX / 2];
+	size_t rl;
 	struct stat st;
 
-	if (!strncmp(path, CGROUP_ROOT "/", strlen(CGROUP_ROOT) + 1) || !strcmp(path, CGROUP_ROOT))
+	if (cgroup_v2_mount(root, sizeof(root))) {
+		fprintf(stderr, PROG ": --cgroup: no cgroup v2 hierarchy is mounted\n");
+		return -1;
+	}
+	rl = strlen(root);
+	if (!strncmp(path, root, rl) && (path[rl] == '/' || path[rl] == '\0'))
 		snprintf(full, sizeof(full), "%s", path);
 	else
-		snprintf(full, sizeof(full), CGROUP_ROOT "%s%s", path[0] == '/' ? "" : "/", path);
+		snprintf(full, sizeof(full), "%s%s%s", root, path[0] == '/' ? "" : "/", path);
 	if (stat(full, &st)) {
 		fprintf(stderr, PROG ": --cgroup: %s: %s\n", full, strerror(errno));
 		return -1;

@@ -8,7 +8,8 @@ chmod 755 "$T"
 trap 'kill $W $W2 $CP 2>/dev/null; umount "$T/mnt" 2>/dev/null; rmdir "$CG/docker-$CID.scope" "$CG" 2>/dev/null; rm -rf "$T"' EXIT
 NOFP=$BUILD/workloads/nofp
 CID=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-CG=/sys/fs/cgroup/cprof-e2e-$$
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+CG=$CG2/cprof-e2e-$$
 
 require_root "short-lived processes" "deleted binary" "private mount namespace" "exec" \
 	"continuous mode" "--keep" "--comm" "--cgroup" "churn"
@@ -130,7 +131,6 @@ labels=$(folded "$T/cg/nofp-$PID2.pb.gz" | head -n1 | cut -f2)
 check "container labels: container_id and cgroup on the samples ($labels)" \
 	sh -c "echo '$labels' | grep -q 'container_id:\[$CID\]' && echo '$labels' | grep -q 'cgroup:\[/cprof-e2e-$$/docker-$CID.scope\]'"
 kill $W $W2 2>/dev/null; wait $W $W2 2>/dev/null
-echo "$$" >/sys/fs/cgroup/cgroup.procs 2>/dev/null
 
 # --- memory stays flat under churn --------------------------------------------------------
 $CPROF --interval 1 --duration 0 -F 999 --output-dir "$T/churn" 2>"$T/churn.err" &
