@@ -136,25 +136,50 @@ static ssize_t read_small(const char *path, char *buf, size_t cap)
 	return (ssize_t)n;
 }
 
-int cgroup_read(const char *proc_root, uint32_t pid, struct cgroup_info *out,
-		struct errbuf *err)
+typedef int (*parse_fn)(const char *text, size_t len, void *out);
+
+/* Reads /proc/<pid>/<file> and hands its text to @parse. */
+static int read_proc_file(const char *proc_root, uint32_t pid, const char *file,
+			  parse_fn parse, void *out, struct errbuf *err)
 {
 	char path[64], *buf = malloc(PROC_FILE_MAX);
 	ssize_t n;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
 	if (!buf)
 		return errf(err, -ENOMEM, "out of memory");
-	snprintf(path, sizeof(path), "%s/%u/cgroup", proc_root, pid);
+	snprintf(path, sizeof(path), "%s/%u/%s", proc_root, pid, file);
 	n = read_small(path, buf, PROC_FILE_MAX);
 	if (n < 0) {
 		free(buf);
 		return errf(err, (int)n, "%s: %s", path, strerror((int)-n));
 	}
-	ret = cgroup_parse(buf, (size_t)n, out);
+	ret = parse(buf, (size_t)n, out);
 	free(buf);
-	return ret ? errf(err, ret, "%s: no cgroup v2 or systemd line", path) : 0;
+	return ret ? errf(err, ret, "%s: %s", path, ret == -ENOENT ? "no usable line" : "malformed")
+		   : 0;
+}
+
+static int parse_cgroup_fn(const char *text, size_t len, void *out)
+{
+	return cgroup_parse(text, len, out);
+}
+
+static int parse_nspid_fn(const char *text, size_t len, void *out)
+{
+	return cgroup_parse_nspid(text, len, out);
+}
+
+int cgroup_read(const char *proc_root, uint32_t pid, struct cgroup_info *out,
+		struct errbuf *err)
+{
+	memset(out, 0, sizeof(*out));
+	return read_proc_file(proc_root, pid, "cgroup", parse_cgroup_fn, out, err);
+}
+
+int cgroup_read_nspid(const char *proc_root, uint32_t pid, uint32_t *nspid, struct errbuf *err)
+{
+	return read_proc_file(proc_root, pid, "status", parse_nspid_fn, nspid, err);
 }
 
 int cgroup_parse_nspid(const char *text, size_t len, uint32_t *nspid)
@@ -191,25 +216,6 @@ int cgroup_parse_nspid(const char *text, size_t len, uint32_t *nspid)
 		return 0;
 	}
 	return -ENOENT;
-}
-
-int cgroup_read_nspid(const char *proc_root, uint32_t pid, uint32_t *nspid, struct errbuf *err)
-{
-	char path[64], *buf = malloc(PROC_FILE_MAX);
-	ssize_t n;
-	int ret;
-
-	if (!buf)
-		return errf(err, -ENOMEM, "out of memory");
-	snprintf(path, sizeof(path), "%s/%u/status", proc_root, pid);
-	n = read_small(path, buf, PROC_FILE_MAX);
-	if (n < 0) {
-		free(buf);
-		return errf(err, (int)n, "%s: %s", path, strerror((int)-n));
-	}
-	ret = cgroup_parse_nspid(buf, (size_t)n, nspid);
-	free(buf);
-	return ret ? errf(err, ret, "%s: no NSpid line", path) : 0;
 }
 
 int cgroup_v2_mount(char *buf, size_t len)

@@ -61,32 +61,41 @@ void *hmap_find(const struct hmap *m, const void *key)
 	return m->used[i] ? slot(m, i) : NULL;
 }
 
-static int grow(struct hmap *m)
+/*
+ * Moves the entries of @m that @dead does not reject (all when NULL) into
+ * a fresh table of @cap slots, which replaces @m.
+ */
+static int rehash(struct hmap *m, size_t cap, bool (*dead)(const void *entry))
 {
-	struct hmap bigger = *m;
+	struct hmap fresh = *m;
 
-	bigger.cap = m->cap ? m->cap * 2 : 16;
-	bigger.n = 0;
-	bigger.used = calloc(bigger.cap, 1);
-	bigger.slots = malloc(bigger.cap * m->entry_size);
-	if (!bigger.used || !bigger.slots) {
-		free(bigger.used);
-		free(bigger.slots);
+	fresh.cap = cap;
+	fresh.n = 0;
+	fresh.used = calloc(cap, 1);
+	fresh.slots = malloc(cap * m->entry_size);
+	if (!fresh.used || !fresh.slots) {
+		free(fresh.used);
+		free(fresh.slots);
 		return -1;
 	}
 	for (size_t i = 0; i < m->cap; i++) {
 		size_t j;
 
-		if (!m->used[i])
+		if (!m->used[i] || (dead && dead(slot(m, i))))
 			continue;
-		j = probe(&bigger, slot(m, i));
-		bigger.used[j] = 1;
-		memcpy(slot(&bigger, j), slot(m, i), m->entry_size);
-		bigger.n++;
+		j = probe(&fresh, slot(m, i));
+		fresh.used[j] = 1;
+		memcpy(slot(&fresh, j), slot(m, i), m->entry_size);
+		fresh.n++;
 	}
 	hmap_free(m);
-	*m = bigger;
+	*m = fresh;
 	return 0;
+}
+
+static int grow(struct hmap *m)
+{
+	return rehash(m, m->cap ? m->cap * 2 : 16, NULL);
 }
 
 void *hmap_insert(struct hmap *m, const void *key, bool *created)
@@ -115,35 +124,14 @@ void *hmap_insert(struct hmap *m, const void *key, bool *created)
 
 int hmap_compact(struct hmap *m, bool (*dead)(const void *entry))
 {
-	struct hmap fresh;
-	size_t live = 0;
+	size_t live = 0, cap = 16;
 
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->used[i] && !dead(slot(m, i)))
 			live++;
-	hmap_init(&fresh, m->key_size, m->entry_size);
-	fresh.cap = 16;
-	while (live * 4 > fresh.cap * 3 / 2) /* room to grow 2x before resizing */
-		fresh.cap *= 2;
-	fresh.used = calloc(fresh.cap, 1);
-	fresh.slots = malloc(fresh.cap * m->entry_size);
-	if (!fresh.used || !fresh.slots) {
-		hmap_free(&fresh);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->used[i] || dead(slot(m, i)))
-			continue;
-		j = probe(&fresh, slot(m, i));
-		fresh.used[j] = 1;
-		memcpy(slot(&fresh, j), slot(m, i), m->entry_size);
-		fresh.n++;
-	}
-	hmap_free(m);
-	*m = fresh;
-	return 0;
+	while (live * 8 > cap * 3) /* at most 3/8 full: room to double first */
+		cap *= 2;
+	return rehash(m, cap, dead);
 }
 
 void hmap_clear(struct hmap *m)
