@@ -205,41 +205,56 @@ static __always_inline struct cprof_stats *get_stats(void)
 	return bpf_map_lookup_elem(&stats, &zero);
 }
 
+/* FNV-1a-style mixing of 64-bit words; collisions among < 1e5 stacks a
+ * second are ~1e-10, far below any sampling error. */
+#define HASH_SEED 0xcbf29ce484222325ULL
+
+static __always_inline __u64 hash_mix(__u64 h, __u64 word)
+{
+	h ^= word;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 32);
+}
+
 struct hash_ctx {
 	const struct cprof_stack *st;
 	__u64 h;
 };
 
-/* FNV-1a-style mixing of 64-bit words; collisions among < 1e5 stacks a
- * second are ~1e-10, far below any sampling error. */
 static long hash_step(__u32 i, void *data)
 {
 	struct hash_ctx *c = data;
 
 	if (i >= CPROF_MAX_FRAMES)
 		return 1;
-	c->h ^= c->st->ip[i];
-	c->h *= 0x100000001b3ULL;
-	c->h ^= c->h >> 32;
+	c->h = hash_mix(c->h, c->st->ip[i]);
 	return 0;
 }
 
 /*
- * A bpf_loop, not a bounded loop: the verifier checks the callback once
- * instead of every iteration at every call site.
+ * The final name of a stack: frames, how the walk went, and who walked it
+ * (@salt), so identical frames from different walks stay apart.
+ */
+static __always_inline __u64 hash_finish(__u64 h, const struct cprof_stack *st, __u64 salt)
+{
+	h = hash_mix(h, salt ^ ((__u64)st->status << 40) ^ st->nr);
+	return h | CPROF_STACK_HASHED;
+}
+
+/*
+ * For stacks the kernel walked.  A bpf_loop, not a bounded loop: the
+ * verifier checks the callback once instead of every iteration at every
+ * call site.  (The unwinder hashes as it goes instead.)
  */
 static __always_inline __u64 hash_frames(const struct cprof_stack *st, __u64 salt)
 {
-	struct hash_ctx c = {
-		.st = st,
-		.h = 0xcbf29ce484222325ULL ^ salt ^ ((__u64)st->status << 40),
-	};
+	struct hash_ctx c = { .st = st, .h = HASH_SEED };
 	__u32 nr = st->nr;
 
 	if (nr > CPROF_MAX_FRAMES)
 		nr = CPROF_MAX_FRAMES;
 	bpf_loop(nr, hash_step, &c, 0);
-	return c.h | CPROF_STACK_HASHED;
+	return hash_finish(c.h, st, salt);
 }
 
 static __always_inline struct cprof_stack *get_scratch(void)
@@ -249,10 +264,9 @@ static __always_inline struct cprof_stack *get_scratch(void)
 	return bpf_map_lookup_elem(&scratch, &zero);
 }
 
-/* Stores the stack in scratch under its hash; returns the hash or why not. */
-static __always_inline __u64 store_stack(struct cprof_stack *st, void *stacks, __u64 salt)
+/* Stores the stack in scratch under hash @h; returns @h or why not. */
+static __always_inline __u64 store_stack(struct cprof_stack *st, void *stacks, __u64 h)
 {
-	__u64 h = hash_frames(st, salt);
 	long err = bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST);
 
 	if (err && err != -17 /* EEXIST: stored already */)
@@ -278,7 +292,7 @@ static __always_inline __u64 record_stack(void *ctx, void *stacks, __u64 flags)
 	st->status = (flags & BPF_F_USER_STACK) ? CPROF_STACK_F_FP : 0;
 	if (st->nr == 0) /* only a user stack is expected never to be empty */
 		return (flags & BPF_F_USER_STACK) ? CPROF_STACK_ERR_EMPTY : CPROF_STACK_NONE;
-	return store_stack(st, stacks, flags);
+	return store_stack(st, stacks, hash_frames(st, flags));
 }
 
 /* --- DWARF CFI unwinding (DESIGN.md section 4) --------------------------- */
@@ -288,95 +302,74 @@ struct unwind_ctx {
 	struct cprof_proc_maps *pm;
 	__u32 pid;
 	bool reported; /* NEW_CODE sent for this walk */
+	__u64 hash;    /* of the frames so far */
 	__u64 pc, sp, bp;
 	bool exact; /* pc is not a return address: the leaf, or a signal's */
 	__u32 status;
 };
 
 /*
- * Binary searches run as bpf_loop callbacks: unrolled, each iteration's
- * branches would multiply the paths the verifier must walk.
+ * Branch-free binary searches: a fixed number of halvings with no
+ * data-dependent jumps (comparisons are done by subtraction and the sign
+ * bit, which clang cannot turn back into jumps), so the verifier walks one
+ * path, and they can run inside the per-frame callback without a bpf_loop
+ * of their own.
  */
-struct map_search {
-	const struct cprof_proc_maps *pm;
-	__u64 pc;
-	__u32 lo, hi;
-	int found;
-};
 
-static long map_search_step(__u32 i, void *data)
+/* 1 when a <= b, for values below 2^63 (user addresses, row pcs). */
+static __always_inline __u64 le_bit(__u64 a, __u64 b)
 {
-	struct map_search *c = data;
-	const struct cprof_proc_map *m;
-	__u32 mid;
-
-	if (c->lo >= c->hi)
-		return 1;
-	mid = (c->lo + c->hi) / 2;
-	if (mid >= CPROF_MAX_PROC_MAPS)
-		return 1;
-	m = &c->pm->m[mid];
-	if (c->pc < m->start) {
-		c->hi = mid;
-	} else if (c->pc >= m->end) {
-		c->lo = mid + 1;
-	} else {
-		c->found = mid;
-		return 1;
-	}
-	return 0;
+	return 1 - ((b - a) >> 63);
 }
 
+/* The mapping containing @pc, or NULL.  Mappings are sorted and disjoint. */
 static __always_inline const struct cprof_proc_map *
 find_mapping(const struct cprof_proc_maps *pm, __u64 pc)
 {
-	struct map_search c = { .pm = pm, .pc = pc, .hi = pm->n, .found = -1 };
+	__u32 n = pm->n, lo = 0, len, half, idx;
 
-	if (c.hi > CPROF_MAX_PROC_MAPS)
-		c.hi = CPROF_MAX_PROC_MAPS;
-	bpf_loop(10 /* log2(CPROF_MAX_PROC_MAPS) + 2 */, map_search_step, &c, 0);
-	if (c.found < 0 || c.found >= CPROF_MAX_PROC_MAPS)
+	if (n > CPROF_MAX_PROC_MAPS)
+		n = CPROF_MAX_PROC_MAPS;
+	/* the last mapping with start <= pc, if any */
+	len = n;
+	for (int i = 0; i < 9; i++) { /* ceil(log2(CPROF_MAX_PROC_MAPS)) + 1 */
+		if (!len) /* the one jump: it only leaves the loop */
+			break;
+		half = len / 2;
+		idx = (lo + half) & (CPROF_MAX_PROC_MAPS - 1);
+		lo += le_bit(pm->m[idx].start, pc) * (len - half);
+		len = half;
+	}
+	/* lo: how many mappings start at or below pc (1-based position) */
+	if (lo == 0 || lo > n)
 		return NULL;
-	return &pm->m[c.found];
-}
-
-struct row_search {
-	__u32 first, lo, hi, rel;
-};
-
-static long row_search_step(__u32 i, void *data)
-{
-	struct row_search *c = data;
-	const struct cprof_unwind_row *r;
-	__u32 mid, idx;
-
-	if (c->lo >= c->hi)
-		return 1;
-	mid = c->lo + (c->hi - c->lo) / 2;
-	idx = c->first + mid;
-	r = bpf_map_lookup_elem(&unwind_rows, &idx);
-	if (!r)
-		return 1;
-	if (r->pc <= c->rel)
-		c->lo = mid + 1;
-	else
-		c->hi = mid;
-	return 0;
+	idx = (lo - 1) & (CPROF_MAX_PROC_MAPS - 1);
+	return pc < pm->m[idx].end ? &pm->m[idx] : NULL;
 }
 
 /* The last row at or below @rel in the mapping's table, or NULL. */
 static __always_inline const struct cprof_unwind_row *
 find_row(const struct cprof_proc_map *m, __u64 rel)
 {
-	struct row_search c = { .first = m->first_row, .hi = m->nrows, .rel = (__u32)rel };
-	__u32 idx;
+	__u32 first = m->first_row, lo = 0, len = m->nrows, half, idx;
+	const struct cprof_unwind_row *r;
 
 	if (rel >> 32)
 		return NULL;
-	bpf_loop(26 /* tables have < 2^25 rows */, row_search_step, &c, 0);
-	if (c.lo == 0)
+	for (int i = 0; i < 26; i++) { /* tables have < 2^25 rows */
+		if (!len) /* the one jump: it only leaves the loop */
+			break;
+		half = len / 2;
+		idx = first + lo + half;
+		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!r)
+			return NULL;
+		lo += le_bit(r->pc, rel) * (len - half);
+		len = half;
+	}
+	if (lo == 0)
 		return NULL;
-	idx = c.first + c.lo - 1;
+	idx = first + lo - 1;
 	return bpf_map_lookup_elem(&unwind_rows, &idx);
 }
 
@@ -404,7 +397,7 @@ static __always_inline long step_to(struct unwind_ctx *c, __u64 ra, __u64 sp)
 /* No CFI for this pc: follow the frame-pointer chain for one frame. */
 static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
 {
-	__u64 ra, bp;
+	__u64 frame[2]; /* saved rbp, return address */
 
 	if (c->bp == 0 || c->bp < c->sp) {
 		/* rbp 0 ends a frame-pointer chain (_start clears it). */
@@ -412,7 +405,7 @@ static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
 			    c->bp == 0 ? CPROF_UNWIND_OK : CPROF_UNWIND_BAD_CFA;
 		return 1;
 	}
-	if (read_word(c->bp + 8, &ra) || read_word(c->bp, &bp)) {
+	if (bpf_probe_read_user(frame, sizeof(frame), (const void *)c->bp)) {
 		c->status = CPROF_UNWIND_READ;
 		return 1;
 	}
@@ -420,8 +413,8 @@ static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
 	{
 		__u64 sp = c->bp + 16;
 
-		c->bp = bp;
-		return step_to(c, ra, sp);
+		c->bp = frame[0];
+		return step_to(c, frame[1], sp);
 	}
 }
 
@@ -468,16 +461,28 @@ static __always_inline long step_dwarf(struct unwind_ctx *c, const struct cprof_
 	default:
 		return step_fp(c, true);
 	}
-	if (read_word(cfa - 8, &ra)) {
-		c->status = CPROF_UNWIND_READ;
-		return 1;
-	}
-	if (CPROF_ROW_RBP(row) == CPROF_RBP_OFFSET) {
-		if (read_word(cfa + (__s64)row->rbp_off * 8, &bp)) {
+	if (CPROF_ROW_RBP(row) == CPROF_RBP_OFFSET && row->rbp_off == -2) {
+		/* the usual prologue: rbp saved right below the return address */
+		__u64 frame[2];
+
+		if (bpf_probe_read_user(frame, sizeof(frame), (const void *)(cfa - 16))) {
 			c->status = CPROF_UNWIND_READ;
 			return 1;
 		}
-		c->bp = bp;
+		c->bp = frame[0];
+		ra = frame[1];
+	} else {
+		if (read_word(cfa - 8, &ra)) {
+			c->status = CPROF_UNWIND_READ;
+			return 1;
+		}
+		if (CPROF_ROW_RBP(row) == CPROF_RBP_OFFSET) {
+			if (read_word(cfa + (__s64)row->rbp_off * 8, &bp)) {
+				c->status = CPROF_UNWIND_READ;
+				return 1;
+			}
+			c->bp = bp;
+		}
 	}
 	c->st->status |= CPROF_STACK_F_DWARF;
 	return step_to(c, ra, cfa);
@@ -521,6 +526,7 @@ static long unwind_step(__u32 i, void *data)
 	}
 	st->ip[n & (CPROF_MAX_FRAMES - 1)] = c->pc;
 	st->nr = n + 1;
+	c->hash = hash_mix(c->hash, c->pc);
 	/* A return address is past its call; look up the call itself. */
 	lookup = c->exact ? c->pc : c->pc - 1;
 	c->exact = false;
@@ -541,7 +547,7 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 					 struct cprof_proc_maps *pm, __u32 pid, bool in_kernel,
 					 struct cprof_stats *s)
 {
-	struct unwind_ctx c = { .pm = pm, .pid = pid, .exact = true };
+	struct unwind_ctx c = { .pm = pm, .pid = pid, .exact = true, .hash = HASH_SEED };
 
 	c.st = get_scratch();
 	if (!c.st)
@@ -569,7 +575,7 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 		s->unwind_status[c.status]++;
 	if (c.st->nr == 0)
 		return CPROF_STACK_ERR_EMPTY;
-	return store_stack(c.st, stacks, BPF_F_USER_STACK);
+	return store_stack(c.st, stacks, hash_finish(c.hash, c.st, BPF_F_USER_STACK));
 }
 
 /* The user stack: CFI tables when the loader gave this process some. */

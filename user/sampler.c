@@ -161,8 +161,11 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	}
 	/* Frame-pointer mode keeps a one-row array: nothing to look up. */
 	s->rows_cap = opts->unwind_rows;
-	if (bpf_map__set_max_entries(s->skel->maps.unwind_rows,
-				     s->rows_cap ? s->rows_cap : 1)) {
+	/*
+	 * One row more than tables may use: the BPF search may read one past a
+	 * table's end, which must still be inside the array.
+	 */
+	if (bpf_map__set_max_entries(s->skel->maps.unwind_rows, s->rows_cap + 1)) {
 		ret = errf(err, -EINVAL, "cannot size the unwind rows map");
 		goto fail;
 	}

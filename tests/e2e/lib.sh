@@ -30,6 +30,8 @@ require_root() {
 
 # folded FILE: one line per sample, "COUNT<TAB>LABELS<TAB>root;...;leaf",
 # from `go tool pprof -raw`.  LABELS is the sample's label text as printed.
+# A location with inlined functions contributes all of them, outermost
+# first, as separate frames.
 folded() {
 	go tool pprof -raw "$1" 2>/dev/null | awk '
 	/^Samples:/ { insamples = 1; next }
@@ -50,7 +52,14 @@ folded() {
 		locname[id] = (line != "" ? line : $2)
 		last = id; next
 	}
-	inloc && /^ +[^ ]/ && last != "" { next }
+	inloc && /^ +[^ 0-9]/ && last != "" {
+		# an inlining caller of the line above: it goes on the root side
+		line = $0
+		sub(/^ +/, "", line)
+		sub(/ +[^ ]*:[0-9]+ +s=[0-9]+ *$/, "", line)
+		locname[last] = line ";" locname[last]
+		next
+	}
 	END {
 		for (i = 1; i <= n; i++) {
 			m = split(ids[i], a, " "); s = ""
