@@ -25,12 +25,15 @@
 #
 # Environment: BENCH_SECS (default 20) sampling seconds per tool at 99 Hz;
 # BENCH_HI_SECS (default BENCH_SECS/2) at BENCH_HZ_HI (default 999) Hz;
-# BENCH_REPS (default 3) repetitions of the BPF tools at each rate.
+# BENCH_REPS (default 3) repetitions of the BPF tools at each rate;
+# BENCH_FINISH_MAX (default 60) s bpftrace may take to print before it is
+# stopped (its finish then reads ">60").
 
 # `make bench` runs us with sh (dash on Debian); we need bash for
 # $EPOCHREALTIME (timestamps without forking) and builtin-only /proc reads.
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -u
+export LC_ALL=C	# "." decimal points, for $EPOCHREALTIME and awk alike
 
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
@@ -45,6 +48,7 @@ HI_SECS=${BENCH_HI_SECS:-$(( SECS / 2 > 0 ? SECS / 2 : 1 ))}
 HZ=99
 HZ_HI=${BENCH_HZ_HI:-999}
 REPS=${BENCH_REPS:-3}
+FINISH_MAX=${BENCH_FINISH_MAX:-60}
 NCPU=$(nproc)
 BPF_PROG_TYPE_PERF_EVENT=7	# prog_type in /proc/PID/fdinfo
 TIMEFMT='%e %U %S %M'		# wall s, user s, sys s, max RSS KiB
@@ -63,9 +67,34 @@ done
 [ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
 
 RAW=$(mktemp -d /tmp/cprof-bench.XXXXXX) || die "mktemp failed"
+
+# Run a private copy: the tree's binary may be rebuilt during the minutes
+# this takes, and every run must measure the same build.
+if [ -n "${BENCH_CPROF:-}" ]; then
+	BUILD_DESC="$CPROF, built $(date -u -r "$CPROF" '+%Y-%m-%d %H:%M UTC')"
+else
+	BUILD_DESC="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	[ -n "$(git status --porcelain -- user bpf proto 2>/dev/null)" ] &&
+		BUILD_DESC="$BUILD_DESC + uncommitted changes"
+	BUILD_DESC="$BUILD_DESC, built $(date -u -r "$CPROF" '+%Y-%m-%d %H:%M UTC')"
+fi
+cp "$CPROF" "$RAW/cprof-bpf" || die "cannot copy $CPROF"
+CPROF=$RAW/cprof-bpf
 log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
+
+# Measure on time: with 3 CPU-bound processes on 2 CPUs (and whatever else
+# runs), a normal-priority poller can wait hundreds of ms for a CPU and
+# would see sampling start or stop late.  So this script and its helpers
+# (sleep, awk, bpftool) run SCHED_FIFO -- they sleep nearly all the time --
+# and everything measured is started back at normal priority ($NORMAL).
+NORMAL=""
+if chrt -f -p 10 $$ >/dev/null 2>&1; then
+	NORMAL="chrt -o 0"
+else
+	log "warning: cannot run SCHED_FIFO; timings may be late on a loaded host"
+fi
 
 now() { echo "$EPOCHREALTIME"; }
 # Float arithmetic: calc 'expr' [printf-format]
@@ -84,11 +113,11 @@ WL_PIDS=""
 # The workload runs well past the tool (killed when the tool is done) so
 # that every tool also finishes on a busy machine.
 start_workload() {
-	local life=$(( $1 + 60 ))
+	local life=$(( $1 + FINISH_MAX + 60 ))
 	WL_PIDS=""
-	"$BUSY" "$life" 20 & WL_PIDS="$WL_PIDS $!"
-	"$BUSY" "$life" 20 & WL_PIDS="$WL_PIDS $!"
-	"$SYSC" "$life" >/dev/null & WL_PIDS="$WL_PIDS $!"
+	$NORMAL "$BUSY" "$life" 20 & WL_PIDS="$WL_PIDS $!"
+	$NORMAL "$BUSY" "$life" 20 & WL_PIDS="$WL_PIDS $!"
+	$NORMAL "$SYSC" "$life" >/dev/null & WL_PIDS="$WL_PIDS $!"
 	sleep 1 # let them reach their steady state (deep stack, busy loop)
 }
 stop_workload() {
@@ -112,8 +141,8 @@ trap 'exit 130' INT TERM
 
 # child_of PPID: the process GNU time started (polls: it may not exist yet).
 child_of() {
-	local c i
-	for i in $(seq 200); do
+	local c
+	for _ in $(seq 200); do
 		c=$(pgrep -P "$1" | head -n1)
 		[ -n "$c" ] && { echo "$c"; return 0; }
 		sleep 0.01
@@ -121,15 +150,23 @@ child_of() {
 	return 1
 }
 
-# prog_stats PID: sums run_time_ns and run_cnt over the perf_event programs
-# that process holds open (the same counters `bpftool prog show` reports).
-# Picking programs by owner rather than by name or by "new id" stays right
-# even if someone else is profiling the host meanwhile.  Only bash builtins,
-# so polling it every 10 ms costs next to nothing.  Sets P_IDS P_RT P_CNT.
+# prog_stats PID [FDS]: sums run_time_ns and run_cnt over the perf_event
+# programs that process holds open (the same counters `bpftool prog show`
+# reports).  Picking programs by owner rather than by name or by "new id"
+# stays right even if someone else is profiling the host meanwhile.  Sets
+# P_IDS P_RT P_CNT, and P_FDS, the fds that hold them: pass those back as
+# FDS to read only them, as a tool may hold hundreds of fds (ELF files,
+# maps) and a poll must take well under its 10 ms.  Bash builtins only.
 prog_stats() {
-	local f k v type id rt cnt seen=" "
-	P_IDS="" P_RT=0 P_CNT=0
-	for f in /proc/"$1"/fdinfo/*; do
+	local pid=$1 f k v type id rt cnt seen=" "
+	P_IDS="" P_RT=0 P_CNT=0 P_FDS=""
+	if [ -n "${2:-}" ]; then
+		set -- $2
+		set -- "${@/#//proc/$pid/fdinfo/}"
+	else
+		set -- /proc/"$pid"/fdinfo/*
+	fi
+	for f; do
 		type="" id="" rt=0 cnt=0
 		while read -r k v; do
 			case $k in
@@ -143,21 +180,26 @@ prog_stats() {
 		[ "$type" = $BPF_PROG_TYPE_PERF_EVENT ] && [ -n "$id" ] || continue
 		case $seen in *" $id "*) continue ;; esac
 		seen="$seen$id "
-		P_IDS=${P_IDS:+$P_IDS,}$id
+		P_IDS=${P_IDS:+$P_IDS,}$id P_FDS="$P_FDS ${f##*/}"
 		P_RT=$((P_RT + rt)) P_CNT=$((P_CNT + cnt))
 	done
 }
 
+# Microseconds since the epoch, without a fork (LC_ALL=C: a "." in it).
+usec() { US=${EPOCHREALTIME/./}; }
+
 # wait_first_sample PID: waits until the tool's perf_event program has run
-# once, i.e. sampling has begun.  Sets T_FIRST.
+# once, i.e. sampling has begun.  Sets T_FIRST, and FDS (see prog_stats).
 wait_first_sample() {
 	local deadline
-	deadline=$(calc "$EPOCHREALTIME + 120")
+	usec; deadline=$((US + 120000000))
+	FDS=""
 	while :; do
-		prog_stats "$1"
-		[ "$P_CNT" -gt 0 ] && { T_FIRST=$(now); return 0; }
+		prog_stats "$1" "$FDS"
+		FDS=$P_FDS
+		[ "$P_CNT" -gt 0 ] && { T_FIRST=$EPOCHREALTIME; return 0; }
 		kill -0 "$1" 2>/dev/null || return 1
-		[ "$(calc "$EPOCHREALTIME > $deadline" %d)" = 1 ] && return 1
+		usec; [ "$US" -gt "$deadline" ] && return 1
 		sleep 0.01
 	done
 }
@@ -183,21 +225,27 @@ bpftool_snapshot() {
 	SNAP="${name:-?} $rt $cnt"
 }
 
-# poll_until PID [DEADLINE]: polls the tool's counters every 10 ms until
-# DEADLINE (epoch s) or until its programs are gone.  Keeps the last values
-# seen (P_*_LAST; call poll_reset first) and the time the count last moved
-# (T_FREEZE: sampling had ended by then, to within a poll).
-poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1 T_FREEZE=""; }
-poll_until() {
-	local deadline=${2:-}
+# poll_until PID FDS [DEADLINE]: polls the tool's counters every 10 ms
+# until DEADLINE (epoch s with 6 decimals) or until its programs are gone.
+# Keeps the last values seen (P_*_LAST; call poll_reset first) and the time
+# the count last moved (T_FREEZE: sampling had ended by then, to within a
+# poll).
+poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1 T_FREEZE="" FREEZE_SEEN=""; }
+poll_until() {	# poll_until PID FDS [DEADLINE] [LOG]
+	local t deadline="" log=${4:-/dev/null}
+	[ -n "${3:-}" ] && deadline=${3/./}
 	while :; do
-		prog_stats "$1"
-		[ -z "$P_IDS" ] && break
-		[ "$P_CNT" -ne "$P_CNT_LAST" ] && T_FREEZE=$(now)
-		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
-		if [ -n "$deadline" ] && [ "$(calc "$EPOCHREALTIME >= $deadline" %d)" = 1 ]; then
-			break
+		t=$EPOCHREALTIME
+		prog_stats "$1" "$2"
+		[ -z "$P_IDS" ] && { echo "$EPOCHREALTIME gone" >>"$log"; break; }
+		if [ "$P_CNT" -ne "$P_CNT_LAST" ]; then
+			# a change after the first poll: we saw sampling still going
+			[ -n "$T_FREEZE" ] && FREEZE_SEEN=1
+			T_FREEZE=$t
+			echo "$t $P_CNT" >>"$log"
 		fi
+		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
+		usec; [ -n "$deadline" ] && [ "$US" -ge "$deadline" ] && break
 		sleep 0.01
 	done
 }
@@ -210,8 +258,8 @@ poll_until() {
 # minus the utime+stime of the given processes; bash builtins only.
 CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
 cpu_jiffies() {	# sets J_HOST (busy, all CPUs) and J_PIDS (the given pids)
-	local cpu u n sy id io irq sirq st rest p a
-	read -r cpu u n sy id io irq sirq st rest </proc/stat
+	local u n sy irq sirq st p a
+	read -r _ u n sy _ _ irq sirq st _ </proc/stat
 	J_HOST=$((u + n + sy + irq + sirq + st)) J_PIDS=0
 	for p; do
 		# fields 14, 15: utime, stime (our comms have no spaces)
@@ -224,10 +272,36 @@ load_other() {
 	cpu_jiffies "$@"
 	OTHER_PCT=$(calc "100 * (($J_HOST - $L_HOST) - ($J_PIDS - $L_PIDS)) / ($NCPU * $CLK_TCK * ($EPOCHREALTIME - $L_T))" %.0f)
 	case $OTHER_PCT in -*) OTHER_PCT=0 ;; esac
-	# Who was it?  Kept in the raw logs (top's second pass covers 0.3 s).
+	# Who was it?  Kept in the raw logs (top's second pass covers 0.3 s);
+	# in the background, as we are timing the end of sampling.
 	if [ "$OTHER_PCT" -gt 10 ]; then
-		top -b -n2 -d0.3 -w 200 2>/dev/null | awk '/^top -/ { n++ } n == 2' | head -n 25 >>"$RAW/busy-host.txt"
+		{ $NORMAL top -b -n2 -d0.3 -w 200 2>/dev/null |
+			awk '/^top -/ { n++ } n == 2' | head -n 25 >>"$RAW/busy-host.txt"; } &
 	fi
+}
+
+# wait_bounded PID SECS [VICTIM]: waits for our child PID (GNU time, or
+# the tool) at most SECS, then stops VICTIM (the tool; default PID) with
+# SIGTERM, and SIGKILL 5 s later.  bpftrace can take minutes to print its
+# map when the host runs big processes (it loads every binary's symbols),
+# and the bench must end.  Sets TIMED_OUT; returns PID's exit status.
+wait_bounded() {
+	local deadline a
+	usec; deadline=$((US + $2 * 1000000)) TIMED_OUT=""
+	# a child that has exited stays a zombie (state Z) until we wait
+	while read -r -a a 2>/dev/null </proc/"$1"/stat && [ "${a[2]}" != Z ]; do
+		usec
+		if [ "$US" -gt "$deadline" ]; then
+			if [ -z "$TIMED_OUT" ]; then
+				TIMED_OUT=1 deadline=$((US + 5000000))
+				kill -TERM "${3:-$1}" 2>/dev/null
+			else
+				kill -KILL "${3:-$1}" 2>/dev/null
+			fi
+		fi
+		sleep 0.01
+	done
+	wait "$1"
 }
 
 # read_time FILE: "wall user sys maxrss_kib" from GNU time's -o file (its
@@ -244,30 +318,32 @@ declare -A R
 
 # run_cprof TAG HZ SECS
 run_cprof() {
-	local tag=$1 hz=$2 secs=$3 tpid cpid t_launch t_exit snap rc u s
+	local tag=$1 hz=$2 secs=$3 tpid cpid t_launch t_exit snap rc u s fds fr
 	local out=$RAW/$tag
 	mkdir -p "$out"
 	start_workload "$secs"
 	t_launch=$(now)
-	/usr/bin/time -f "$TIMEFMT" -o "$out/time" \
+	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time" \
 		"$CPROF" --duration "$secs" -F "$hz" --output-dir "$out/profiles" \
 		>"$out/stdout" 2>"$out/stderr" &
 	tpid=$!
 	cpid=$(child_of "$tpid") || die "$tag: cprof-bpf did not start"
 	TOOL_PID=$cpid
 	wait_first_sample "$cpid" || { cat "$out/stderr" >&2; die "$tag: no samples"; }
+	fds=$FDS
 	load_mark $WL_PIDS "$cpid"
 	# Its own clock starts a little after the first sample, so this is
 	# safely before the end of sampling.
 	sleep_until "$(near_end "$T_FIRST" "$secs")"
 	load_other $WL_PIDS "$cpid"
-	prog_stats "$cpid"
+	prog_stats "$cpid" "$fds"
 	bpftool_snapshot "$P_IDS" "$out/bpftool.json"
 	snap=$SNAP
 	poll_reset
-	poll_until "$cpid"
+	poll_until "$cpid" "$fds" "" "$out/poll.log"
 	wait "$tpid"; rc=$?
 	t_exit=$(now) TOOL_PID=""
+	echo "$t_exit exit" >>"$out/poll.log"
 	stop_workload
 	[ "$rc" -eq 0 ] || { cat "$out/stderr" >&2; die "$tag: cprof-bpf failed ($rc)"; }
 
@@ -278,52 +354,64 @@ run_cprof() {
 	read -r _ u s R[$tag:rss] < <(read_time "$out/time")
 	R[$tag:cpu]=$(calc "$u + $s" %.2f)
 	R[$tag:startup]=$(calc "$T_FIRST - $t_launch")
-	# Finish, three ways (see the report): count frozen -> exit (the one
-	# reported), wall clock - start-up - duration, and its own summary.
-	R[$tag:fin]=$(calc "$t_exit - $T_FREEZE")
+	# Finish, three ways (see the report): count frozen -> exit, wall
+	# clock - start-up - duration, and its own summary.  The first and the
+	# last can only err low (a late poll; a span that leaves things out),
+	# so the larger of the two is the one reported.
+	R[$tag:fin_freeze]=$(calc "$t_exit - $T_FREEZE")
+	# Sampling already over at our first poll: that figure is too low.
+	[ -n "$FREEZE_SEEN" ] || R[$tag:fin_freeze]=">${R[$tag:fin_freeze]}"
+	fr=${R[$tag:fin_freeze]#>}
 	R[$tag:fin_wall]=$(calc "$t_exit - $T_FIRST - $secs")
 	R[$tag:fin_self]=$(sed -n 's/.*wrote .* in \([0-9.]*\) s.*/\1/p' "$out/stderr" | tail -n1)
+	R[$tag:fin]=$(calc "$fr > ${R[$tag:fin_self]:-0} ? $fr : ${R[$tag:fin_self]:-0}")
 	R[$tag:samples]=$(sed -n 's/.*wrote [0-9]* profiles (\([0-9]*\) samples).*/\1/p' "$out/stderr")
 	R[$tag:files]=$(sed -n 's/.*wrote \([0-9]*\) profiles.*/\1/p' "$out/stderr")
 	R[$tag:procs]=$(sed -n 's/.* samples of \([0-9]*\) processes.*/\1/p' "$out/stderr")
 	log "$tag: ${R[$tag:name]} (${R[$tag:ids]}) ${R[$tag:cnt]} runs, ${R[$tag:ns]} ns/sample;" \
 		"cpu ${R[$tag:cpu]} s, rss ${R[$tag:rss]} KiB; finish ${R[$tag:fin]} s" \
-		"(wall ${R[$tag:fin_wall]}, self ${R[$tag:fin_self]:-?}); ${R[$tag:files]} files," \
+		"(frozen ${R[$tag:fin_freeze]}, wall ${R[$tag:fin_wall]}, self ${R[$tag:fin_self]:-?});" \
+		"${R[$tag:files]} files," \
 		"${R[$tag:samples]} samples; others used ${R[$tag:other]}% CPU"
 }
 
 # run_bpftrace TAG HZ SECS
 run_bpftrace() {
-	local tag=$1 hz=$2 secs=$3 tpid bpid t_int t_exit snap prog rc u s
+	local tag=$1 hz=$2 secs=$3 tpid bpid t_int t_exit snap prog rc u s fds
 	local out=$RAW/$tag
 	mkdir -p "$out"
 	# shellcheck disable=SC2059
 	prog=$(printf "$BT_PROG" "$hz")
 	start_workload "$secs"
-	/usr/bin/time -f "$TIMEFMT" -o "$out/time" \
+	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time" \
 		bpftrace -e "$prog" >"$out/stdout" 2>"$out/stderr" &
 	tpid=$!
 	bpid=$(child_of "$tpid") || die "$tag: bpftrace did not start"
 	TOOL_PID=$bpid
 	wait_first_sample "$bpid" || { cat "$out/stderr" >&2; die "$tag: no samples"; }
+	fds=$FDS
 	load_mark $WL_PIDS "$bpid"
 	sleep_until "$(near_end "$T_FIRST" "$secs")"
 	load_other $WL_PIDS "$bpid"
-	prog_stats "$bpid"
+	prog_stats "$bpid" "$fds"
 	bpftool_snapshot "$P_IDS" "$out/bpftool.json"
 	snap=$SNAP
 	# Poll to the end of sampling: bpftrace closes its programs as soon as
 	# it gets SIGINT, so the last values must be read before.
 	poll_reset
-	poll_until "$bpid" "$(calc "$T_FIRST + $secs")"
+	poll_until "$bpid" "$fds" "$(calc "$T_FIRST + $secs" %.6f)" "$out/poll.log"
 	# SIGINT ends sampling; bpftrace then prints its map and exits.
 	t_int=$(now)
 	kill -INT "$bpid"
-	poll_until "$bpid"
-	wait "$tpid"; rc=$?
+	poll_until "$bpid" "$fds" "" "$out/poll.log"
+	wait_bounded "$tpid" "$FINISH_MAX" "$bpid"; rc=$?
 	t_exit=$(now) TOOL_PID=""
 	stop_workload
-	[ "$rc" -eq 0 ] || { cat "$out/stderr" >&2; die "$tag: bpftrace failed ($rc)"; }
+	if [ -n "$TIMED_OUT" ]; then
+		log "$tag: bpftrace still printing after $FINISH_MAX s: stopped"
+	elif [ "$rc" -ne 0 ]; then
+		cat "$out/stderr" >&2; die "$tag: bpftrace failed ($rc)"
+	fi
 
 	R[$tag:other]=$OTHER_PCT R[$tag:foreign]=$FOREIGN_NOW
 	R[$tag:name]=${snap%% *}
@@ -332,6 +420,7 @@ run_bpftrace() {
 	read -r _ u s R[$tag:rss] < <(read_time "$out/time")
 	R[$tag:cpu]=$(calc "$u + $s" %.2f)
 	R[$tag:fin]=$(calc "$t_exit - $t_int")
+	[ -n "$TIMED_OUT" ] && R[$tag:fin]=">$FINISH_MAX"
 	# Samples it printed: the count after each "]: ".
 	R[$tag:samples]=$(awk -F']: ' 'NF > 1 { n += $2 } END { print n + 0 }' "$out/stdout")
 	log "$tag: ${R[$tag:name]} (${R[$tag:ids]}) ${R[$tag:cnt]} runs, ${R[$tag:ns]} ns/sample;" \
@@ -342,27 +431,27 @@ run_bpftrace() {
 # run_perf TAG HZ SECS: fields rcpu rrss rfin (perf record), scpu srss sfin
 # (perf script), cpu rss fin (both), samples, other.
 run_perf() {
-	local tag=$1 hz=$2 secs=$3 t_stop t_rec t_done tpid rpid i rc src u s
+	local tag=$1 hz=$2 secs=$3 t_stop t_rec t_done tpid rpid rc src u s
 	local out=$RAW/$tag
 	mkdir -p "$out"
 	start_workload "$secs"
 	# The command perf runs is a sleep that stamps when it starts and ends:
 	# perf samples while it runs and stops when it exits.
-	/usr/bin/time -f "$TIMEFMT" -o "$out/time.record" \
+	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time.record" \
 		perf record -a -g -F "$hz" -o "$out/perf.data" -- \
 		sh -c "date +%s.%N >'$out/start'; sleep $secs; date +%s.%N >'$out/stop'" \
 		>"$out/record.stdout" 2>"$out/record.stderr" &
 	tpid=$!
 	rpid=$(child_of "$tpid") || die "$tag: perf did not start"
 	TOOL_PID=$rpid
-	for i in $(seq 3000); do [ -s "$out/start" ] && break; sleep 0.01; done
+	for _ in $(seq 3000); do [ -s "$out/start" ] && break; sleep 0.01; done
 	load_mark $WL_PIDS "$rpid"
 	sleep_until "$(near_end "$(cat "$out/start" 2>/dev/null || now)" "$secs")"
 	load_other $WL_PIDS "$rpid"
 	bpftool_snapshot "" "$out/bpftool.json"
 	wait "$tpid"; rc=$?
 	t_rec=$(now) TOOL_PID=""
-	/usr/bin/time -f "$TIMEFMT" -o "$out/time.script" \
+	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time.script" \
 		perf script -i "$out/perf.data" >"$out/script.out" 2>"$out/script.stderr"
 	src=$?
 	t_done=$(now)
@@ -376,7 +465,8 @@ run_perf() {
 	read -r _ u s R[$tag:srss] < <(read_time "$out/time.script")
 	R[$tag:scpu]=$(calc "$u + $s" %.2f)
 	R[$tag:cpu]=$(calc "${R[$tag:rcpu]} + ${R[$tag:scpu]}" %.2f)
-	R[$tag:rss]=$(( R[$tag:rrss] > R[$tag:srss] ? R[$tag:rrss] : R[$tag:srss] ))
+	R[$tag:rss]=${R[$tag:rrss]}
+	[ "${R[$tag:srss]}" -gt "${R[$tag:rss]}" ] && R[$tag:rss]=${R[$tag:srss]}
 	R[$tag:rfin]=$(calc "$t_rec - $t_stop")
 	R[$tag:sfin]=$(calc "$t_done - $t_rec")
 	R[$tag:fin]=$(calc "$t_done - $t_stop")
@@ -395,36 +485,39 @@ run_perf() {
 # other, which fires on the same CPUs at the same rate and its own phase).
 # Fields: cprof-ns, cprof-cnt, bpftrace-ns, bpftrace-cnt, other, foreign.
 run_paired() {
-	local tag=$1 hz=$2 secs=$3 out=$RAW/$1 prog ct cp bt bp c0r c0n b0r b0n
+	local tag=$1 hz=$2 secs=$3 out=$RAW/$1 prog ct cp bt bp c0r c0n b0r b0n cfds bfds
 	mkdir -p "$out"
 	# shellcheck disable=SC2059
 	prog=$(printf "$BT_PROG" "$hz")
 	start_workload "$secs"
 	# bpftrace first: it takes a second or two to compile.
-	bpftrace -e "$prog" >"$out/bpftrace.stdout" 2>"$out/bpftrace.stderr" &
+	$NORMAL bpftrace -e "$prog" >"$out/bpftrace.stdout" 2>"$out/bpftrace.stderr" &
 	bp=$! TOOL_PID=$bp
 	wait_first_sample "$bp" || { cat "$out/bpftrace.stderr" >&2; die "$tag: bpftrace: no samples"; }
+	bfds=$FDS
 	# cprof-bpf samples until SIGINT (its --duration is only a backstop).
-	"$CPROF" --duration $((secs + 60)) -F "$hz" --output-dir "$out/profiles" \
+	$NORMAL "$CPROF" --duration $((secs + 60)) -F "$hz" --output-dir "$out/profiles" \
 		>"$out/cprof.stdout" 2>"$out/cprof.stderr" &
 	cp=$! TOOL_PID="$bp $cp"
 	wait_first_sample "$cp" || { cat "$out/cprof.stderr" >&2; die "$tag: cprof-bpf: no samples"; }
+	cfds=$FDS
 	sleep 0.5
 	load_mark $WL_PIDS "$cp" "$bp"
-	prog_stats "$cp"; c0r=$P_RT c0n=$P_CNT
-	prog_stats "$bp"; b0r=$P_RT b0n=$P_CNT
+	prog_stats "$cp" "$cfds"; c0r=$P_RT c0n=$P_CNT
+	prog_stats "$bp" "$bfds"; b0r=$P_RT b0n=$P_CNT
 	sleep "$secs"
-	prog_stats "$cp"; ct=$P_IDS
+	prog_stats "$cp" "$cfds"; ct=$P_IDS
 	R[$tag:cprof-cnt]=$((P_CNT - c0n))
 	R[$tag:cprof-ns]=$(calc "($P_RT - $c0r) / ($P_CNT > $c0n ? $P_CNT - $c0n : 1)" %.0f)
-	prog_stats "$bp"; bt=$P_IDS
+	prog_stats "$bp" "$bfds"; bt=$P_IDS
 	R[$tag:bpftrace-cnt]=$((P_CNT - b0n))
 	R[$tag:bpftrace-ns]=$(calc "($P_RT - $b0r) / ($P_CNT > $b0n ? $P_CNT - $b0n : 1)" %.0f)
 	load_other $WL_PIDS "$cp" "$bp"
 	bpftool_snapshot "$ct,$bt" "$out/bpftool.json"
 	R[$tag:other]=$OTHER_PCT R[$tag:foreign]=$FOREIGN_NOW
 	kill -INT "$cp" "$bp"
-	wait "$cp" "$bp"
+	wait_bounded "$cp" "$FINISH_MAX"
+	wait_bounded "$bp" "$FINISH_MAX"
 	TOOL_PID=""
 	stop_workload
 	log "$tag: at once: cprof-bpf ${R[$tag:cprof-cnt]} runs, ${R[$tag:cprof-ns]} ns/sample;" \
@@ -449,11 +542,11 @@ sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.
 # caches are cold and whatever else the machine does shows); they
 # alternate which tool goes first, so a drift favours neither.
 pair() {	# pair HZ SECS REP
-	local a=run_cprof b=run_bpftrace
-	[ $(($3 % 2)) -eq 0 ] && a=run_bpftrace b=run_cprof
+	local first=cprof second=bpftrace
+	[ $(($3 % 2)) -eq 0 ] && first=bpftrace second=cprof
 	log "rep $3/$REPS at $1 Hz for $2 s"
-	$a "${a#run_}-$1-$3" "$1" "$2"
-	$b "${b#run_}-$1-$3" "$1" "$2"
+	"run_$first" "$first-$1-$3" "$1" "$2"
+	"run_$second" "$second-$1-$3" "$1" "$2"
 }
 pair $HZ "$SECS" 1
 log "perf record -g at $HZ Hz for $SECS s"
@@ -469,14 +562,24 @@ T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
 
 # ---------------------------------------------------------------- report
 
-ratio() { calc "$1 / ($2 > 0 ? $2 : 1)" %.2f; }	# cprof / peer
+# ratio A B: A / B, for cprof / peer; a figure may read ">N" (stopped).
+ratio() {
+	local x=${1#>} y=${2#>} pre=""
+	[ "$y" != "$2" ] && pre="<"
+	[ "$x" != "$1" ] && pre=">"
+	echo "$pre$(calc "$x / ($y > 0 ? $y : 1)" %.2f)"
+}
 mib() { calc "$1 / 1024" %.1f; }
 pass() { if [ "$(calc "$1" %d)" = 1 ]; then echo PASS; else echo FAIL; fi; }
 # median VALUES...
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # field TOOL HZ FIELD: that field of every repetition
 field() { local r; for r in $(seq 1 "$REPS"); do echo "${R[$1-$2-$r:$3]}"; done; }
-minmax() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf (lo == hi ? "%s" : "%s–%s"), lo, hi }'; }
+minmax() {
+	printf '%s\n' "$@" | awk '{ v = $1; sub(/^>/, "", v); v += 0 }
+		NR == 1 || v < lo { lo = v; los = $1 } NR == 1 || v > hi { hi = v; his = $1 }
+		END { if (los == his) print los; else printf "%s–%s\n", los, his }'
+}
 
 c=cprof-$HZ-1 b=bpftrace-$HZ-1 p=perf-$HZ
 # shellcheck disable=SC2046
@@ -501,6 +604,20 @@ for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | sort -V); do
 	fi
 done
 
+# Sanity: every BPF run should have sampled about HZ x CPUs x seconds
+# (the CPUs are kept busy, so no idle ticks are skipped).
+ODD=""
+for r in $(seq 1 "$REPS"); do
+	for t in cprof bpftrace; do
+		for hz in $HZ $HZ_HI; do
+			k=$t-$hz-$r want=$((hz * NCPU * (hz == HZ ? SECS : HI_SECS)))
+			[ "$(calc "${R[$k:cnt]} < 0.95 * $want || ${R[$k:cnt]} > 1.05 * $want" %d)" = 1 ] &&
+				ODD="$ODD $k (${R[$k:cnt]} runs, $want expected)"
+		done
+	done
+done
+[ -n "$ODD" ] && log "warning: run counts off by more than 5%:$ODD"
+
 NS_PASS=$(pass "${R[cprof-$HZ:med]} <= ${R[bpftrace-$HZ:med]}")
 NS1_PASS=$(pass "${R[$c:ns]} <= ${R[$b:ns]}")
 NS_HI_PASS=$(pass "${R[cprof-$HZ_HI:med]} <= ${R[bpftrace-$HZ_HI:med]}")
@@ -509,13 +626,6 @@ FIN_PASS=$(pass "${R[$c:fin]} < 0.5")
 FIN_ALL_PASS=$(pass "$C_FIN_MAX < 0.5")
 
 CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
-if [ -n "${BENCH_CPROF:-}" ]; then
-	BUILD_DESC="$CPROF, built $(date -u -r "$CPROF" '+%Y-%m-%d %H:%M UTC')"
-else
-	BUILD_DESC="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-	git status --porcelain -- user bpf proto 2>/dev/null | grep -q . &&
-		BUILD_DESC="$BUILD_DESC + uncommitted changes"
-fi
 
 # bpf_rows HZ: one table row per repetition, then the medians.
 bpf_rows() {
@@ -536,8 +646,8 @@ bpf_rows() {
 		"$(ratio "${R[paired-$hz:cprof-ns]}" "${R[paired-$hz:bpftrace-ns]}")"
 }
 
+# shellcheck disable=SC2046,SC2059
 section() {
-# shellcheck disable=SC2059
 cat <<EOF
 <!-- BEGIN core -->
 ## Core: cprof-bpf vs bpftrace vs perf record -g
@@ -589,17 +699,18 @@ How each figure is taken:
   perf: \`perf record\` and \`perf script\` separately, their total CPU and
   the larger RSS.
 - **Finish** = end of sampling to the last output written, to process exit,
-  on the outside clock.  cprof-bpf: end of sampling = when its program's
-  run count stopped moving (it destroys its perf links then; polled every
-  10 ms, a sample comes every ~$((1000 / (HZ * NCPU))) ms on busy CPUs): the reported figure.
-  Two checks: wall clock − start-up (launch to first sample) − duration
-  (lower when cprof-bpf samples past its deadline: it looks at the clock
-  between ring-buffer polls of up to 100 ms), and its own summary line
-  ("wrote … in X s"), which starts after its final drain of the BPF maps
-  and stops at the last rename, so it leaves out the drain, the unloading
-  and the exit.  bpftrace: SIGINT → exit (it prints its map).  perf: end
-  of the sleep → \`perf record\` exit (it collects build IDs) → \`perf
-  script\` done.
+  on the outside clock (the script polls at real-time priority, the tools
+  and the workload run at normal priority).  cprof-bpf: end of sampling =
+  when its program's run count stopped moving (it destroys its perf links
+  then; polled every 10 ms, a sample comes every ~$((1000 / (HZ * NCPU))) ms on busy CPUs).
+  Its own summary line ("wrote … in X s") starts after its final drain of
+  the BPF maps and stops at the last rename, so it leaves out the drain,
+  the unloading and the exit.  Both can only err low; the larger is
+  reported.  Check: wall clock − start-up (launch to first sample) −
+  duration, higher by however long cprof-bpf samples past its deadline (it
+  looks at the clock between ring-buffer polls of up to 100 ms).
+  bpftrace: SIGINT → exit (it prints its map).  perf: end of the sleep →
+  \`perf record\` exit (it collects build IDs) → \`perf script\` done.
 
 ### BPF cost per sample (same workload, same rate)
 
@@ -612,7 +723,7 @@ Sanity: $HZ Hz × $NCPU CPUs × $SECS s = $((HZ * NCPU * SECS)) expected runs, $
 $((HZ_HI * NCPU * HI_SECS)).  Samples in the output of repetition 1: cprof-bpf ${R[$c:samples]} (in
 ${R[$c:files]} profiles of ${R[$c:procs]} processes), bpftrace ${R[$b:samples]}, perf ${R[$p:samples]}.
 Cost per sample falls as the rate rises (warmer caches), hence the
-comparison at equal rates only.
+comparison at equal rates only.$( [ -n "$ODD" ] && printf '\n**Run counts off by more than 5%%:%s.**' "$ODD")
 
 ### Agent CPU and peak RSS ($HZ Hz, $SECS s, repetition 1)
 
@@ -632,9 +743,10 @@ RSS $(minmax $(for v in $(field bpftrace $HZ rss); do mib "$v"; echo; done)) MiB
 
 | tool | finish s | cprof/peer |
 |---|---:|---:|
-| cprof-bpf: sample count frozen → exit (reported) | **${R[$c:fin]}** | |
+| cprof-bpf (reported: the larger of the next two) | **${R[$c:fin]}** | |
+| cprof-bpf: sample count frozen → exit | ${R[$c:fin_freeze]} | |
+| cprof-bpf: its own summary line | ${R[$c:fin_self]:-n/a} | |
 | cprof-bpf, check: wall − start-up − $SECS s | ${R[$c:fin_wall]} | |
-| cprof-bpf, check: its own summary line | ${R[$c:fin_self]:-n/a} | |
 | bpftrace: SIGINT → exit, map printed | ${R[$b:fin]} | $(ratio "${R[$c:fin]}" "${R[$b:fin]}") |
 | perf record: sleep end → exit | ${R[$p:rfin]} | |
 | perf script | ${R[$p:sfin]} | |
