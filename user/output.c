@@ -367,6 +367,95 @@ fail:
 	return r;
 }
 
+struct gzbatch {
+	int dirfd;
+	size_t n, cap;
+	struct {
+		char name[NAME_MAX + 1];
+		char tmp[NAME_MAX + 1];
+	} *files;
+};
+
+int gzbatch_new(struct gzbatch **out, int dirfd)
+{
+	struct gzbatch *b = calloc(1, sizeof(*b));
+
+	*out = b;
+	if (!b)
+		return -ENOMEM;
+	b->dirfd = dirfd;
+	return 0;
+}
+
+int gzfile_commit_batch(struct gzfile *f, struct gzbatch *b, struct errbuf *err)
+{
+	int r;
+
+	if (!f || !b)
+		return errf(err, -EINVAL, "gzfile_commit_batch: no file or batch");
+	if (f->err || finish_stream(f))
+		goto fail;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		void *files = realloc(b->files, cap * sizeof(*b->files));
+
+		if (!files) {
+			gz_fail(f, -ENOMEM, "queueing");
+			goto fail;
+		}
+		b->files = files;
+		b->cap = cap;
+	}
+	r = close(f->fd);
+	f->fd = -1;
+	if (r < 0) {
+		gz_fail(f, -errno, "close");
+		goto fail;
+	}
+	memcpy(b->files[b->n].name, f->name, sizeof(f->name));
+	memcpy(b->files[b->n].tmp, f->tmp, sizeof(f->tmp));
+	b->n++;
+	gz_free(f);
+	return 0;
+fail:
+	r = f->err;
+	errf(err, r, "%s: %s: %s", f->name, f->err_op, strerror(-r));
+	gzfile_abort(f);
+	return r;
+}
+
+int gzbatch_publish(struct gzbatch *b, struct errbuf *err)
+{
+	int ret = 0, published = 0;
+
+	if (!b)
+		return 0;
+	/* The data must be on disk before the names point at it. */
+	if (b->n && syncfs(b->dirfd) < 0) {
+		ret = errf(err, -errno, "syncing %zu new profiles: %s", b->n, strerror(errno));
+		for (size_t i = 0; i < b->n; i++)
+			unlinkat(b->dirfd, b->files[i].tmp, 0);
+		goto out;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		if (renameat(b->dirfd, b->files[i].tmp, b->dirfd, b->files[i].name) < 0) {
+			if (!ret)
+				ret = errf(err, -errno, "%s: rename: %s", b->files[i].name,
+					   strerror(errno));
+			unlinkat(b->dirfd, b->files[i].tmp, 0);
+			continue;
+		}
+		published++;
+	}
+	/* The renames too; EINVAL: the filesystem cannot sync directories. */
+	if (published && fsync(b->dirfd) < 0 && errno != EINVAL && !ret)
+		ret = errf(err, -errno, "fsync of the output directory: %s", strerror(errno));
+out:
+	free(b->files);
+	free(b);
+	return ret < 0 && !published ? ret : published;
+}
+
 void gzfile_abort(struct gzfile *f)
 {
 	if (!f)

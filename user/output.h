@@ -37,6 +37,30 @@ int gzfile_write(struct gzfile *f, const void *buf, size_t len);
  */
 int gzfile_commit(struct gzfile *f, struct errbuf *err);
 
+/*
+ * Many files at once (a window of a whole host: hundreds of processes):
+ * an fsync per file would cost seconds, so a batch finishes and closes each
+ * file under its temporary name, then makes them all durable with one
+ * syncfs() of the filesystem, renames them, and syncs the directory once.
+ */
+struct gzbatch;
+
+int gzbatch_new(struct gzbatch **out, int dirfd);
+
+/*
+ * Finishes the gzip stream and queues @f for gzbatch_publish().  On failure
+ * the temporary file is removed.  Frees @f either way.
+ */
+int gzfile_commit_batch(struct gzfile *f, struct gzbatch *b, struct errbuf *err);
+
+/*
+ * Makes every queued file appear under its final name.  If they cannot be
+ * made durable, none appears and all are removed.  Returns the number of
+ * files published or a negative errno (with the first failure in @err).
+ * Frees @b.
+ */
+int gzbatch_publish(struct gzbatch *b, struct errbuf *err);
+
 /* Abandons the file: removes the temporary name and frees @f. */
 void gzfile_abort(struct gzfile *f);
 

@@ -46,33 +46,33 @@ COMPLETE='	_start;__libc_start_main;__libc_start_call_main;main;'
 
 profile split 4 $NOFP split 20
 r=$(frac "$T/split.folded" "$COMPLETE")
-check "complete stacks (PIE): >=99% of samples from _start through main ($r)" at_least "$r" 0.99 500
+check "complete stacks (PIE): >=99% of samples from _start through main ($r)" at_least "$r" 0.99 300
 
 hot=$(sum_where "$T/split.folded" 'main;stage_one;stage_two;work_hot(;|$)')
 cold=$(sum_where "$T/split.folded" 'main;stage_one;stage_two;work_cold(;|$)')
 check "CPU split work_hot:work_cold is 75:25 within 3 points ($hot:$cold)" \
-	awk -v a="$hot" -v b="$cold" 'BEGIN { exit !(a + b > 500 && (a / (a + b) - 0.75)^2 < 0.03^2) }'
+	awk -v a="$hot" -v b="$cold" 'BEGIN { exit !(a + b > 300 && (a / (a + b) - 0.75)^2 < 0.03^2) }'
 
 # The oracle: glibc's backtrace() from work_hot's frame, executable frames only.
 chain=$($NOFP oracle | awk '{ a[NR] = $0 } END { for (i = NR; i >= 1; i--) if (a[i] != "_start" && a[i] !~ /^__libc/) s = s (s == "" ? "" : ";") a[i]; print s }')
 r=$(frac "$T/split.folded" ";$chain(;|\$)" ';work_hot(;|$)')
-oracle_ok() { [ "$chain" = 'main;stage_one;stage_two;work_hot' ] && at_least "$r" 0.99 500; }
+oracle_ok() { [ "$chain" = 'main;stage_one;stage_two;work_hot' ] && at_least "$r" 0.99 300; }
 check "oracle: backtrace() says '$chain'; >=99% of work_hot samples agree ($r)" oracle_ok
 check "summary reports unwinding and table figures" \
 	sh -c "grep -q 'unwind: [0-9]* stacks by CFI' '$T/split.err' && grep -q 'unwind tables: [1-9]' '$T/split.err'"
 
 profile nopie 3 $BUILD/workloads/nofp-nopie split 20
 r=$(frac "$T/nopie.folded" "$COMPLETE")
-check "complete stacks (non-PIE): >=99% ($r)" at_least "$r" 0.99 500
+check "complete stacks (non-PIE): >=99% ($r)" at_least "$r" 0.99 300
 
 profile qsort 3 $NOFP qsort 20
 r=$(frac "$T/qsort.folded" "${COMPLETE}sort_many;.*compare_slowly(;|\$)" 'compare_slowly(;|$)')
 check "qsort callback: >=99% of compare_slowly samples reach main through libc's qsort ($r)" \
-	at_least "$r" 0.99 500
+	at_least "$r" 0.99 300
 
 profile static 3 $BUILD/workloads/nofp-static split 20
 r=$(frac "$T/static.folded" '	_start;__libc_start_main(_impl)?;__libc_start_call_main;main;stage_one;stage_two;work_(hot|cold)')
-check "static binary: >=99% of samples complete and named ($r)" at_least "$r" 0.99 500
+check "static binary: >=99% of samples complete and named ($r)" at_least "$r" 0.99 300
 
 # A library loaded after the process was first seen: the unwinder asks for
 # a new snapshot and its frames are unwound and named from then on.
@@ -88,14 +88,14 @@ profile deep 3 $NOFP deep 20 300
 deepest=$(awk -F '\t' '{ n = gsub(/recurse/, "&", $3); if (n > m) m = n } END { print m + 0 }' "$T/deep.folded")
 r=$(awk -F '\t' -v c="$COMPLETE" '{ t += $1; s = "\t" $3; if (index(s, c) == 1 && gsub(/;recurse/, "&", s) >= 300) m += $1 }
 	END { print m + 0, t + 0 }' "$T/deep.folded")
-deep_ok() { [ "$deepest" -ge 300 ] && at_least "$r" 0.95 500; }
+deep_ok() { [ "$deepest" -ge 300 ] && at_least "$r" 0.95 300; }
 check "300-deep recursion: stacks hold all 300 frames down to _start (deepest $deepest; $r)" deep_ok
 
 profile deeper 2 $NOFP deep 20 700
 r=$(awk -F '\t' '{ t += $1; if ($3 ~ /^\[unwind: truncated\];/ && gsub(/recurse/, "&", $3) >= 500) m += $1 }
 	END { print m + 0, t + 0 }' "$T/deeper.folded")
 check "700-deep recursion: 512 frames kept, marked [unwind: truncated] at the root ($r)" \
-	at_least "$r" 0.95 500
+	at_least "$r" 0.95 300
 
 profile signal 3 $NOFP signal 20
 r=$(frac "$T/signal.folded" "${COMPLETE}signal_loop;.*on_sigprof(;|\$)" 'on_sigprof(;|$)')
@@ -116,7 +116,7 @@ PY
 	profile python 3 /usr/bin/python3 "$T/loop.py" 20
 	# Debian's python3 main() tail-calls Py_BytesMain, so main has no frame.
 	r=$(frac "$T/python.folded" '	_start;__libc_start_main;__libc_start_call_main;Py_BytesMain;')
-	check "python3: >=95% of samples reach _start through Py_BytesMain ($r)" at_least "$r" 0.95 500
+	check "python3: >=95% of samples reach _start through Py_BytesMain ($r)" at_least "$r" 0.95 300
 else
 	skip "python3" "/usr/bin/python3 not installed"
 fi
