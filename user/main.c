@@ -520,6 +520,30 @@ static void report_line(void *ctx, const char *msg)
 }
 
 /*
+ * Processes whose exit event was lost (the ring was full while a window
+ * was written) would be kept forever: find them before the window ends.
+ */
+static void reap_lost_exits(struct run *r)
+{
+	struct process **list;
+	size_t n;
+
+	list = proctab_list(&r->procs, &n);
+	for (size_t i = 0; list && i < n; i++) {
+		struct process *p = list[i];
+
+		if (p->exited || proctab_find(&r->procs, p->pid) != p)
+			continue;
+		if (kill((pid_t)p->pid, 0) < 0 && errno == ESRCH) {
+			proctab_exited(&r->procs, p->pid, p->gen);
+			if (r->tables)
+				tables_remove_process(r->tables, p->pid);
+		}
+	}
+	free(list);
+}
+
+/*
  * Writes the window that started at @start_ns (Unix) and @start (monotonic),
  * then starts a new one: records of exited processes are freed, the other
  * processes start again from zero, and so does the stack store.
@@ -549,6 +573,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	tot->write_s = now_s(CLOCK_MONOTONIC) - stop;
 	if (o->keep && output_prune_windows(r->dirfd, o->keep, &err) < 0)
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
+	reap_lost_exits(r);
 	proctab_end_window(&r->procs);
 	stackstore_free(&r->stacks);
 	stackstore_init(&r->stacks);

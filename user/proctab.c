@@ -302,10 +302,6 @@ void proctab_end_window(struct proctab *t)
 		process_free(t, t->retired[i]);
 	t->nretired = 0;
 	while ((e = hmap_next(&t->by_pid, &it))) {
-		/* An exit whose event was lost (ring full) is found here. */
-		if (e->proc && !e->proc->exited && kill((pid_t)e->proc->pid, 0) < 0 &&
-		    errno == ESRCH)
-			e->proc->exited = true;
 		if (e->proc && e->proc->exited) {
 			process_free(t, e->proc);
 			e->proc = NULL;
