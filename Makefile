@@ -22,7 +22,7 @@ CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
               -Wformat=2 -D_GNU_SOURCE -DCPROF_VERSION='"$(VERSION)"' \
               -I$(BUILD) -Iuser -Iproto -Ibpf -fno-strict-aliasing
-LDLIBS     := -lbpf -lelf -lz
+LDLIBS     := -lbpf -ldw -lelf -lz -liberty
 ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS    += -fsanitize=address,undefined
@@ -62,8 +62,9 @@ $(BUILD)/libcprof.a: $(LIB_OBJS)
 $(BUILD)/cprof-bpf: $(BUILD)/user/main.o $(BUILD)/user/sampler.o $(BUILD)/libcprof.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Replaced by rename, so a running ./cprof-bpf never blocks a rebuild.
 cprof-bpf: $(BUILD)/cprof-bpf
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/tests/%: tests/unit/%.c tests/testlib.h $(BUILD)/libcprof.a
 	@mkdir -p $(dir $@)
@@ -109,7 +110,7 @@ test: deps
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
-	@sh bench/run.sh
+	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh
 
 clean:
 	rm -rf build build-san cprof-bpf

@@ -4,8 +4,8 @@
 # fresh Debian 12 machine.  Set CPROF_DEPS=build to skip test/bench tools.
 set -e
 
-build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config"
-test_pkgs="golang-go protobuf-compiler binutils procps util-linux python3"
+build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev libiberty-dev zlib1g-dev pkg-config"
+test_pkgs="golang-go golang-github-google-pprof-dev protobuf-compiler binutils dwz g++ procps util-linux python3"
 bench_pkgs="bpftrace linux-perf time"
 
 want="$build_pkgs"

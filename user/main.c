@@ -56,6 +56,7 @@ struct options {
 	uint32_t pids[MAX_PIDS];
 	size_t n_pids;
 	bool kernel;
+	bool symbolize;           /* name user frames here (--symbolize=host) */
 	bool verbose;
 	bool dwarf;               /* unwind user stacks with CFI tables */
 	unsigned long unwind_kb;  /* budget of the rows array */
@@ -119,6 +120,11 @@ static void usage(FILE *f)
 		"                         directory, or its path as in /proc/PID/cgroup\n"
 		"                         Filters of different kinds must all match.\n"
 		"      --no-kernel        leave out kernel frames\n"
+		"      --symbolize MODE   'host' (default): name user frames here, with source\n"
+		"                         lines and inlined calls where there is DWARF;\n"
+		"                         'none': addresses, mappings and build IDs only, for\n"
+		"                         pprof to symbolize later (PPROF_BINARY_PATH); kernel\n"
+		"                         and JIT frames are named either way\n"
 		"      --unwind MODE      user stacks by 'dwarf' CFI tables, falling back to\n"
 		"                         frame pointers where there are none (default), or\n"
 		"                         by 'fp' frame pointers only\n"
@@ -251,6 +257,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_KEEP,
 		OPT_COMM,
 		OPT_CGROUP,
+		OPT_SYMBOLIZE,
 	};
 	static const struct option longopts[] = {
 		{ "duration", required_argument, NULL, 'd' },
@@ -262,6 +269,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "symbolize", required_argument, NULL, OPT_SYMBOLIZE },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 		{ "counts-max", required_argument, NULL, OPT_COUNTS_MAX },
@@ -278,6 +286,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		.frequency = 99,
 		.output_dir = "./cprof-out",
 		.kernel = true,
+		.symbolize = true,
 		.dwarf = true,
 		.unwind_kb = 16 * 1024,
 	};
@@ -344,6 +353,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_KERNEL:
 			o->kernel = false;
+			break;
+		case OPT_SYMBOLIZE:
+			if (strcmp(optarg, "host") && strcmp(optarg, "none")) {
+				fprintf(stderr, PROG ": --symbolize: '%s' is not 'host' or 'none'\n",
+					optarg);
+				return -1;
+			}
+			o->symbolize = !strcmp(optarg, "host");
 			break;
 		case OPT_UNWIND:
 			if (strcmp(optarg, "dwarf") && strcmp(optarg, "fp")) {
@@ -559,6 +576,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		.frequency = o->frequency,
 		.debug_root = "/usr/lib/debug",
 		.proc_root = "/proc",
+		.addresses_only = !o->symbolize,
 		.report = report_line,
 		.verbose = o->verbose,
 	};

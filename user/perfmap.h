@@ -46,22 +46,19 @@ struct perfmap_table {
 
 /*
  * Opens the perf map of process @pid as the process itself sees it:
- * <proc_root>/<pid>/root/tmp/perf-<nspid>.map, with nspid its pid in its
- * own pid namespace (the last field of NSpid: in its status file), the path
- * resolved inside its root.  *@fd gets a regular file opened read-only.
- * -ENOENT when there is no perf map.
+ * <proc_root>/<pid>/root/tmp/perf-<nspid>.map, with @nspid its pid in its
+ * own pid namespace (the last field of NSpid: in its status file, see
+ * cgroup_read_nspid()), the path resolved inside its root.  *@fd gets a
+ * regular file opened read-only.  -ENOENT when there is no perf map.
  */
-int perfmap_open(const char *proc_root, uint32_t pid, int *fd, struct errbuf *err);
+int perfmap_open(const char *proc_root, uint32_t pid, uint32_t nspid, int *fd,
+		 struct errbuf *err);
 
 /*
  * The same, from a directory descriptor of the process's root (opened while
  * it ran, so that its map can be read after it exits) and its namespace pid.
  */
 int perfmap_open_at(int root_fd, uint32_t nspid, int *fd, struct errbuf *err);
-
-/* The pid of @pid in its own namespace (itself when not in a pid namespace). */
-int perfmap_nspid(const char *proc_root, uint32_t pid, uint32_t *nspid,
-		  struct errbuf *err);
 
 /*
  * Resolves @addrs (any order, duplicates allowed) against the perf map open

@@ -50,20 +50,44 @@ struct frame_key {
 	uint32_t pad;
 };
 
+/*
+ * A distinct frame of the process, symbolized once.  Its lines (inlined
+ * calls, innermost first) are a run in writer.lines; the strings belong to
+ * the symbolizer, the kallsyms table or the perf map table, all of which
+ * outlive the writer.
+ */
 struct frame {
 	struct frame_key key;
-	struct sym sym;
-	uint64_t loc_id; /* 0 until emitted */
+	int32_t map;      /* user: index in the process's maps; kernel: in writer.kmaps; -1 */
+	uint32_t first;   /* index in writer.lines */
+	uint8_t nlines;
+	bool dwarf;       /* file, line and inlines were looked up */
+	uint8_t pad[2];
+	uint64_t loc_id;  /* 0 until emitted */
+};
+
+/* Kernel frames are grouped as perf does: [kernel.kallsyms] and one [module] each. */
+#define KMAPS_MAX 128
+
+struct kmap {
+	const char *module; /* NULL: the core kernel */
+	uint64_t lo, hi;    /* sampled addresses seen: [lo, hi] */
+	bool complete;      /* every location named */
+	uint64_t id;
 };
 
 struct writer {
 	struct process *p;
 	const struct stackstore *stacks;
-	const struct symbolizer *sym;
+	struct symbolizer *sym;
 	struct pprof_enc *enc;
 	struct hmap frames;   /* frame_key -> frame */
+	struct sym_line *lines;
+	size_t nlines, lines_cap;
 	uint64_t *map_ids;    /* pprof mapping id per vma (0: none) */
-	uint64_t kernel_map_id;
+	struct kmap kmaps[KMAPS_MAX];
+	size_t nkmaps;
+	struct perfmap_table jit;
 	uint64_t *locs;       /* scratch: one sample's location ids */
 	size_t nlocs, locs_cap;
 	struct profile_stats *st;
@@ -92,22 +116,76 @@ static uint64_t frame_addr(uint64_t ip, uint32_t depth)
 	return depth > 0 && ip > 0 ? ip - 1 : ip;
 }
 
+static int push_lines(struct writer *w, struct frame *f, const struct sym_line *l, size_t n)
+{
+	if (w->lines_cap - w->nlines < n) {
+		size_t cap = w->lines_cap ? 2 * w->lines_cap : 1024;
+		struct sym_line *v;
+
+		while (cap - w->nlines < n)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -ENOMEM;
+		v = realloc(w->lines, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		w->lines = v;
+		w->lines_cap = cap;
+	}
+	f->first = (uint32_t)w->nlines;
+	f->nlines = (uint8_t)n;
+	if (n)
+		memcpy(w->lines + w->nlines, l, n * sizeof(*l));
+	w->nlines += n;
+	return 0;
+}
+
+/*
+ * The kernel mapping a frame goes under; modules past KMAPS_MAX - 1 share
+ * the core's (the last slot is always left for it).
+ */
+static int32_t kmap_of(struct writer *w, const char *module, uint64_t addr, bool named)
+{
+	size_t i;
+
+	for (i = 0; i < w->nkmaps; i++)
+		if (module == w->kmaps[i].module ||
+		    (module && w->kmaps[i].module && !strcmp(module, w->kmaps[i].module)))
+			break;
+	if (i == w->nkmaps) {
+		if (module && w->nkmaps >= KMAPS_MAX - 1)
+			return kmap_of(w, NULL, addr, named);
+		w->kmaps[w->nkmaps++] = (struct kmap){ module, addr, addr, true, 0 };
+	}
+	if (addr < w->kmaps[i].lo)
+		w->kmaps[i].lo = addr;
+	if (addr > w->kmaps[i].hi)
+		w->kmaps[i].hi = addr;
+	w->kmaps[i].complete &= named;
+	return (int32_t)i;
+}
+
 static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t addr)
 {
 	struct frame_key k = { .addr = addr, .kind = kind };
+	struct sym sym;
 	struct frame *f;
 	bool created;
 
 	f = hmap_insert(&w->frames, &k, &created);
 	if (!f || !created)
 		return f;
-	if (kind == FRAME_USER)
-		symbolize_user(w->sym, w->p, addr, &f->sym);
-	else if (kind == FRAME_KERNEL)
-		symbolize_kernel(w->sym, addr, &f->sym);
-	else
-		f->sym = (struct sym){ .vma = -1, .name = pseudo_names[addr] };
-	return f;
+	if (kind == FRAME_USER) {
+		symbolize_user(w->sym, w->p, addr, &sym);
+	} else if (kind == FRAME_KERNEL) {
+		symbolize_kernel(w->sym, addr, &sym);
+	} else {
+		sym = (struct sym){ .vma = -1, .nlines = 1 };
+		sym.lines[0].name = pseudo_names[addr];
+	}
+	f->map = kind == FRAME_KERNEL ? kmap_of(w, sym.module, addr, sym.nlines > 0) : sym.vma;
+	f->dwarf = sym.dwarf;
+	return push_lines(w, f, sym.lines, sym.nlines) ? NULL : f;
 }
 
 static enum pseudo status_pseudo(uint64_t status)
@@ -180,45 +258,135 @@ static int symbolize_all(struct writer *w)
 	return 0;
 }
 
+static bool maybe_jit(const struct writer *w, const struct frame *f)
+{
+	return f->key.kind == FRAME_USER && !f->nlines &&
+	       symbolize_maybe_jit(w->p, f->map);
+}
+
+/*
+ * Pass 1b: frames in code no ELF object describes (JIT) are named from the
+ * process's perf map, all in one read of it.  No perf map is no error.
+ */
+static int name_jit_frames(struct writer *w)
+{
+	uint64_t *addrs = NULL;
+	size_t n = 0, cap = 0, it = 0;
+	struct frame *f;
+	int ret = 0;
+
+	while ((f = hmap_next(&w->frames, &it))) {
+		if (!maybe_jit(w, f))
+			continue;
+		if (n == cap) {
+			uint64_t *a;
+
+			cap = cap ? 2 * cap : 256;
+			a = realloc(addrs, cap * sizeof(*a));
+			if (!a) {
+				free(addrs);
+				return -ENOMEM;
+			}
+			addrs = a;
+		}
+		addrs[n++] = f->key.addr;
+	}
+	if (n && symbolize_jit(w->sym, w->p, addrs, n, &w->jit, NULL) == 0) {
+		it = 0;
+		while (!ret && (f = hmap_next(&w->frames, &it))) {
+			const struct perfmap_sym *js;
+			struct sym_line l = { 0 };
+
+			if (!maybe_jit(w, f) || !(js = perfmap_find(&w->jit, f->key.addr)) ||
+			    !js->name)
+				continue;
+			l.name = js->name;
+			ret = push_lines(w, f, &l, 1);
+		}
+	}
+	free(addrs);
+	return ret;
+}
+
+/* What every location of one mapping has: pprof's has_* flags. */
+struct map_flags {
+	bool used, functions, filenames, line_numbers, inline_frames;
+};
+
+static void note_flags(struct map_flags *m, const struct frame *f, const struct sym_line *l)
+{
+	bool named = f->nlines > 0, files = f->nlines > 0, lines = f->nlines > 0;
+
+	for (unsigned i = 0; i < f->nlines; i++) {
+		named &= l[i].name != NULL;
+		files &= l[i].file != NULL;
+		lines &= l[i].line > 0;
+	}
+	m->used = true;
+	m->functions &= named;
+	m->filenames &= files;
+	m->line_numbers &= lines;
+	m->inline_frames &= f->dwarf;
+}
+
+static int emit_kernel_mappings(struct writer *w)
+{
+	for (size_t i = 0; i < w->nkmaps; i++) {
+		struct kmap *k = &w->kmaps[i];
+		char name[80];
+		struct pprof_mapping m = {
+			.start = k->lo,
+			.limit = k->hi + 1,
+			.filename = name,
+			.has_functions = k->complete,
+		};
+		int64_t id;
+
+		if (k->module)
+			snprintf(name, sizeof(name), "[%s]", k->module);
+		else
+			snprintf(name, sizeof(name), "[kernel.kallsyms]");
+		id = pprof_add_mapping(w->enc, &m);
+		if (id < 0)
+			return (int)id;
+		k->id = (uint64_t)id;
+	}
+	return 0;
+}
+
 static int emit_mappings(struct writer *w)
 {
 	const struct vma_list *maps = &w->p->maps;
-	bool *complete, *used, any_kernel = false;
-	uint64_t kmin = UINT64_MAX, kmax = 0;
+	struct map_flags *flags;
 	struct frame *f;
 	size_t it = 0;
 	int ret = 0;
 
 	w->map_ids = calloc(maps->n + 1, sizeof(*w->map_ids));
-	complete = calloc(maps->n + 1, sizeof(*complete));
-	used = calloc(maps->n + 1, sizeof(*used));
-	if (!w->map_ids || !complete || !used) {
-		ret = -ENOMEM;
-		goto out;
+	flags = calloc(maps->n + 1, sizeof(*flags));
+	if (!w->map_ids || !flags) {
+		free(flags);
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < maps->n; i++)
-		complete[i] = true;
-	while ((f = hmap_next(&w->frames, &it))) {
-		if (f->key.kind == FRAME_KERNEL) {
-			any_kernel = true;
-			kmin = f->key.addr < kmin ? f->key.addr : kmin;
-			kmax = f->key.addr > kmax ? f->key.addr : kmax;
-		} else if (f->key.kind == FRAME_USER && f->sym.vma >= 0) {
-			used[f->sym.vma] = true;
-			if (!f->sym.name)
-				complete[f->sym.vma] = false;
-		}
-	}
+		flags[i] = (struct map_flags){ false, true, true, true, true };
+	while ((f = hmap_next(&w->frames, &it)))
+		if (f->key.kind == FRAME_USER && f->map >= 0)
+			note_flags(&flags[f->map], f, w->lines + f->first);
 	for (size_t i = 0; i < maps->n && ret >= 0; i++) {
 		const struct vma *v = &maps->v[i];
 		struct elfobj *o = w->p->objs ? w->p->objs[i] : NULL;
+		const struct map_flags *mf = &flags[i];
 		struct pprof_mapping m = {
 			.start = v->start,
 			.limit = v->end,
 			.offset = v->offset,
 			.filename = v->path,
 			.build_id = o ? elfobj_build_id(o) : NULL,
-			.has_functions = used[i] && complete[i],
+			.has_functions = mf->used && mf->functions,
+			.has_filenames = mf->used && mf->filenames,
+			.has_line_numbers = mf->used && mf->line_numbers,
+			.has_inline_frames = mf->used && mf->inline_frames,
 		};
 		int64_t id;
 
@@ -231,51 +399,46 @@ static int emit_mappings(struct writer *w)
 		else
 			w->map_ids[i] = (uint64_t)id;
 	}
-	if (any_kernel && ret >= 0) {
-		struct pprof_mapping m = {
-			.start = kmin,
-			.limit = kmax + 1,
-			.filename = "[kernel.kallsyms]",
-			.has_functions = w->sym->ksyms != NULL,
-		};
-		int64_t id = pprof_add_mapping(w->enc, &m);
-
-		if (id < 0)
-			ret = (int)id;
-		else
-			w->kernel_map_id = (uint64_t)id;
-	}
-out:
-	free(complete);
-	free(used);
+	if (ret >= 0)
+		ret = emit_kernel_mappings(w);
+	free(flags);
 	return ret < 0 ? ret : 0;
 }
 
 static int64_t location_of(struct writer *w, struct frame *f)
 {
-	struct pprof_line line = { 0 };
+	struct pprof_line lines[SYM_MAX_LINES];
+	const struct sym_line *l = w->lines + f->first;
 	uint64_t map_id = 0;
+	size_t n = 0;
 	int64_t id;
 
 	if (f->loc_id)
 		return (int64_t)f->loc_id;
-	if (f->key.kind == FRAME_KERNEL)
-		map_id = w->kernel_map_id;
-	else if (f->key.kind == FRAME_USER && f->sym.vma >= 0)
-		map_id = w->map_ids[f->sym.vma];
-	if (f->sym.name) {
-		struct pprof_function fn = { .name = f->sym.name };
+	if (f->key.kind == FRAME_KERNEL && f->map >= 0)
+		map_id = w->kmaps[f->map].id;
+	else if (f->key.kind == FRAME_USER && f->map >= 0)
+		map_id = w->map_ids[f->map];
+	for (unsigned i = 0; i < f->nlines; i++) {
+		struct pprof_function fn = {
+			.name = l[i].name,
+			.system_name = l[i].system_name,
+			.filename = l[i].file,
+			.start_line = l[i].start_line,
+		};
 
+		/* A line needs a function: DWARF rows of nameless code are left out. */
+		if (!fn.name)
+			continue;
 		id = pprof_add_function(w->enc, &fn);
 		if (id < 0)
 			return id;
-		line.function_id = (uint64_t)id;
-	} else if (f->key.kind == FRAME_USER) {
-		w->st->unsymbolized++;
+		lines[n++] = (struct pprof_line){ .function_id = (uint64_t)id, .line = l[i].line };
 	}
-	id = pprof_add_location(w->enc, map_id,
-				f->key.kind == FRAME_PSEUDO ? 0 : f->key.addr, &line,
-				line.function_id ? 1 : 0);
+	if (!n && f->key.kind == FRAME_USER)
+		w->st->unsymbolized++;
+	id = pprof_add_location(w->enc, map_id, f->key.kind == FRAME_PSEUDO ? 0 : f->key.addr,
+				lines, n);
 	if (id > 0) {
 		f->loc_id = (uint64_t)id;
 		w->st->locations++;
@@ -322,27 +485,47 @@ static const char *unwind_label(const struct writer *w, uint64_t ustack)
 	return status & CPROF_STACK_F_FP ? "fp" : NULL;
 }
 
+#define MAX_LABELS 10
+
+/*
+ * The labels every sample of the process carries: pid and comm, and where
+ * known its cgroup, container and pid in its own namespace.  Returns how
+ * many were written to @l (room for MAX_LABELS).
+ */
+static size_t process_labels(const struct process *p, const char *proc_comm,
+			     struct pprof_label *l)
+{
+	size_t n = 0;
+
+	l[n++] = (struct pprof_label){ .key = "pid", .num = p->pid };
+	l[n++] = (struct pprof_label){ .key = "comm", .str = proc_comm };
+	if (p->cgroup.path[0])
+		l[n++] = (struct pprof_label){ .key = "cgroup", .str = p->cgroup.path };
+	if (p->cgroup.container_id[0])
+		l[n++] = (struct pprof_label){ .key = "container_id",
+					       .str = p->cgroup.container_id };
+	if (p->ns_pid && p->ns_pid != p->pid)
+		l[n++] = (struct pprof_label){ .key = "ns_pid", .num = p->ns_pid };
+	return n;
+}
+
 static int emit_samples(struct writer *w, const char *proc_comm)
 {
+	struct pprof_label labels[MAX_LABELS];
+	size_t nproc = process_labels(w->p, proc_comm, labels);
 	struct agg_entry *e;
 	size_t it = 0;
 	int ret;
 
 	while ((e = hmap_next(&w->p->samples.map, &it))) {
-		const struct pprof_label labels[] = {
-			{ .key = "pid", .num = w->p->pid },
-			{ .key = "tid", .num = e->key.tid },
-			{ .key = "comm", .str = proc_comm },
-			{ .key = "thread_name", .str = e->key.comm },
-		};
 		int64_t values[2] = { (int64_t)e->count, 0 };
 		const char *how = unwind_label(w, e->key.ustack);
-		size_t nlabels = sizeof(labels) / sizeof(labels[0]);
-		struct pprof_label all[sizeof(labels) / sizeof(labels[0]) + 1];
+		size_t nlabels = nproc;
 
-		memcpy(all, labels, sizeof(labels));
+		labels[nlabels++] = (struct pprof_label){ .key = "tid", .num = e->key.tid };
+		labels[nlabels++] = (struct pprof_label){ .key = "thread_name", .str = e->key.comm };
 		if (how)
-			all[nlabels++] = (struct pprof_label){ .key = "unwind", .str = how };
+			labels[nlabels++] = (struct pprof_label){ .key = "unwind", .str = how };
 		w->nlocs = 0;
 		ret = walk_stack(w, e->key.kstack, FRAME_KERNEL, push_location);
 		if (!ret)
@@ -350,7 +533,7 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 		if (ret)
 			return ret;
 		values[1] = values[0] * w->period;
-		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, 2, all, nlabels);
+		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, 2, labels, nlabels);
 		if (ret)
 			return ret;
 		w->st->samples += e->count;
@@ -362,10 +545,8 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 static int emit_lost(struct writer *w, const char *proc_comm)
 {
 	uint64_t lost = agg_lost_total(&w->p->samples);
-	const struct pprof_label labels[] = {
-		{ .key = "pid", .num = w->p->pid },
-		{ .key = "comm", .str = proc_comm },
-	};
+	struct pprof_label labels[MAX_LABELS];
+	size_t nlabels = process_labels(w->p, proc_comm, labels);
 	int64_t values[2] = { (int64_t)lost, (int64_t)lost * w->period };
 	int ret;
 
@@ -374,14 +555,14 @@ static int emit_lost(struct writer *w, const char *proc_comm)
 	w->nlocs = 0;
 	ret = push_location(w, FRAME_PSEUDO, PSEUDO_LOST);
 	if (!ret)
-		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, 2, labels, 2);
+		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, 2, labels, nlabels);
 	if (!ret)
 		w->st->samples += lost;
 	return ret;
 }
 
 int profile_write(int dirfd, const char *name, struct process *p,
-		  const struct stackstore *stacks, const struct symbolizer *sym,
+		  const struct stackstore *stacks, struct symbolizer *sym,
 		  const struct profile_meta *meta, struct profile_stats *st,
 		  struct errbuf *err)
 {
@@ -410,6 +591,8 @@ int profile_write(int dirfd, const char *name, struct process *p,
 	memset(st, 0, sizeof(*st));
 	hmap_init(&w.frames, sizeof(struct frame_key), sizeof(struct frame));
 	ret = symbolize_all(&w);
+	if (!ret)
+		ret = name_jit_frames(&w);
 	if (ret) {
 		errf(err, ret, "%s: symbolizing: %s", name, strerror(-ret));
 		goto out;
@@ -433,14 +616,18 @@ int profile_write(int dirfd, const char *name, struct process *p,
 		errf(err, ret, "%s: %s", name, strerror(-ret));
 		goto out;
 	}
-	ret = gzfile_commit(gz, err);
+	ret = meta->batch ? gzfile_commit_batch(gz, meta->batch, err) : gzfile_commit(gz, err);
 	gz = NULL;
 out:
 	if (gz)
 		gzfile_abort(gz);
 	pprof_enc_free(w.enc);
 	hmap_free(&w.frames);
+	free(w.lines);
 	free(w.map_ids);
 	free(w.locs);
+	perfmap_free(&w.jit);
+	/* Nothing of this process is looked up again: its objects may go. */
+	symbolizer_done(sym, p);
 	return ret;
 }

@@ -18,10 +18,13 @@
 #include "stackstore.h"
 #include "symbolize.h"
 
+struct gzbatch;
+
 struct profile_meta {
 	int64_t time_nanos;     /* start of sampling, Unix ns */
 	int64_t duration_nanos;
 	int64_t period;         /* ns of CPU per sample: 1e9 / frequency */
+	struct gzbatch *batch;  /* publish with the batch; NULL: at once */
 };
 
 struct profile_stats {
@@ -33,8 +36,12 @@ struct profile_stats {
 /* "<comm>-<pid>.pb.gz" with comm made safe for a file name. */
 void profile_filename(const struct process *p, char *buf, size_t len);
 
+/*
+ * Writes @p's profile as @name in @dirfd.  Symbolizes through @sym and then
+ * tells it @p is done (symbolizer_done()), whether or not writing succeeded.
+ */
 int profile_write(int dirfd, const char *name, struct process *p,
-		  const struct stackstore *stacks, const struct symbolizer *sym,
+		  const struct stackstore *stacks, struct symbolizer *sym,
 		  const struct profile_meta *meta, struct profile_stats *st,
 		  struct errbuf *err);
 

@@ -1,46 +1,591 @@
 // SPDX-License-Identifier: MIT
+/*
+ * symbolize: see symbolize.h.
+ *
+ * The cache.  One struct objinfo per ELF object (keyed by the elfobj
+ * pointer: objects are shared by processes and live at least as long as the
+ * processes of the window being written), holding what was found for each
+ * of its sampled addresses as a run of sym_lines, with their strings copied
+ * and interned in an arena of its own.  Copying is what lets an object's
+ * DWARF be closed as soon as its addresses are resolved; interning keeps
+ * the copies to one per distinct file or function name.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "demangle.h"
+#include "dwarfinfo.h"
 #include "symbolize.h"
 
-void symbolize_user(const struct symbolizer *s, struct process *p, uint64_t addr,
-		    struct sym *out)
-{
-	const struct vma *v = procmaps_find(&p->maps, addr);
-	const struct elfobj_sym *es;
-	struct elfobj *o;
-	char root[64];
-	uint64_t vaddr;
+/* Longest demangled name kept; longer ones are cut (pprof shows them so too). */
+#define DEMANGLED_MAX 4096
+#define ARENA_BLOCK 16384
 
-	out->vma = -1;
-	out->name = NULL;
-	out->module = NULL;
-	if (!v)
+enum { ADDR_DONE = 1, ADDR_DWARF = 2 };
+
+struct addr_entry {
+	uint64_t vaddr; /* key */
+	uint32_t first; /* index in objinfo.lines */
+	uint8_t n, flags;
+	uint16_t pad;
+};
+
+struct str_key {
+	uint64_t hash, len;
+};
+
+struct str_entry {
+	struct str_key key;
+	const char *s;
+};
+
+struct ablock {
+	struct ablock *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct objinfo {
+	struct elfobj *obj;
+	struct dwarfinfo *dw;
+	bool dw_tried;
+	int64_t uses;      /* processes still to be written; -1: unknown */
+	uint64_t mark;     /* the last process that counted or released it */
+	uint64_t last_used;
+	struct hmap addrs; /* vaddr -> addr_entry */
+	struct sym_line *lines;
+	size_t nlines, lines_cap;
+	struct hmap strs;  /* str_key -> str_entry */
+	struct ablock *arena;
+};
+
+struct obj_slot {
+	uint64_t key; /* the elfobj pointer */
+	struct objinfo *oi; /* NULL once released (until compacted away) */
+};
+
+struct symcache {
+	struct hmap objs; /* elfobj pointer -> obj_slot */
+	uint64_t tick;    /* advances per process done, for LRU */
+	uint64_t stamp;   /* a fresh mark per pass over one process's objects */
+	uint64_t dwarf_open; /* bytes of DWARF currently open */
+	bool prepared;    /* symbolizer_prepare() counted the users of objects */
+};
+
+/* --- strings --------------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+static char *arena_copy(struct ablock **head, const char *s, size_t n)
+{
+	struct ablock *b = *head;
+
+	if (!b || b->cap - b->used < n + 1) {
+		size_t cap = n + 1 > ARENA_BLOCK ? n + 1 : ARENA_BLOCK;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = *head;
+		b->used = 0;
+		b->cap = cap;
+		*head = b;
+	}
+	memcpy(b->data + b->used, s, n);
+	b->data[b->used + n] = '\0';
+	b->used += n + 1;
+	return b->data + b->used - n - 1;
+}
+
+/* The object's copy of @s (NULL stays NULL; out of memory gives NULL too). */
+static const char *intern(struct objinfo *oi, const char *s)
+{
+	struct str_key k;
+	struct str_entry *e;
+	bool created;
+	size_t n;
+
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	k = (struct str_key){ hash_str(s, n), n };
+	e = hmap_insert(&oi->strs, &k, &created);
+	if (e && !created && e->s && !memcmp(e->s, s, n))
+		return e->s;
+	if (e && !created)
+		return arena_copy(&oi->arena, s, n); /* a 64-bit collision: keep both */
+	if (!e)
+		return arena_copy(&oi->arena, s, n);
+	e->s = arena_copy(&oi->arena, s, n);
+	return e->s;
+}
+
+/* @file, made absolute with @dir when it is relative and @dir is known. */
+static const char *intern_path(struct objinfo *oi, const char *dir, const char *file)
+{
+	char buf[PATH_MAX];
+
+	if (!file || !dir || !*dir || file[0] == '/' ||
+	    (size_t)snprintf(buf, sizeof(buf), "%s/%s", dir, file) >= sizeof(buf))
+		return intern(oi, file);
+	return intern(oi, buf);
+}
+
+/* Name and system name of a raw symbol: demangled when it is mangled. */
+static void set_names(struct objinfo *oi, const char *raw, struct sym_line *l)
+{
+	char buf[DEMANGLED_MAX];
+
+	if (!raw)
 		return;
-	out->vma = (int)(v - p->maps.v);
-	o = p->objs ? p->objs[out->vma] : NULL;
-	if (!o)
-		return;
-	snprintf(root, sizeof(root), "%s/%u/root", s->proc_root, p->pid);
-	struct elfobj_debug_opts dopts = {
+	if (demangle(raw, buf, sizeof(buf))) {
+		l->name = intern(oi, buf);
+		l->system_name = intern(oi, raw);
+	} else {
+		l->name = intern(oi, raw);
+	}
+}
+
+/* --- objects ----------------------------------------------------------------- */
+
+static void objinfo_close_dwarf(struct symcache *c, struct objinfo *oi)
+{
+	if (oi->dw) {
+		c->dwarf_open -= dwarfinfo_bytes(oi->dw);
+		dwarfinfo_free(oi->dw);
+		oi->dw = NULL;
+		/*
+		 * libdw's sections were megabytes of heap; glibc keeps freed
+		 * heap (and raises its mmap threshold after big frees), so
+		 * hand it back or the agent's RSS stays at its peak.
+		 */
+		malloc_trim(0);
+	}
+	/* It may be opened again for an address not resolved yet. */
+	oi->dw_tried = false;
+}
+
+static void objinfo_free(struct symcache *c, struct objinfo *oi)
+{
+	struct ablock *b = oi->arena;
+
+	objinfo_close_dwarf(c, oi);
+	while (b) {
+		struct ablock *next = b->next;
+
+		free(b);
+		b = next;
+	}
+	hmap_free(&oi->addrs);
+	hmap_free(&oi->strs);
+	free(oi->lines);
+	free(oi);
+}
+
+static struct symcache *cache_of(struct symbolizer *s)
+{
+	if (!s->cache) {
+		s->cache = calloc(1, sizeof(*s->cache));
+		if (s->cache)
+			hmap_init(&s->cache->objs, sizeof(uint64_t), sizeof(struct obj_slot));
+	}
+	return s->cache;
+}
+
+static struct objinfo *objinfo_get(struct symcache *c, struct elfobj *o)
+{
+	uint64_t key = (uint64_t)(uintptr_t)o;
+	struct obj_slot *slot;
+	bool created;
+
+	slot = hmap_insert(&c->objs, &key, &created);
+	if (!slot)
+		return NULL;
+	if (!slot->oi) {
+		struct objinfo *oi = calloc(1, sizeof(*oi));
+
+		if (!oi)
+			return NULL;
+		oi->obj = o;
+		oi->uses = -1;
+		hmap_init(&oi->addrs, sizeof(uint64_t), sizeof(struct addr_entry));
+		hmap_init(&oi->strs, sizeof(struct str_key), sizeof(struct str_entry));
+		slot->oi = oi;
+	}
+	return slot->oi;
+}
+
+/* --- resolving -------------------------------------------------------------- */
+
+/* Where a process's copy of an object lives, for debug files found by link. */
+struct where {
+	char root[64];
+	struct elfobj_debug_opts opts;
+};
+
+static void where_init(struct where *w, const struct symbolizer *s, const struct process *p,
+		       const struct vma *v)
+{
+	snprintf(w->root, sizeof(w->root), "%s/%u/root", s->proc_root, p->pid);
+	w->opts = (struct elfobj_debug_opts){
 		.debug_root = s->debug_root,
 		.path = v->path,
-		.root_prefix = root,
+		.root_prefix = w->root,
 	};
-	if (elfobj_load_symbols(o, &dopts, NULL))
+}
+
+static int push_line(struct objinfo *oi, const struct sym_line *l)
+{
+	if (oi->nlines == oi->lines_cap) {
+		size_t cap = oi->lines_cap ? 2 * oi->lines_cap : 64;
+		struct sym_line *v;
+
+		if (cap > UINT32_MAX)
+			return -ENOMEM;
+		v = realloc(oi->lines, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		oi->lines = v;
+		oi->lines_cap = cap;
+	}
+	oi->lines[oi->nlines++] = *l;
+	return 0;
+}
+
+/*
+ * Fills @e for its address: the DWARF inline chain where there is DWARF,
+ * the function the code physically belongs to named after its ELF symbol
+ * (what the binary calls it, e.g. "foo.constprop.0", as perf shows it;
+ * DWARF names the inlined calls), else just the ELF symbol.
+ */
+static void resolve(struct symcache *c, struct objinfo *oi, const struct elfobj_debug_opts *opts,
+		    uint64_t dwarf_max, struct addr_entry *e)
+{
+	struct dwarf_frame frames[SYM_MAX_LINES];
+	const struct elfobj_sym *es = NULL;
+	size_t nf = 0;
+
+	e->flags = ADDR_DONE;
+	e->first = (uint32_t)oi->nlines;
+	e->n = 0;
+	if (!elfobj_load_symbols(oi->obj, opts, NULL))
+		es = elfobj_lookup(oi->obj, e->vaddr);
+	if (!oi->dw_tried) {
+		oi->dw_tried = true;
+		if (!dwarfinfo_open(&oi->dw, oi->obj, opts, dwarf_max, NULL))
+			c->dwarf_open += dwarfinfo_bytes(oi->dw);
+	}
+	if (oi->dw)
+		nf = dwarfinfo_lookup(oi->dw, e->vaddr, frames, SYM_MAX_LINES);
+	for (size_t i = 0; i < nf; i++) {
+		struct sym_line l = {
+			.file = intern_path(oi, frames[i].dir, frames[i].file),
+			.line = frames[i].line,
+			.start_line = frames[i].start_line,
+		};
+		const char *raw = frames[i].name;
+
+		/* A sized ELF symbol surely holds the address; a sizeless one is a guess. */
+		if (i == nf - 1 && es && (es->size || !raw))
+			raw = es->name;
+		set_names(oi, raw, &l);
+		if (push_line(oi, &l))
+			return;
+		e->n++;
+	}
+	if (nf) {
+		e->flags |= ADDR_DWARF;
+	} else if (es) {
+		struct sym_line l = { 0 };
+
+		set_names(oi, es->name, &l);
+		if (!push_line(oi, &l))
+			e->n = 1;
+	}
+}
+
+/* The object and its address for a user address of @p; NULL when none. */
+static struct elfobj *locate(const struct process *p, uint64_t addr, const struct vma **vp,
+			     uint64_t *vaddr)
+{
+	const struct vma *v = procmaps_find(&p->maps, addr);
+	struct elfobj *o;
+
+	*vp = v;
+	if (!v || !p->objs)
+		return NULL;
+	o = p->objs[v - p->maps.v];
+	if (!o || elfobj_file_to_vaddr(o, addr - v->start + v->offset, vaddr))
+		return NULL;
+	return o;
+}
+
+void symbolize_user(struct symbolizer *s, struct process *p, uint64_t addr, struct sym *out)
+{
+	struct symcache *c;
+	struct objinfo *oi;
+	struct addr_entry *e;
+	const struct vma *v;
+	struct elfobj *o;
+	uint64_t vaddr;
+	bool created;
+
+	memset(out, 0, sizeof(*out));
+	o = locate(p, addr, &v, &vaddr);
+	out->vma = v ? (int)(v - p->maps.v) : -1;
+	if (!o || s->addresses_only || !(c = cache_of(s)) || !(oi = objinfo_get(c, o)))
 		return;
-	if (elfobj_file_to_vaddr(o, addr - v->start + v->offset, &vaddr))
+	oi->last_used = c->tick;
+	e = hmap_insert(&oi->addrs, &vaddr, &created);
+	if (!e)
 		return;
-	es = elfobj_lookup(o, vaddr);
-	if (es)
-		out->name = es->name;
+	if (!(e->flags & ADDR_DONE)) {
+		struct where w;
+
+		where_init(&w, s, p, v);
+		resolve(c, oi, &w.opts, s->dwarf_max_bytes, e);
+	}
+	out->dwarf = e->flags & ADDR_DWARF;
+	out->nlines = e->n;
+	if (e->n)
+		memcpy(out->lines, oi->lines + e->first, e->n * sizeof(out->lines[0]));
 }
 
 void symbolize_kernel(const struct symbolizer *s, uint64_t addr, struct sym *out)
 {
 	const struct ksym *k = s->ksyms ? kallsyms_find(s->ksyms, addr) : NULL;
 
+	memset(out, 0, sizeof(*out));
 	out->vma = -1;
-	out->name = k ? k->name : NULL;
-	out->module = k ? k->module : NULL;
+	if (k && k->name) {
+		out->nlines = 1;
+		out->lines[0].name = k->name;
+		out->module = k->module;
+	}
+}
+
+bool symbolize_maybe_jit(const struct process *p, int vma)
+{
+	return vma < 0 || (size_t)vma >= p->maps.n || !p->objs || !p->objs[vma];
+}
+
+int symbolize_jit(const struct symbolizer *s, const struct process *p, const uint64_t *addrs,
+		  size_t n, struct perfmap_table *out, struct errbuf *err)
+{
+	int fd, ret;
+
+	memset(out, 0, sizeof(*out));
+	/* The map is named by the pid the process knows itself by. */
+	ret = perfmap_open(s->proc_root, p->pid, p->ns_pid ? p->ns_pid : p->pid, &fd, err);
+	if (ret)
+		return ret;
+	ret = perfmap_resolve(fd, addrs, n, out, err);
+	close(fd);
+	return ret;
+}
+
+/* --- a window's worth ------------------------------------------------------ */
+
+/* Counts @p as a user of each of its objects (once per object). */
+static int count_uses(struct symcache *c, const struct process *p)
+{
+	c->stamp++;
+	for (size_t i = 0; p->objs && i < p->maps.n; i++) {
+		struct objinfo *oi;
+
+		if (!p->objs[i])
+			continue;
+		oi = objinfo_get(c, p->objs[i]);
+		if (!oi)
+			return -ENOMEM;
+		if (oi->mark == c->stamp)
+			continue;
+		oi->mark = c->stamp;
+		oi->uses = (oi->uses < 0 ? 0 : oi->uses) + 1;
+	}
+	return 0;
+}
+
+/* Registers every user address of @p's samples with its object, unresolved. */
+static int collect(struct symcache *c, const struct process *p, const struct stackstore *stacks)
+{
+	struct agg_entry *ae;
+	size_t it = 0;
+
+	while ((ae = hmap_next(&p->samples.map, &it))) {
+		const uint64_t *ip;
+		uint32_t nr = 0;
+
+		if (!(ae->key.ustack & CPROF_STACK_HASHED) ||
+		    !(ip = stackstore_get(stacks, ae->key.ustack, &nr, NULL)))
+			continue;
+		for (uint32_t j = 0; j < nr; j++) {
+			/* The same step back into the call as profile.c takes. */
+			uint64_t addr = j > 0 && ip[j] ? ip[j] - 1 : ip[j], vaddr;
+			const struct vma *v;
+			struct elfobj *o = locate(p, addr, &v, &vaddr);
+			struct objinfo *oi;
+			bool created;
+
+			if (!o)
+				continue;
+			oi = objinfo_get(c, o);
+			if (!oi || !hmap_insert(&oi->addrs, &vaddr, &created))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The first process of @procs mapping @o, and its mapping, for debug links. */
+static bool find_user(struct process *const *procs, size_t n, const struct elfobj *o,
+		      const struct process **pp, const struct vma **vp)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; procs[i]->objs && j < procs[i]->maps.n; j++)
+			if (procs[i]->objs[j] == o) {
+				*pp = procs[i];
+				*vp = &procs[i]->maps.v[j];
+				return true;
+			}
+	return false;
+}
+
+static bool has_samples(const struct process *p)
+{
+	return p->samples.samples || agg_lost_total(&p->samples);
+}
+
+int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_t n,
+		       const struct stackstore *stacks, struct errbuf *err)
+{
+	struct symcache *c;
+	struct obj_slot *slot;
+	size_t it = 0;
+	int ret = 0;
+
+	if (s->addresses_only)
+		return 0;
+	c = cache_of(s);
+	if (!c)
+		return errf(err, -ENOMEM, "symbolizer: out of memory");
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (!has_samples(procs[i]))
+			continue;
+		ret = count_uses(c, procs[i]);
+		if (!ret)
+			ret = collect(c, procs[i], stacks);
+	}
+	if (ret)
+		return errf(err, ret, "symbolizer: out of memory");
+	c->prepared = true;
+	/* One object at a time: its DWARF is open only while it is resolved. */
+	while ((slot = hmap_next(&c->objs, &it))) {
+		struct objinfo *oi = slot->oi;
+		const struct process *p;
+		const struct vma *v;
+		struct addr_entry *e;
+		struct where w;
+		size_t ai = 0;
+
+		if (!oi || !find_user(procs, n, oi->obj, &p, &v))
+			continue;
+		where_init(&w, s, p, v);
+		while ((e = hmap_next(&oi->addrs, &ai)))
+			if (!(e->flags & ADDR_DONE))
+				resolve(c, oi, &w.opts, s->dwarf_max_bytes, e);
+		objinfo_close_dwarf(c, oi);
+	}
+	return 0;
+}
+
+static bool slot_dead(const void *entry)
+{
+	return ((const struct obj_slot *)entry)->oi == NULL;
+}
+
+/* Closes the least recently used DWARF until what is open fits the budget. */
+static void enforce_budget(struct symcache *c)
+{
+	while (c->dwarf_open > SYMBOLIZE_DWARF_BUDGET) {
+		struct objinfo *lru = NULL;
+		struct obj_slot *slot;
+		size_t it = 0;
+
+		while ((slot = hmap_next(&c->objs, &it)))
+			if (slot->oi && slot->oi->dw &&
+			    (!lru || slot->oi->last_used < lru->last_used))
+				lru = slot->oi;
+		if (!lru)
+			break;
+		objinfo_close_dwarf(c, lru);
+	}
+}
+
+void symbolizer_done(struct symbolizer *s, const struct process *p)
+{
+	struct symcache *c = s->cache;
+	bool released = false;
+
+	if (!c)
+		return;
+	/*
+	 * Unprepared, nothing says which objects later processes use, nor
+	 * whether symbolizer_free() will be called: keep nothing.
+	 */
+	if (!c->prepared) {
+		symbolizer_free(s);
+		return;
+	}
+	c->tick++;
+	c->stamp++;
+	for (size_t i = 0; p->objs && i < p->maps.n; i++) {
+		uint64_t key = (uint64_t)(uintptr_t)p->objs[i];
+		struct obj_slot *slot = p->objs[i] ? hmap_find(&c->objs, &key) : NULL;
+		struct objinfo *oi = slot ? slot->oi : NULL;
+
+		if (!oi || oi->mark == c->stamp)
+			continue;
+		oi->mark = c->stamp;
+		if (oi->uses > 0 && --oi->uses == 0) {
+			objinfo_free(c, oi);
+			slot->oi = NULL;
+			released = true;
+		}
+	}
+	if (released)
+		hmap_compact(&c->objs, slot_dead);
+	enforce_budget(c);
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	struct symcache *c = s->cache;
+	struct obj_slot *slot;
+	size_t it = 0;
+
+	if (!c)
+		return;
+	while ((slot = hmap_next(&c->objs, &it)))
+		if (slot->oi)
+			objinfo_free(c, slot->oi);
+	hmap_free(&c->objs);
+	free(c);
+	s->cache = NULL;
 }

@@ -816,11 +816,12 @@ static bool parse_cie(const struct cfisec *s, const struct entry *e, struct cie 
 	if (aug[0] == 'z') {
 		uint64_t alen;
 		const uint8_t *adata = rd_block(&c, &alen);
-		struct cur a = { adata, adata + alen, false };
+		struct cur a;
 		bool known = true;
 
-		if (!adata)
+		if (!adata) /* before any arithmetic on it: NULL + n is undefined */
 			return false;
+		a = (struct cur){ adata, adata + alen, false };
 		ci->aug_z = true;
 		for (const char *q = aug + 1; *q; q++) {
 			switch (*q) {

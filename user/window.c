@@ -8,6 +8,7 @@
 
 #include "hmap.h"
 #include "kallsyms.h"
+#include "output.h"
 #include "profile.h"
 #include "symbolize.h"
 #include "window.h"
@@ -147,12 +148,14 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 	struct symbolizer sym = {
 		.debug_root = o->debug_root,
 		.proc_root = o->proc_root,
+		.addresses_only = o->addresses_only,
 	};
-	const struct profile_meta meta = {
+	struct profile_meta meta = {
 		.time_nanos = start_ns,
 		.duration_nanos = duration_ns,
 		.period = 1000000000LL / o->frequency,
 	};
+	size_t queued = 0;
 	struct errbuf err = { "" };
 	char prefix[32] = "";
 	struct process **list;
@@ -177,6 +180,11 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		strcat(prefix, "-");
 	}
 	hmap_init(&used, sizeof(struct name_key), sizeof(struct name_key));
+	if (gzbatch_new(&meta.batch, o->dirfd))
+		say(o, "out of memory: publishing each file on its own");
+	/* Each object's DWARF read once, one at a time, for all processes. */
+	if (symbolizer_prepare(&sym, list, n, stacks, &err))
+		say(o, "symbolizing: %s", err.msg);
 
 	for (size_t i = 0; i < n; i++) {
 		struct process *p = list[i];
@@ -198,11 +206,21 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 			res->failed++;
 			continue;
 		}
-		res->files++;
+		queued++;
 		res->samples += st.samples;
 		res->lost += agg_lost_total(&p->samples);
 	}
+	if (meta.batch) {
+		ret = gzbatch_publish(meta.batch, &err);
+		if (ret < 0 || (size_t)ret < queued) {
+			say(o, "%s", err.msg);
+			res->failed += queued - (ret < 0 ? 0 : (size_t)ret);
+			queued = ret < 0 ? 0 : (size_t)ret;
+		}
+	}
+	res->files = queued;
 	hmap_free(&used);
 	free(list);
+	symbolizer_free(&sym);
 	kallsyms_free(&ksyms);
 }

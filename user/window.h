@@ -25,6 +25,7 @@ struct window_opts {
 	unsigned int frequency;
 	const char *debug_root;
 	const char *proc_root;
+	bool addresses_only;   /* --symbolize=none: see struct symbolizer */
 	/* where per-file problems are told (may be NULL) */
 	void (*report)(void *ctx, const char *msg);
 	void *report_ctx;

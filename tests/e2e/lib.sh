@@ -48,7 +48,7 @@ folded() {
 		line = $0
 		sub(/^ *[0-9]+: +0x[0-9a-f]+ +/, "", line)
 		sub(/^M=[0-9]+ */, "", line)
-		sub(/ +[^ ]*:[0-9]+ +s=[0-9]+ *$/, "", line)
+		sub(/ +[^ ]*:[0-9]+ +s=[0-9]+(\(.*\))? *$/, "", line)
 		locname[id] = (line != "" ? line : $2)
 		last = id; next
 	}
@@ -56,7 +56,7 @@ folded() {
 		# an inlining caller of the line above: it goes on the root side
 		line = $0
 		sub(/^ +/, "", line)
-		sub(/ +[^ ]*:[0-9]+ +s=[0-9]+ *$/, "", line)
+		sub(/ +[^ ]*:[0-9]+ +s=[0-9]+(\(.*\))? *$/, "", line)
 		locname[last] = line ";" locname[last]
 		next
 	}

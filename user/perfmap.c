@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "perfmap.h"
+
+#define CHUNK 65536u
+
+struct resolver {
+	uint64_t *q;       /* sorted, unique queries */
+	size_t m, open;    /* count, and how many are not settled yet */
+	size_t *next;      /* skip-list: next[i] is i if unsettled, else a later index */
+	size_t *name_off;  /* per query: offset in strings, SIZE_MAX when none */
+	uint64_t *start;
+	char *strings;
+	size_t slen, scap;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The first unsettled query at index >= i (m when none), compressing the path. */
+static size_t next_open(size_t *next, size_t i)
+{
+	size_t root = i;
+
+	while (next[root] != root)
+		root = next[root];
+	while (next[i] != root) {
+		size_t up = next[i];
+
+		next[i] = root;
+		i = up;
+	}
+	return root;
+}
+
+static size_t lower_bound(const uint64_t *q, size_t m, uint64_t addr)
+{
+	size_t lo = 0, hi = m;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (q[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Hex number with an optional 0x; at most 16 digits.  Returns the end or NULL. */
+static const char *parse_hex(const char *p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	int digits = 0;
+
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (; p < end; p++, digits++) {
+		unsigned d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else if (*p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A' + 10);
+		else
+			break;
+		if (digits == 16)
+			return NULL;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return digits ? p : NULL;
+}
+
+static const char *skip_blanks(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/* Copies a name, cleaned of control bytes, into the string buffer. */
+static int store_name(struct resolver *r, const char *name, size_t len, size_t *off)
+{
+	if (len > PERFMAP_NAME_MAX - 1)
+		len = PERFMAP_NAME_MAX - 1;
+	if (r->scap - r->slen < len + 1) {
+		size_t cap = r->scap ? r->scap : 4096;
+		char *s;
+
+		while (cap - r->slen < len + 1)
+			cap *= 2;
+		s = realloc(r->strings, cap);
+		if (!s)
+			return -ENOMEM;
+		r->strings = s;
+		r->scap = cap;
+	}
+	*off = r->slen;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		r->strings[r->slen++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	r->strings[r->slen++] = '\0';
+	return 0;
+}
+
+/* One line, newest first: settles the open queries it covers. */
+static int take_line(struct resolver *r, const char *p, size_t len)
+{
+	const char *end = p + len, *name;
+	uint64_t start, size, last;
+	size_t i, off = SIZE_MAX;
+	int ret;
+
+	while (end > p && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	p = parse_hex(skip_blanks(p, end), end, &start);
+	if (!p || p == end || (*p != ' ' && *p != '\t'))
+		return 0;
+	p = parse_hex(skip_blanks(p, end), end, &size);
+	if (!p || p == end || (*p != ' ' && *p != '\t') || size == 0)
+		return 0;
+	name = skip_blanks(p, end);
+	if (name == end)
+		return 0;
+	/* The region's last byte; a region running past 2^64 ends there. */
+	last = size - 1 > UINT64_MAX - start ? UINT64_MAX : start + (size - 1);
+	for (i = next_open(r->next, lower_bound(r->q, r->m, start));
+	     i < r->m && r->q[i] <= last; i = next_open(r->next, i + 1)) {
+		if (off == SIZE_MAX) {
+			ret = store_name(r, name, (size_t)(end - name), &off);
+			if (ret)
+				return ret;
+		}
+		r->name_off[i] = off;
+		r->start[i] = start;
+		r->next[i] = i + 1;
+		r->open--;
+	}
+	return 0;
+}
+
+static int pread_full(int fd, char *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* the file shrank */
+		buf += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Reads [lo, size) of @fd backwards in chunks, feeding complete lines to
+ * take_line(), newest first.  The part of a chunk before its first newline
+ * is carried over and completed by the next (earlier) chunk.  A line
+ * without its newline at the end of the file may be half-written and is
+ * dropped, as are lines longer than PERFMAP_LINE_MAX and, when the file was
+ * read from @lo > 0, the line cut at lo.
+ */
+static int scan_backwards(struct resolver *r, int fd, uint64_t lo, uint64_t size)
+{
+	char *buf = malloc(CHUNK + PERFMAP_LINE_MAX);
+	size_t carry = 0; /* bytes at buf + CHUNK */
+	bool drop = true; /* the segment before the next newline found is dropped */
+	uint64_t pos = size;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (pos > lo && r->open && !ret) {
+		size_t n = (size_t)(pos - lo < CHUNK ? pos - lo : CHUNK);
+		char *data = buf + CHUNK - n;
+		size_t end = n + carry;
+		bool newline = false;
+
+		pos -= n;
+		ret = pread_full(fd, data, n, pos);
+		if (ret)
+			break;
+		for (size_t i = end; i-- > 0 && r->open && !ret;) {
+			if (data[i] != '\n')
+				continue;
+			if (!drop && end - i - 1 <= PERFMAP_LINE_MAX)
+				ret = take_line(r, data + i + 1, end - i - 1);
+			drop = false;
+			newline = true;
+			end = i;
+		}
+		if ((drop && !newline) || end > PERFMAP_LINE_MAX) {
+			drop = true;
+			carry = 0;
+		} else {
+			memmove(buf + CHUNK, data, end);
+			carry = end;
+		}
+	}
+	if (!ret && pos == 0 && !drop && carry && r->open)
+		ret = take_line(r, buf + CHUNK, carry);
+	free(buf);
+	return ret;
+}
+
+static void resolver_free(struct resolver *r)
+{
+	free(r->q);
+	free(r->next);
+	free(r->name_off);
+	free(r->start);
+	free(r->strings);
+}
+
+int perfmap_resolve(int fd, const uint64_t *addrs, size_t n, struct perfmap_table *out,
+		    struct errbuf *err)
+{
+	struct resolver r = { 0 };
+	struct stat st;
+	size_t m = 0;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (n == 0)
+		return 0;
+	if (fstat(fd, &st))
+		return errf(err, -errno, "perf map: %s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return errf(err, -EINVAL, "perf map: not a regular file");
+	if (n > SIZE_MAX / sizeof(uint64_t) - 1)
+		return errf(err, -ENOMEM, "perf map: too many addresses");
+	r.q = malloc(n * sizeof(*r.q));
+	if (!r.q)
+		return errf(err, -ENOMEM, "perf map: out of memory");
+	memcpy(r.q, addrs, n * sizeof(*r.q));
+	qsort(r.q, n, sizeof(*r.q), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || r.q[i] != r.q[m - 1])
+			r.q[m++] = r.q[i];
+	r.m = r.open = m;
+	r.next = malloc((m + 1) * sizeof(*r.next));
+	r.name_off = malloc(m * sizeof(*r.name_off));
+	r.start = calloc(m, sizeof(*r.start));
+	out->syms = calloc(m, sizeof(*out->syms));
+	if (!r.next || !r.name_off || !r.start || !out->syms) {
+		resolver_free(&r);
+		perfmap_free(out);
+		return errf(err, -ENOMEM, "perf map: out of memory");
+	}
+	for (size_t i = 0; i <= m; i++)
+		r.next[i] = i;
+	for (size_t i = 0; i < m; i++)
+		r.name_off[i] = SIZE_MAX;
+
+	ret = scan_backwards(&r, fd, (uint64_t)st.st_size > PERFMAP_MAX_BYTES
+					     ? (uint64_t)st.st_size - PERFMAP_MAX_BYTES : 0,
+			     (uint64_t)st.st_size);
+	if (ret) {
+		resolver_free(&r);
+		perfmap_free(out);
+		return errf(err, ret, "perf map: %s", strerror(-ret));
+	}
+	/* The string buffer no longer moves: names can point into it. */
+	out->strings = r.strings;
+	r.strings = NULL;
+	out->n = m;
+	for (size_t i = 0; i < m; i++) {
+		out->syms[i].addr = r.q[i];
+		if (r.name_off[i] != SIZE_MAX) {
+			out->syms[i].name = out->strings + r.name_off[i];
+			out->syms[i].start = r.start[i];
+		}
+	}
+	resolver_free(&r);
+	return 0;
+}
+
+const struct perfmap_sym *perfmap_find(const struct perfmap_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr < addr)
+			lo = mid + 1;
+		else if (t->syms[mid].addr > addr)
+			hi = mid;
+		else
+			return &t->syms[mid];
+	}
+	return NULL;
+}
+
+void perfmap_free(struct perfmap_table *t)
+{
+	if (!t)
+		return;
+	free(t->syms);
+	free(t->strings);
+	memset(t, 0, sizeof(*t));
+}
+
+/* --- finding the file ---------------------------------------------------- */
+
+int perfmap_open_at(int root_fd, uint32_t nspid, int *fd, struct errbuf *err)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+		/* /tmp and the file are the process's: never let them lead out. */
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char rel[64];
+	struct stat st;
+	int f;
+
+	snprintf(rel, sizeof(rel), "tmp/perf-%u.map", nspid);
+	f = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+	if (f < 0)
+		return errf(err, -errno, "/tmp/perf-%u.map: %s", nspid, strerror(errno));
+	/* A FIFO or device would block or never end. */
+	if (fstat(f, &st) || !S_ISREG(st.st_mode)) {
+		close(f);
+		return errf(err, -EINVAL, "/tmp/perf-%u.map: not a regular file", nspid);
+	}
+	*fd = f;
+	return 0;
+}
+
+int perfmap_open(const char *proc_root, uint32_t pid, uint32_t nspid, int *fd,
+		 struct errbuf *err)
+{
+	char path[64];
+	int root, ret;
+
+	snprintf(path, sizeof(path), "%s/%u/root", proc_root, pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return errf(err, -errno, "%s: %s", path, strerror(errno));
+	ret = perfmap_open_at(root, nspid, fd, err);
+	close(root);
+	return ret;
+}
