@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -597,6 +598,8 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	stackstore_init(&r->stacks);
 	if (r->tables)
 		tables_prune(r->tables);
+	/* What the window freed goes back to the system, so RSS stays flat. */
+	malloc_trim(0);
 }
 
 /*

@@ -22,6 +22,7 @@ enum pseudo {
 	PSEUDO_UNWIND_READ,
 	PSEUDO_NO_ROW,
 	PSEUDO_BAD_CFA,
+	PSEUDO_UNMAPPED,   /* a frame-pointer walk left the process's code */
 	PSEUDO_MAX,
 };
 
@@ -35,6 +36,7 @@ static const char *const pseudo_names[PSEUDO_MAX] = {
 	[PSEUDO_UNWIND_READ] = "[unwind: stack read failed]",
 	[PSEUDO_NO_ROW] = "[unwind: no CFI for pc]",
 	[PSEUDO_BAD_CFA] = "[unwind: bad CFA]",
+	[PSEUDO_UNMAPPED] = "[unwind: frame pointers left the code]",
 };
 
 static const enum pseudo unwind_pseudo[CPROF_UNWIND_STATUS_MAX] = {
@@ -223,6 +225,15 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 	if (!ip)
 		return fn(w, FRAME_PSEUDO, PSEUDO_UNKNOWN);
 	for (uint32_t i = 0; i < nr; i++) {
+		/*
+		 * A frame-pointer walk through code that keeps no frame pointer
+		 * reads stack garbage as return addresses (a process sampled
+		 * before its tables were loaded): past the first one outside
+		 * every mapping, nothing is a frame.
+		 */
+		if (kind == FRAME_USER && (status & CPROF_STACK_F_FP) && w->p->have_maps &&
+		    !procmaps_find(&w->p->maps, ip[i]))
+			return fn(w, FRAME_PSEUDO, PSEUDO_UNMAPPED);
 		ret = fn(w, kind, frame_addr(ip[i], i));
 		if (ret)
 			return ret;
