@@ -1,0 +1,80 @@
+# Fuzz targets for every parser of untrusted input (included by the Makefile).
+#
+#   make fuzz                      each target for FUZZ_SECS (default 60) s
+#   make fuzz FUZZ_SECS=600 FUZZ_TARGETS="elf ehframe"
+#   make fuzz-regress              replay tests/fuzz/regress/<target>/* once
+#
+# A target NAME is tests/fuzz/fuzz_NAME.c plus the library sources it
+# exercises, compiled straight into it by clang with libFuzzer, ASan and
+# UBSan (not linked against libcprof.a, which gcc builds without coverage
+# instrumentation).  Corpora grow in $(BUILD)/fuzz/corpus-NAME, seeded from
+# tests/fuzz/seeds/NAME and from real files of this machine
+# (tests/fuzz/seed.sh); crashes land in $(BUILD)/fuzz/artifacts/NAME/.
+# Minimize one with `$(BUILD)/fuzz/fuzz-NAME -minimize_crash=1 -runs=10000 FILE`,
+# add it to tests/fuzz/regress/NAME/ and `make test` replays it from then on
+# (tests/unit/test_fuzz_regress.sh), with the replay-NAME binaries below,
+# which need no libFuzzer.
+
+FUZZ_CC      ?= clang
+FUZZ_SECS    ?= 60
+FUZZ_DIR     := $(BUILD)/fuzz
+# Regression replays use clang when there is one, else the C compiler:
+# both have ASan and UBSan.
+REPLAY_CC    ?= $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo $(FUZZ_CC) || echo $(CC))
+FUZZ_CFLAGS  := -g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
+                -Wall -Wextra -Wno-unused-parameter \
+                -Iuser -Iproto -Ibpf -Itests/fuzz -DCPROF_VERSION='"fuzz"'
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIBS    := -lelf -lz
+FUZZ_HDRS    := $(wildcard tests/fuzz/*.h user/*.h proto/*.h bpf/cprof.h)
+
+# Library sources per target, and the libFuzzer options that suit its input.
+fuzz_elf_SRCS       := user/elfobj.c user/unwind.c user/errbuf.c
+fuzz_elf_OPTS       := -max_len=262144
+fuzz_ehframe_SRCS   := user/unwind.c user/errbuf.c
+fuzz_ehframe_OPTS   := -max_len=65600
+fuzz_elfsyms_SRCS   := user/elfobj.c user/errbuf.c
+fuzz_elfsyms_OPTS   := -max_len=65600
+fuzz_procmaps_SRCS  := user/procmaps.c user/errbuf.c
+fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
+fuzz_kallsyms_SRCS  := user/kallsyms.c user/errbuf.c
+fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
+fuzz_pprof_SRCS     := proto/pprof.c
+fuzz_pprof_OPTS     := -max_len=16384
+fuzz_perfmap_SRCS   := user/perfmap.c user/errbuf.c
+fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
+fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
+fuzz_cgroup_OPTS    := -max_len=8192
+
+# A target is built only when its harness and every source it needs exist
+# (perfmap and cgroup parsing arrive with their own changes).
+FUZZ_ALL     := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_READY   := $(foreach t,$(FUZZ_ALL),$(if $(strip $(foreach s,$(fuzz_$(t)_SRCS),$(if $(wildcard $(s)),,x))),,$(t)))
+FUZZ_TARGETS ?= $(FUZZ_READY)
+
+define FUZZ_RULES
+$(FUZZ_DIR)/fuzz-$(1): tests/fuzz/fuzz_$(1).c $(fuzz_$(1)_SRCS) $(FUZZ_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS)
+
+$(FUZZ_DIR)/replay-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/replay.c $(fuzz_$(1)_SRCS) $(FUZZ_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(REPLAY_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c tests/fuzz/replay.c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS)
+endef
+$(foreach t,$(FUZZ_READY),$(eval $(call FUZZ_RULES,$(t))))
+
+$(FUZZ_DIR)/seedgen: tests/fuzz/seedgen.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -Wall -Wextra -o $@ $<
+
+.PHONY: fuzz fuzz-bins fuzz-regress fuzz-replay-bins
+fuzz-bins: $(patsubst %,$(FUZZ_DIR)/fuzz-%,$(FUZZ_TARGETS)) $(FUZZ_DIR)/seedgen
+fuzz-replay-bins: $(patsubst %,$(FUZZ_DIR)/replay-%,$(FUZZ_READY))
+
+# Each target in turn; stops at the first that finds something.
+fuzz: fuzz-bins
+	@$(foreach t,$(FUZZ_TARGETS),FUZZ_DIR=$(FUZZ_DIR) FUZZ_SECS=$(FUZZ_SECS) \
+		sh tests/fuzz/fuzz.sh $(t) $(fuzz_$(t)_OPTS) &&) true
+
+fuzz-regress: fuzz-replay-bins
+	@BUILD=$(BUILD) sh tests/unit/test_fuzz_regress.sh --no-build

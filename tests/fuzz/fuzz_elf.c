@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_elf: any bytes as a whole ELF file, through everything cprof does
+ * with an object a process hands it: elfobj (ELF and program headers, build
+ * ID notes, symbol tables, debuglink) and unwind (section headers, .eh_frame
+ * and .debug_frame to rows), from memory and from a file descriptor.
+ *
+ * Seeds are real binaries and libraries of the machine (tests/fuzz/seed.sh),
+ * so the mutator starts from valid headers and corrupts them.
+ */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "elfobj.h"
+#include "fuzz_common.h"
+#include "unwind.h"
+
+/* A debug root and object path that exist nowhere: debuglink is parsed, no file is opened. */
+static const struct elfobj_debug_opts no_files = {
+	.debug_root = "/nonexistent-cprof-fuzz/debug",
+	.path = "/nonexistent-cprof-fuzz/bin/object",
+	.root_prefix = "",
+};
+
+static void check_symbols(const struct elfobj *o)
+{
+	size_t n;
+	const struct elfobj_sym *s = elfobj_symbols(o, &n);
+
+	FUZZ_ASSERT(n == elfobj_nsyms(o));
+	for (size_t i = 0; i < n; i++) {
+		FUZZ_ASSERT(s[i].name && s[i].name[0]);
+		FUZZ_ASSERT(strlen(s[i].name) < 4096);
+		FUZZ_ASSERT(i == 0 || s[i - 1].start < s[i].start);
+		/* Sizes may be absurd but lookups must find the symbol itself. */
+		FUZZ_ASSERT(elfobj_lookup(o, s[i].start) == &s[i]);
+	}
+	(void)elfobj_lookup(o, 0);
+	(void)elfobj_lookup(o, UINT64_MAX);
+}
+
+static void exercise_obj(struct elfobj *o, bool with_opts)
+{
+	struct errbuf err;
+	size_t idlen;
+	uint64_t va;
+
+	elfobj_build_id_raw(o, &idlen);
+	FUZZ_ASSERT(idlen <= ELFOBJ_BUILD_ID_MAX);
+	FUZZ_ASSERT(strlen(elfobj_build_id(o)) == 2 * idlen);
+	for (uint64_t off = 0; off < 0x40000; off += 0x1fff)
+		(void)elfobj_file_to_vaddr(o, off, &va);
+	(void)elfobj_file_to_vaddr(o, UINT64_MAX, &va);
+	if (elfobj_load_symbols(o, with_opts ? &no_files : NULL, &err) == 0)
+		check_symbols(o);
+	/* Idempotent: the second call returns the first result. */
+	(void)elfobj_load_symbols(o, NULL, &err);
+}
+
+static void check_table(const struct unwind_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct cprof_unwind_row *r = &t->rows[i];
+
+		FUZZ_ASSERT(i == 0 || t->rows[i - 1].pc < r->pc);
+		FUZZ_ASSERT((r->rules & 15) <= CPROF_CFA_STOP);
+		FUZZ_ASSERT((r->rules >> 4) <= CPROF_RBP_INVALID);
+		FUZZ_ASSERT(unwind_find(t, t->base + r->pc) == r);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct unwind_table t;
+	struct elfobj *o = NULL;
+	struct errbuf err;
+	int fd;
+
+	if (elfobj_open_mem(&o, data, size, &err) == 0) {
+		exercise_obj(o, false);
+		elfobj_free(o);
+	}
+	/*
+	 * unwind_build_mem uses the image in place: give it a private copy
+	 * (libFuzzer's buffer is const and checked for writes).
+	 */
+	uint8_t *copy = malloc(size ? size : 1);
+
+	if (copy) {
+		memcpy(copy, data, size);
+		if (unwind_build_mem(copy, size, &t, &err) == 0) {
+			check_table(&t);
+			unwind_table_free(&t);
+		}
+		free(copy);
+	}
+
+	/* The same through a file: pread paths, fstat sizes, debuglink. */
+	fd = fuzz_memfd(data, size);
+	if (fd >= 0) {
+		if (unwind_build_fd(fd, &t, &err) == 0) {
+			check_table(&t);
+			unwind_table_free(&t);
+		}
+		if (elfobj_open(&o, fd, &err) == 0) { /* takes the fd */
+			exercise_obj(o, true);
+			elfobj_free(o);
+		}
+	}
+	return 0;
+}

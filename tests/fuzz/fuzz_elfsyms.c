@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_elfsyms: symbol tables, string tables, build-ID notes, debuglink and
+ * PT_LOAD segments of an ELF object, wrapped by the harness in valid ELF
+ * and section headers (synth_elf.h) so mutations reach elfobj's table
+ * readers instead of dying in the ELF header checks.
+ *
+ *   u16 flags    bit 0: ET_EXEC       bit 1: .symtab sh_entsize 0
+ *                bit 2: .symtab sh_entsize = `entsize`
+ *                bit 3: .symtab sh_size = `absurd` (a lying count)
+ *                bit 4: no .symtab (.dynsym only)
+ *                bit 5: look for debug files (nowhere that exists)
+ *                bit 6: notes 8-aligned    bit 7: no PT_NOTE (section only)
+ *                bit 8: .strtab sh_size = `absurd`
+ *                bit 9: .symtab links to a non-STRTAB section
+ *   u8  entsize
+ *   u8  nload    PT_LOAD segments, at most 4, each:
+ *                u64 offset, u64 vaddr, u64 filesz, u64 memsz, u8 p_flags
+ *   u32 len[6]   symtab, strtab, dynsym, dynstr, note, debuglink bytes
+ *   u64 absurd
+ *   ... the six blobs, in that order
+ *
+ * tests/fuzz/seedgen.c writes seeds in this format from real objects.
+ */
+#include <stdint.h>
+
+#include "elfobj.h"
+#include "fuzz_common.h"
+#include "synth_elf.h"
+
+enum {
+	F_EXEC = 1 << 0,
+	F_ENT0 = 1 << 1,
+	F_ENTX = 1 << 2,
+	F_ABSURD = 1 << 3,
+	F_NOSYMTAB = 1 << 4,
+	F_DEBUG = 1 << 5,
+	F_NOTE8 = 1 << 6,
+	F_NOPTNOTE = 1 << 7,
+	F_STRABSURD = 1 << 8,
+	F_BADLINK = 1 << 9,
+};
+
+enum { B_SYMTAB, B_STRTAB, B_DYNSYM, B_DYNSTR, B_NOTE, B_LINK, NBLOBS };
+
+static const struct elfobj_debug_opts no_files = {
+	.debug_root = "/nonexistent-cprof-fuzz/debug",
+	.path = "/nonexistent-cprof-fuzz/bin/object",
+	.root_prefix = "",
+};
+
+struct seg_in {
+	uint64_t off, vaddr, filesz, memsz;
+};
+
+static void check(struct elfobj *o, bool debug, const struct seg_in *segs, size_t nseg);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fdp f = fdp_init(data, size);
+	uint16_t flags = fdp_u16(&f);
+	uint8_t entsize = fdp_u8(&f), nload = fdp_u8(&f) % 5;
+	struct seg_in segs[4];
+	uint32_t len[NBLOBS];
+	const uint8_t *blob[NBLOBS];
+	size_t got[NBLOBS];
+	uint64_t off[NBLOBS], absurd;
+	uint32_t idx[NBLOBS] = { 0 };
+	struct synth s;
+	struct elfobj *o;
+	uint8_t *img;
+	size_t img_len;
+
+	synth_init(&s, (flags & F_EXEC) ? ET_EXEC : ET_DYN);
+	for (size_t i = 0; i < nload; i++) {
+		Elf64_Phdr ph = { .p_type = PT_LOAD, .p_align = 4096 };
+
+		ph.p_offset = segs[i].off = fdp_u64(&f);
+		ph.p_vaddr = segs[i].vaddr = fdp_u64(&f);
+		ph.p_filesz = segs[i].filesz = fdp_u64(&f);
+		ph.p_memsz = segs[i].memsz = fdp_u64(&f);
+		ph.p_flags = fdp_u8(&f) & 7;
+		synth_phdr(&s, &ph);
+	}
+	for (int i = 0; i < NBLOBS; i++)
+		len[i] = fdp_u32(&f);
+	absurd = fdp_u64(&f);
+	for (int i = 0; i < NBLOBS; i++) {
+		blob[i] = fdp_bytes(&f, len[i], &got[i]);
+		off[i] = synth_blob(&s, blob[i], got[i], i == B_SYMTAB || i == B_DYNSYM ? 8 : 4);
+	}
+
+	/* String tables first: the symbol tables link to them. */
+	idx[B_STRTAB] = synth_section(&s, ".strtab",
+		&(Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = off[B_STRTAB],
+			       .sh_size = (flags & F_STRABSURD) ? absurd : got[B_STRTAB],
+			       .sh_addralign = 1 });
+	idx[B_DYNSTR] = synth_section(&s, ".dynstr",
+		&(Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_flags = SHF_ALLOC,
+			       .sh_offset = off[B_DYNSTR], .sh_size = got[B_DYNSTR],
+			       .sh_addralign = 1 });
+	idx[B_NOTE] = synth_section(&s, ".note.gnu.build-id",
+		&(Elf64_Shdr){ .sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC,
+			       .sh_offset = off[B_NOTE], .sh_size = got[B_NOTE],
+			       .sh_addralign = (flags & F_NOTE8) ? 8 : 4 });
+	if (!(flags & F_NOSYMTAB)) {
+		uint64_t ent = (flags & F_ENT0) ? 0 : (flags & F_ENTX) ? entsize : sizeof(Elf64_Sym);
+
+		synth_section(&s, ".symtab",
+			&(Elf64_Shdr){ .sh_type = SHT_SYMTAB, .sh_offset = off[B_SYMTAB],
+				       .sh_size = (flags & F_ABSURD) ? absurd : got[B_SYMTAB],
+				       .sh_link = (flags & F_BADLINK) ? idx[B_NOTE] : idx[B_STRTAB],
+				       .sh_entsize = ent, .sh_addralign = 8 });
+	}
+	synth_section(&s, ".dynsym",
+		&(Elf64_Shdr){ .sh_type = SHT_DYNSYM, .sh_flags = SHF_ALLOC,
+			       .sh_offset = off[B_DYNSYM], .sh_size = got[B_DYNSYM],
+			       .sh_link = idx[B_DYNSTR], .sh_entsize = sizeof(Elf64_Sym),
+			       .sh_addralign = 8 });
+	synth_section(&s, ".gnu_debuglink",
+		&(Elf64_Shdr){ .sh_type = SHT_PROGBITS, .sh_offset = off[B_LINK],
+			       .sh_size = got[B_LINK], .sh_addralign = 4 });
+	if (!(flags & F_NOPTNOTE))
+		synth_phdr(&s, &(Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = off[B_NOTE],
+					      .p_filesz = got[B_NOTE],
+					      .p_align = (flags & F_NOTE8) ? 8 : 4 });
+	/* An object needs a PT_LOAD to be opened at all. */
+	if (!nload)
+		synth_phdr(&s, &(Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X,
+					      .p_filesz = 4096, .p_memsz = 4096, .p_align = 4096 });
+	img = synth_finish(&s, &img_len);
+	if (!img)
+		return 0;
+	if (elfobj_open_mem(&o, img, img_len, NULL) == 0) {
+		check(o, flags & F_DEBUG, segs, nload);
+		elfobj_free(o);
+	}
+	free(img);
+	return 0;
+}
+
+static void check(struct elfobj *o, bool debug, const struct seg_in *segs, size_t nseg)
+{
+	const struct elfobj_sym *sym;
+	size_t n, idlen;
+	uint64_t va;
+
+	elfobj_build_id_raw(o, &idlen);
+	FUZZ_ASSERT(idlen <= ELFOBJ_BUILD_ID_MAX);
+	FUZZ_ASSERT(strlen(elfobj_build_id(o)) == 2 * idlen);
+	/* Offsets at, inside and just past each segment. */
+	for (size_t i = 0; i < nseg; i++) {
+		uint64_t probes[] = { segs[i].off, segs[i].off + segs[i].filesz / 2,
+				      segs[i].off + segs[i].filesz, segs[i].off - 1 };
+
+		for (size_t j = 0; j < sizeof(probes) / sizeof(probes[0]); j++)
+			(void)elfobj_file_to_vaddr(o, probes[j], &va);
+	}
+	if (elfobj_load_symbols(o, debug ? &no_files : NULL, NULL))
+		return;
+	sym = elfobj_symbols(o, &n);
+	FUZZ_ASSERT(n == elfobj_nsyms(o));
+	FUZZ_ASSERT(!elfobj_syms_from_debug_file(o));
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(sym[i].name);
+
+		FUZZ_ASSERT(l > 0 && l < 4096);
+		/* Version suffixes are cut: "memcpy@@GLIBC_2.14" -> "memcpy". */
+		FUZZ_ASSERT(sym[i].name[0] == '@' || !strchr(sym[i].name, '@'));
+		FUZZ_ASSERT(i == 0 || sym[i - 1].start < sym[i].start);
+		FUZZ_ASSERT(elfobj_lookup(o, sym[i].start) == &sym[i]);
+		if (sym[i].size && sym[i].start + sym[i].size > sym[i].start)
+			(void)elfobj_lookup(o, sym[i].start + sym[i].size);
+	}
+}

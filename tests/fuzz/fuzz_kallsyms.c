@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_kallsyms: any bytes as the text of /proc/kallsyms, read through a
+ * FILE * (fmemopen) exactly as the agent reads the real file.
+ *
+ * The queries are derived from the text itself (every address that starts
+ * a line, and its neighbours), so that mutations of the text move the
+ * answers, plus the extremes.  Checked: one entry per distinct query, sorted;
+ * a name only with a symbol at or below the query; kallsyms_find agrees.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+
+#include "fuzz_common.h"
+#include "kallsyms.h"
+
+#define MAX_QUERIES 4096
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint64_t q[MAX_QUERIES];
+	struct ksym_table t;
+	size_t nq = 0;
+	FILE *f;
+
+	q[nq++] = 0;
+	q[nq++] = UINT64_MAX;
+	for (size_t i = 0; i < size && nq + 3 <= MAX_QUERIES; i++) {
+		if (i > 0 && data[i - 1] != '\n')
+			continue;
+		uint64_t a = 0;
+		size_t j = i;
+
+		for (; j < size && j - i < 16; j++) {
+			int c = data[j], d;
+
+			if (c >= '0' && c <= '9')
+				d = c - '0';
+			else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+				d = (c | 0x20) - 'a' + 10;
+			else
+				break;
+			a = a << 4 | (uint64_t)d;
+		}
+		if (j == i)
+			continue;
+		q[nq++] = a;
+		q[nq++] = a + 1;
+		q[nq++] = a - 1;
+	}
+
+	/* fmemopen of a zero-length buffer fails; an empty file is a case too. */
+	f = size ? fmemopen((void *)data, size, "r") : fopen("/dev/null", "r");
+	if (!f)
+		return 0;
+	if (kallsyms_resolve(f, q, nq, &t, NULL) == 0) {
+		size_t distinct = 1;
+
+		qsort(q, nq, sizeof(q[0]), cmp_u64);
+		for (size_t i = 1; i < nq; i++)
+			distinct += q[i] != q[i - 1];
+		FUZZ_ASSERT(t.n == distinct);
+		for (size_t i = 0; i < t.n; i++) {
+			const struct ksym *k = &t.syms[i];
+
+			FUZZ_ASSERT(i == 0 || t.syms[i - 1].addr < k->addr);
+			FUZZ_ASSERT(kallsyms_find(&t, k->addr) == k);
+			if (k->name) {
+				FUZZ_ASSERT(k->sym_addr <= k->addr);
+				FUZZ_ASSERT(strlen(k->name) < 512);
+			}
+			if (k->module)
+				FUZZ_ASSERT(k->name && strlen(k->module) < 64);
+		}
+		for (size_t i = 0; i < nq; i++)
+			FUZZ_ASSERT(kallsyms_find(&t, q[i]) != NULL);
+		kallsyms_free(&t);
+	}
+	fclose(f);
+	return 0;
+}

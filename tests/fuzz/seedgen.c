@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * seedgen: turns a real ELF object into a seed for the structured fuzz
+ * targets, in the input formats documented at the top of fuzz_ehframe.c
+ * and fuzz_elfsyms.c.  Used by tests/fuzz/seed.sh on the machine's own
+ * binaries; the inputs are trusted local files, but are still
+ * bounds-checked so a strange one is skipped rather than crashing us.
+ *
+ *   seedgen ehframe FILE OUT [MAXBYTES]   .eh_frame (+ .debug_frame)
+ *   seedgen debugframe FILE OUT [MAXBYTES] .debug_frame alone
+ *   seedgen elfsyms FILE OUT [MAXBYTES]   symbol/string tables, notes, debuglink
+ *
+ * Exit status 0: seed written; 1: the object lacks what the mode needs.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct obj {
+	const uint8_t *p;
+	size_t size;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh;
+	size_t nsh;
+	const char *shstr;
+	size_t shstr_size;
+};
+
+static int obj_open(struct obj *o, const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *m;
+
+	if (fd < 0 || fstat(fd, &st) || (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	o->p = m;
+	o->size = (size_t)st.st_size;
+	o->eh = m;
+	if (memcmp(o->eh->e_ident, ELFMAG, SELFMAG) || o->eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    o->eh->e_shentsize != sizeof(Elf64_Shdr) || o->eh->e_shoff > o->size ||
+	    (size_t)o->eh->e_shnum * sizeof(Elf64_Shdr) > o->size - o->eh->e_shoff ||
+	    o->eh->e_shstrndx >= o->eh->e_shnum)
+		return -1;
+	o->sh = (const Elf64_Shdr *)(o->p + o->eh->e_shoff);
+	o->nsh = o->eh->e_shnum;
+	const Elf64_Shdr *ss = &o->sh[o->eh->e_shstrndx];
+
+	if (ss->sh_offset > o->size || ss->sh_size > o->size - ss->sh_offset)
+		return -1;
+	o->shstr = (const char *)o->p + ss->sh_offset;
+	o->shstr_size = ss->sh_size;
+	return 0;
+}
+
+static const Elf64_Shdr *find(const struct obj *o, const char *name)
+{
+	for (size_t i = 1; i < o->nsh; i++) {
+		size_t n = strlen(name) + 1;
+
+		if (o->sh[i].sh_name < o->shstr_size && o->shstr_size - o->sh[i].sh_name >= n &&
+		    !memcmp(o->shstr + o->sh[i].sh_name, name, n))
+			return &o->sh[i];
+	}
+	return NULL;
+}
+
+/* The section's bytes clamped to @max and to the file; NULL if it has none. */
+static const uint8_t *bytes(const struct obj *o, const Elf64_Shdr *s, size_t max, size_t *len)
+{
+	*len = 0;
+	if (!s || s->sh_type == SHT_NOBITS || s->sh_offset > o->size)
+		return NULL;
+	*len = s->sh_size < o->size - s->sh_offset ? s->sh_size : o->size - s->sh_offset;
+	if (*len > max)
+		*len = max;
+	return o->p + s->sh_offset;
+}
+
+static void put(FILE *f, const void *p, size_t n)
+{
+	if (n)
+		fwrite(p, 1, n, f);
+}
+
+static int ehframe(const struct obj *o, FILE *out, size_t max, bool debug_only)
+{
+	const Elf64_Shdr *eh = debug_only ? NULL : find(o, ".eh_frame");
+	const Elf64_Shdr *dbg = find(o, ".debug_frame"), *got = find(o, ".got");
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t elen, dlen;
+	const uint8_t *e = bytes(o, eh, max, &elen), *d;
+	uint8_t flags = 0, pad[3] = { 0 };
+	uint32_t split;
+	uint64_t v;
+
+	d = bytes(o, dbg, max - elen, &dlen);
+	if (!elen && !dlen)
+		return 1;
+	for (size_t i = 1; i < o->nsh; i++) {
+		const Elf64_Shdr *s = &o->sh[i];
+
+		if ((s->sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR)) {
+			lo = s->sh_addr < lo ? s->sh_addr : lo;
+			hi = s->sh_addr + s->sh_size > hi ? s->sh_addr + s->sh_size : hi;
+		}
+	}
+	if (lo > hi)
+		lo = hi = 0;
+	if (elen && dlen)
+		flags |= 2;
+	else if (dlen)
+		flags |= 1;
+	if (dbg && dlen && (dbg->sh_flags & SHF_COMPRESSED) && !elen)
+		flags |= 4;
+	if (o->eh->e_type == ET_EXEC)
+		flags |= 8;
+	if (got)
+		flags |= 32;
+	split = (uint32_t)elen;
+	put(out, &flags, 1);
+	put(out, pad, 3);
+	put(out, &split, 4);
+	v = eh ? eh->sh_addr : 0;
+	put(out, &v, 8);
+	put(out, &lo, 8);
+	v = hi - lo;
+	put(out, &v, 8);
+	v = got ? got->sh_addr : 0;
+	put(out, &v, 8);
+	put(out, e, elen);
+	put(out, d, dlen);
+	return 0;
+}
+
+static int elfsyms(const struct obj *o, FILE *out, size_t max)
+{
+	const Elf64_Shdr *secs[6] = {
+		find(o, ".symtab"), find(o, ".strtab"), find(o, ".dynsym"),
+		find(o, ".dynstr"), find(o, ".note.gnu.build-id"), find(o, ".gnu_debuglink"),
+	};
+	/* Budgets per blob: symbol tables get most, whole entries only. */
+	size_t caps[6] = { max * 3 / 10, max * 3 / 10, max / 8, max / 8, 256, 256 };
+	const uint8_t *b[6];
+	size_t len[6];
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(o->p + o->eh->e_phoff);
+	uint16_t flags = 0;
+	uint8_t nload = 0, entsize = sizeof(Elf64_Sym);
+	uint64_t absurd = 0;
+
+	if (!secs[0] && !secs[2])
+		return 1;
+	for (int i = 0; i < 6; i++) {
+		b[i] = bytes(o, secs[i], caps[i], &len[i]);
+		if (i == 0 || i == 2)
+			len[i] -= len[i] % sizeof(Elf64_Sym);
+	}
+	if (!secs[0])
+		flags |= 1 << 4;
+	if (o->eh->e_type == ET_EXEC)
+		flags |= 1;
+	put(out, &flags, 2);
+	put(out, &entsize, 1);
+	if (o->eh->e_phoff > o->size ||
+	    (size_t)o->eh->e_phnum * sizeof(Elf64_Phdr) > o->size - o->eh->e_phoff)
+		ph = NULL;
+	for (size_t i = 0; ph && i < o->eh->e_phnum; i++)
+		nload += ph[i].p_type == PT_LOAD && nload < 4;
+	put(out, &nload, 1);
+	for (size_t i = 0, k = 0; ph && i < o->eh->e_phnum && k < nload; i++) {
+		uint8_t pf;
+
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		put(out, &ph[i].p_offset, 8);
+		put(out, &ph[i].p_vaddr, 8);
+		put(out, &ph[i].p_filesz, 8);
+		put(out, &ph[i].p_memsz, 8);
+		pf = (uint8_t)ph[i].p_flags;
+		put(out, &pf, 1);
+		k++;
+	}
+	for (int i = 0; i < 6; i++) {
+		uint32_t l = (uint32_t)len[i];
+
+		put(out, &l, 4);
+	}
+	put(out, &absurd, 8);
+	for (int i = 0; i < 6; i++)
+		put(out, b[i], len[i]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct obj o;
+	size_t max;
+	FILE *out;
+	int rc;
+
+	if (argc < 4 || argc > 5) {
+		fprintf(stderr, "usage: seedgen ehframe|debugframe|elfsyms FILE OUT [MAXBYTES]\n");
+		return 2;
+	}
+	max = argc == 5 ? strtoul(argv[4], NULL, 0) : 65536;
+	if (obj_open(&o, argv[2]))
+		return 1;
+	out = fopen(argv[3], "wb");
+	if (!out)
+		return 2;
+	if (!strcmp(argv[1], "ehframe"))
+		rc = ehframe(&o, out, max, false);
+	else if (!strcmp(argv[1], "debugframe"))
+		rc = ehframe(&o, out, max, true);
+	else if (!strcmp(argv[1], "elfsyms"))
+		rc = elfsyms(&o, out, max);
+	else
+		rc = 2;
+	if (fclose(out) || rc) {
+		unlink(argv[3]);
+		return rc ? rc : 2;
+	}
+	return 0;
+}
