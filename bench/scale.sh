@@ -618,7 +618,15 @@ CPROF_SLOW=$(median $(tpf cprof slow))
 CPROF_ACCT=$(median $(tpf cprof acct))
 # shellcheck disable=SC2046
 TP_CFLOOR=$(median $TP_CNOISE)
+# shellcheck disable=SC2046
+TP_FLOOR=$(median $TP_NOISE)
 lt1() { [ -n "$1" ] || { echo n/a; return; }; [ "$(calc "$1 < 1" %d)" = 1 ] && echo PASS || echo FAIL; }
+# verdict VALUE FLOOR: PASS/FAIL against 1%, or inconclusive when the
+# noise between baselines (FLOOR, %) is itself 1% or more
+verdict() {
+	[ -n "$1" ] || { echo n/a; return; }
+	if [ -n "$2" ] && [ "$(calc "$2 >= 1" %d)" = 1 ]; then echo "inconclusive ($(lt1 "$1") on this noise)"; else lt1 "$1"; fi
+}
 
 NOISY="" OTHERS=""
 for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | grep -v '^tp-' | sort -V); do
@@ -810,9 +818,9 @@ $(tp_rows)
 
 | target | figure | |
 |---|---|---|
-| cprof-bpf's overhead on the workload < 1% at 99 Hz: estimate, median of $TP_REPS$( [ -n "$TP_CFLOOR" ] && [ "$(calc "$TP_CFLOOR >= 1" %d)" = 1 ] && echo " (inconclusive here: per-CPU-s noise floor $TP_CFLOOR %)") | ${CPROF_EST:-n/a}% | **$(lt1 "$CPROF_EST")** |
-| … accounted (agent + BPF CPU share), median of $TP_REPS | ${CPROF_ACCT:-n/a}% | $(lt1 "$CPROF_ACCT") |
-| … measured on wall throughput, median of $TP_REPS$( [ -n "$TP_NOISY" ] && echo " (noisy host: noise floor $(stats $TP_NOISE) %)") | ${CPROF_SLOW:-n/a}% | $(lt1 "$CPROF_SLOW") |
+| cprof-bpf's overhead on the workload < 1% at 99 Hz: estimate (per-CPU-s slowdown + agent share), median of $TP_REPS; per-CPU-s noise floor ${TP_CFLOOR:-?} % | ${CPROF_EST:-n/a}% | **$(verdict "$CPROF_EST" "$TP_CFLOOR")** |
+| … accounted (agent + BPF CPU share), median of $TP_REPS | ${CPROF_ACCT:-n/a}% | **$(lt1 "$CPROF_ACCT")** |
+| … measured on wall throughput, median of $TP_REPS; wall noise floor ${TP_FLOOR:-?} % | ${CPROF_SLOW:-n/a}% | $(verdict "$CPROF_SLOW" "$TP_FLOOR") |
 
 <!-- END scale -->
 EOF

@@ -69,7 +69,7 @@ die() { log "$*"; exit 1; }
 for f in "$CPROF" "$BUSY" "$NOFP"; do
 	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
 done
-for t in bpftrace perf bpftool jq go /usr/bin/time pgrep; do
+for t in bpftrace perf bpftool go /usr/bin/time pgrep; do
 	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
 done
 [ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
@@ -669,13 +669,17 @@ host_run() {
 	sleep_until "$(calc "$T_FIRST + $HOST_SECS + 0.5")"
 	# shellcheck disable=SC2086
 	kill -STOP $WL_PIDS 2>/dev/null
-	jq --argjson ids "[$ids]" '[.[] | select(.id as $i | $ids | index($i))]' \
-		"$out/maps.json" >"$out/ours.json"
-	R[host:maps]=$(jq length "$out/ours.json")
-	R[host:memlock]=$(jq '[.[].bytes_memlock // 0] | add // 0' "$out/ours.json")
-	R[host:topmaps]=$(jq -r 'sort_by(-(.bytes_memlock // 0)) | .[:8][] |
-		"\(.name // "?") (\(.type), \(.max_entries) × \(.bytes_key)+\(.bytes_value) B): \((.bytes_memlock // 0) / 1048576 * 100 | round / 100) MiB"' \
-		"$out/ours.json" | paste -sd ';' | sed 's/;/; /g')
+	if command -v jq >/dev/null; then
+		jq --argjson ids "[$ids]" '[.[] | select(.id as $i | $ids | index($i))]' \
+			"$out/maps.json" >"$out/ours.json"
+		R[host:maps]=$(jq length "$out/ours.json")
+		R[host:memlock]=$(jq '[.[].bytes_memlock // 0] | add // 0' "$out/ours.json")
+		R[host:topmaps]=$(jq -r 'sort_by(-(.bytes_memlock // 0)) | .[:8][] |
+			"\(.name // "?") (\(.type), \(.max_entries) × \(.bytes_key)+\(.bytes_value) B): \((.bytes_memlock // 0) / 1048576 * 100 | round / 100) MiB"' \
+			"$out/ours.json" | paste -sd ';' | sed 's/;/; /g')
+	else
+		log "D: jq missing: no BPF map memory figure"
+	fi
 	wait_bounded "$tpid" "$FINISH_MAX" "$cpid"; rc=$?
 	TOOL_PIDS=""
 	stop_workload
