@@ -5,7 +5,7 @@
 set -e
 
 build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev libiberty-dev zlib1g-dev pkg-config"
-test_pkgs="golang-go golang-github-google-pprof-dev protobuf-compiler binutils dwz g++ procps util-linux python3"
+test_pkgs="golang-go golang-github-google-pprof-dev protobuf-compiler binutils dwz g++ procps util-linux python3 libclang-rt-14-dev valgrind"
 bench_pkgs="bpftrace linux-perf time"
 
 want="$build_pkgs"

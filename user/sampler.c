@@ -140,8 +140,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		ret = errf(err, s->ncpus ? s->ncpus : -ENODEV, "cannot count CPUs");
 		goto fail;
 	}
-	s->keys = malloc(DRAIN_BATCH * sizeof(struct cprof_sample_key));
-	s->vals = malloc(DRAIN_BATCH * sizeof(struct cprof_stack));
+	/* zeroed: valgrind cannot see the kernel fill them in a batch drain */
+	s->keys = calloc(DRAIN_BATCH, sizeof(struct cprof_sample_key));
+	s->vals = calloc(DRAIN_BATCH, sizeof(struct cprof_stack));
 	s->skel = cprof_bpf__open();
 	if (!s->keys || !s->vals || !s->skel) {
 		ret = errf(err, -ENOMEM, "cannot open the BPF object: %s", strerror(errno));
