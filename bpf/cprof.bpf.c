@@ -22,6 +22,7 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
+#define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 
 /* Set by the loader before load. */
@@ -84,12 +85,28 @@ struct {
 	__type(value, __u8);
 } cgroup_filter SEC(".maps");
 
-/* Processes already announced to the loader. */
+/* The image generation of a process already announced to the loader. */
+struct known_image {
+	__u64 gen;
+	/*
+	 * First sampled inside execve, after the new comm was set but before
+	 * the exec tracepoint: the exec adopts this generation, so those
+	 * samples join the new image's profile instead of making one of their own.
+	 */
+	__u32 in_exec;
+	/*
+	 * The whole thread group has exited.  Kept, not deleted, so that
+	 * samples of its last moments in do_exit stay with its image; a
+	 * sample of a task not exiting is then a new process with this pid.
+	 */
+	__u32 exited;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, CPROF_KNOWN_PIDS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct known_image);
 } known_pids SEC(".maps");
 
 struct {
@@ -653,24 +670,38 @@ static __always_inline void send_event(__u32 type, struct task_struct *task, __u
 	bpf_ringbuf_submit(ev, 0);
 }
 
+/* True while @task is inside execve: its user registers are the old image's. */
+static __always_inline bool in_execve(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(task->in_execve))
+		return false;
+	return BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+}
+
 /*
  * The generation of the process's current image, announcing the process
  * the first time it is sampled.
  */
-static __always_inline __u64 note_process(__u32 pid, struct task_struct *task)
+static __always_inline __u64 note_process(__u32 pid, struct task_struct *task, bool exec,
+					  bool exiting)
 {
-	__u64 *gen = bpf_map_lookup_elem(&known_pids, &pid), now;
+	struct known_image *k = bpf_map_lookup_elem(&known_pids, &pid), img = {};
 
-	if (gen)
-		return *gen;
-	now = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&known_pids, &pid, &now, BPF_NOEXIST) == 0) {
-		send_event(CPROF_EV_NEW_PROC, task, now);
-		return now;
+	if (k && !(k->exited && !exiting)) {
+		/* Out of an execve that failed: a later one is another image. */
+		if (k->in_exec && !exec)
+			k->in_exec = 0;
+		return k->gen;
+	}
+	img.gen = bpf_ktime_get_ns();
+	img.in_exec = exec;
+	if (bpf_map_update_elem(&known_pids, &pid, &img, k ? BPF_EXIST : BPF_NOEXIST) == 0) {
+		send_event(CPROF_EV_NEW_PROC, task, img.gen);
+		return img.gen;
 	}
 	/* Another CPU announced it first. */
-	gen = bpf_map_lookup_elem(&known_pids, &pid);
-	return gen ? *gen : now;
+	k = bpf_map_lookup_elem(&known_pids, &pid);
+	return k ? k->gen : img.gen;
 }
 
 SEC("perf_event")
@@ -681,7 +712,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct cprof_sample_key key = {};
 	struct cprof_stats *s = get_stats();
-	bool in_kernel, kthread;
+	bool in_kernel, no_user, exec;
+	unsigned int flags;
 
 	if (!s)
 		return 0;
@@ -696,23 +728,29 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	s->samples++;
 
-	key.gen = note_process(pid, task);
+	/* Direct ctx access: the verifier maps it to the sampled registers. */
+	in_kernel = (ctx->regs.cs & 3) == 0;
+	exec = in_kernel && in_execve(task);
+	flags = BPF_CORE_READ(task, flags);
+	key.gen = note_process(pid, task, exec, flags & PF_EXITING);
 	key.pid = pid;
 	key.tid = tid;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
-	/* Direct ctx access: the verifier maps it to the sampled registers. */
-	in_kernel = (ctx->regs.cs & 3) == 0;
 
-	/* Read the flag once: both stacks and the count go to the same pair. */
-	kthread = BPF_CORE_READ(task, flags) & PF_KTHREAD;
+	/*
+	 * Read the flag once: both stacks and the count go to the same pair.
+	 * Inside execve the saved user registers belong to the old image
+	 * while the memory is the new one's: no user stack to walk.
+	 */
+	no_user = exec || (flags & PF_KTHREAD);
 	if (live_pair) {
-		key.ustack = kthread ? CPROF_STACK_NONE :
+		key.ustack = no_user ? CPROF_STACK_NONE :
 				       user_stack(ctx, &stacks1, pid, in_kernel, s);
 		key.kstack = kernel_stacks && in_kernel ? record_stack(ctx, &stacks1, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts1, &lost1, &key);
 	} else {
-		key.ustack = kthread ? CPROF_STACK_NONE :
+		key.ustack = no_user ? CPROF_STACK_NONE :
 				       user_stack(ctx, &stacks0, pid, in_kernel, s);
 		key.kstack = kernel_stacks && in_kernel ? record_stack(ctx, &stacks0, 0) :
 							   CPROF_STACK_NONE;
@@ -729,13 +767,23 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
-	__u64 gen = bpf_ktime_get_ns();
+	struct known_image img = { .gen = bpf_ktime_get_ns() }, *k;
 
 	if (!wanted(pid, task))
 		return 0;
+	k = bpf_map_lookup_elem(&known_pids, &pid);
+	if (!k) {
+		if (bpf_map_update_elem(&known_pids, &pid, &img, BPF_NOEXIST) == 0)
+			goto announce;
+		/* A sample of this execve, taken while we ran, came first. */
+		k = bpf_map_lookup_elem(&known_pids, &pid);
+	}
+	if (k && k->in_exec && !k->exited)
+		img.gen = k->gen;
+	bpf_map_update_elem(&known_pids, &pid, &img, BPF_ANY);
+announce:
 	/* The new image is announced now, while its mappings can be read. */
-	bpf_map_update_elem(&known_pids, &pid, &gen, BPF_ANY);
-	send_event(CPROF_EV_EXEC, task, gen);
+	send_event(CPROF_EV_EXEC, task, img.gen);
 	return 0;
 }
 
@@ -743,15 +791,15 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
-	__u64 *known, gen;
+	struct known_image *known;
 
-	if (BPF_CORE_READ(task, pid) != pid)
-		return 0; /* a thread, not the process */
+	/* The group's last thread: its exit, not the leader's, ends the process. */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
 	known = bpf_map_lookup_elem(&known_pids, &pid);
-	if (!known)
+	if (!known || known->exited)
 		return 0; /* never sampled: nothing to say */
-	gen = *known;
-	bpf_map_delete_elem(&known_pids, &pid);
-	send_event(CPROF_EV_EXIT, task, gen);
+	known->exited = 1;
+	send_event(CPROF_EV_EXIT, task, known->gen);
 	return 0;
 }

@@ -426,14 +426,24 @@ static double now_s(clockid_t clk)
 }
 
 /* The record of one process image, made (and given its tables) on first use. */
-static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm)
+static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm,
+				  bool *created_out)
 {
 	bool created = false;
 	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
 
 	if (p && created && r->tables)
 		tables_add_process(r->tables, p, NULL);
+	if (created_out)
+		*created_out = created;
 	return p;
+}
+
+/* Reads a live process's mappings again, and its unwind tables with them. */
+static void refresh_process(struct run *r, struct process *p)
+{
+	if (p && !p->exited && proctab_refresh(&r->procs, p) == 0 && r->tables)
+		tables_add_process(r->tables, p, NULL);
 }
 
 static int on_event(void *ctx, const struct cprof_event *ev)
@@ -441,18 +451,25 @@ static int on_event(void *ctx, const struct cprof_event *ev)
 	struct run *r = ctx;
 	char comm[CPROF_COMM_LEN + 1];
 	struct process *p;
+	bool created;
 
 	memcpy(comm, ev->comm, CPROF_COMM_LEN);
 	comm[CPROF_COMM_LEN] = '\0';
 	switch (ev->type) {
 	case CPROF_EV_NEW_PROC:
+		process_of(r, ev->pid, ev->gen, comm, NULL);
+		break;
 	case CPROF_EV_EXEC:
-		process_of(r, ev->pid, ev->gen, comm);
+		/*
+		 * An image first sampled inside its execve keeps its
+		 * generation: the mappings read then may predate the new ones.
+		 */
+		p = process_of(r, ev->pid, ev->gen, comm, &created);
+		if (!created)
+			refresh_process(r, p);
 		break;
 	case CPROF_EV_NEW_CODE:
-		p = proctab_find(&r->procs, ev->pid);
-		if (p && !p->exited && proctab_refresh(&r->procs, p) == 0 && r->tables)
-			tables_add_process(r->tables, p, NULL);
+		refresh_process(r, proctab_find(&r->procs, ev->pid));
 		break;
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);
@@ -481,7 +498,7 @@ static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t
 	/* The thread's name stands in for the process's if it is unknown. */
 	memcpy(comm, k->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
-	p = process_of(r, k->pid, k->gen, NULL);
+	p = process_of(r, k->pid, k->gen, NULL, NULL);
 	if (p && !p->comm[0])
 		memcpy(p->comm, comm, sizeof(comm));
 	if (!p)
@@ -497,7 +514,7 @@ static int on_lost(void *ctx, uint32_t pid, const struct cprof_lost *l)
 	struct process *p = proctab_find(&r->procs, pid);
 
 	if (!p)
-		p = process_of(r, pid, 0, NULL);
+		p = process_of(r, pid, 0, NULL, NULL);
 	if (!p)
 		return -ENOMEM;
 	agg_add_lost(&p->samples, l);

@@ -37,14 +37,25 @@ struct mm_struct {
 	unsigned long start_code, end_code;
 };
 
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct signal_struct {
+	atomic_t live; /* threads not yet exiting */
+};
+
 struct task_struct {
 	pid_t pid;
 	pid_t tgid;
 	unsigned int flags;
 	struct mm_struct *mm;
 	struct task_struct *group_leader;
+	struct signal_struct *signal;
 	u64 start_time;
 	char comm[16];
+	/* set from just before the new image is loaded until exec succeeds */
+	unsigned int in_execve:1;
 };
 
 struct trace_entry {

@@ -11,7 +11,7 @@ CID=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 CG=$CG2/cprof-e2e-$$
 
-require_root "short-lived processes" "deleted binary" "private mount namespace" "exec" \
+require_root "short-lived processes" "very short processes" "deleted binary" "private mount namespace" "exec" \
 	"continuous mode" "--keep" "--comm" "--cgroup" "churn"
 
 # named_frac FILE: "named total" samples whose user frames all have names.
@@ -47,6 +47,29 @@ for pid in $(cat "$T/short.pids"); do
 done
 check "short-lived processes: all 30 profiled, each >=95% symbolized ($ok_files/30;$bad)" \
 	[ "$ok_files" -eq 30 ]
+
+# --- very short processes: execve and exit are part of their one profile -----------
+# (a sample inside execve, after the new name is set but before the exec
+# tracepoint, or in do_exit after the exit tracepoint, once made a second
+# image of the pid: "nofp-PID-2.pb.gz")
+$CPROF --comm nofp -F 999 --duration 7 --output-dir "$T/quick" 2>"$T/quick.err" &
+CP=$!
+sleep 1
+end=$(($(date +%s) + 5))
+n=0
+while [ "$(date +%s)" -lt $end ]; do
+	$NOFP split 0.003 >/dev/null
+	n=$((n + 1))
+done
+wait $CP; CP=
+files=$(ls "$T/quick" | wc -l)
+split=$(ls "$T/quick" | grep -c -- '-[0-9]*-[0-9]*\.pb\.gz$')
+in_exec=0
+for f in "$T/quick"/*.pb.gz; do
+	in_exec=$((in_exec + $(folded "$f" | sum_where /dev/stdin 'bprm_execve|do_exit')))
+done
+check "very short processes: one profile each, execve and exit inside it ($files profiles of $n processes, $split split, $in_exec samples in execve/exit)" \
+	sh -c "[ $files -ge 50 ] && [ $split -eq 0 ] && [ $in_exec -gt 0 ]"
 
 # --- a binary deleted after start ------------------------------------------------
 cp "$NOFP" "$T/gone"
