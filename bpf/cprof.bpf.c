@@ -42,14 +42,15 @@ struct counts_map {
 	__type(value, __u64);
 };
 
-/* Allocated as used: a value holds up to 512 frames (4 KiB). */
-struct stacks_map {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, CPROF_STACKS_MAX);
-	__type(key, __u64);
-	__type(value, struct cprof_stack);
-};
+/* Allocated as used; one map per size class (see CPROF_STACK_BYTES). */
+#define STACKS_MAP(frames)                                                  \
+	struct {                                                            \
+		__uint(type, BPF_MAP_TYPE_HASH);                            \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                       \
+		__uint(max_entries, CPROF_STACKS_MAX);                      \
+		__uint(key_size, sizeof(__u64));                            \
+		__uint(value_size, CPROF_STACK_BYTES(frames));              \
+	}
 
 struct lost_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -59,7 +60,9 @@ struct lost_map {
 };
 
 struct counts_map counts0 SEC(".maps"), counts1 SEC(".maps");
-struct stacks_map stacks0 SEC(".maps"), stacks1 SEC(".maps");
+STACKS_MAP(CPROF_SHORT_FRAMES) stacks_short0 SEC(".maps"), stacks_short1 SEC(".maps");
+STACKS_MAP(CPROF_MID_FRAMES) stacks_mid0 SEC(".maps"), stacks_mid1 SEC(".maps");
+STACKS_MAP(CPROF_MAX_FRAMES) stacks_long0 SEC(".maps"), stacks_long1 SEC(".maps");
 struct lost_map lost0 SEC(".maps"), lost1 SEC(".maps");
 
 struct {
@@ -167,7 +170,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct cprof_unwind_row);
+	__type(value, union cprof_table_slot);
 } unwind_rows SEC(".maps");
 
 /* pid -> its executable mappings and their tables, sorted by address. */
@@ -233,21 +236,6 @@ static __always_inline __u64 hash_mix(__u64 h, __u64 word)
 	return h ^ (h >> 32);
 }
 
-struct hash_ctx {
-	const struct cprof_stack *st;
-	__u64 h;
-};
-
-static long hash_step(__u32 i, void *data)
-{
-	struct hash_ctx *c = data;
-
-	if (i >= CPROF_MAX_FRAMES)
-		return 1;
-	c->h = hash_mix(c->h, c->st->ip[i]);
-	return 0;
-}
-
 /*
  * The final name of a stack: frames, how the walk went, and who walked it
  * (@salt), so identical frames from different walks stay apart.
@@ -259,19 +247,21 @@ static __always_inline __u64 hash_finish(__u64 h, const struct cprof_stack *st, 
 }
 
 /*
- * For stacks the kernel walked.  A bpf_loop, not a bounded loop: the
- * verifier checks the callback once instead of every iteration at every
- * call site.  (The unwinder hashes as it goes instead.)
+ * For stacks the kernel walked (at most CPROF_MAX_KFRAMES frames).  A plain
+ * bounded loop: a bpf_loop would make an indirect call per frame, which
+ * cost as much as the hashing.  (The unwinder hashes as it goes instead.)
  */
 static __always_inline __u64 hash_frames(const struct cprof_stack *st, __u64 salt)
 {
-	struct hash_ctx c = { .st = st, .h = HASH_SEED };
+	__u64 h = HASH_SEED;
 	__u32 nr = st->nr;
 
-	if (nr > CPROF_MAX_FRAMES)
-		nr = CPROF_MAX_FRAMES;
-	bpf_loop(nr, hash_step, &c, 0);
-	return hash_finish(c.h, st, salt);
+	for (__u32 i = 0; i < CPROF_MAX_KFRAMES; i++) {
+		if (i >= nr)
+			break;
+		h = hash_mix(h, st->ip[i]);
+	}
+	return hash_finish(h, st, salt);
 }
 
 static __always_inline struct cprof_stack *get_scratch(void)
@@ -281,11 +271,21 @@ static __always_inline struct cprof_stack *get_scratch(void)
 	return bpf_map_lookup_elem(&scratch, &zero);
 }
 
-/* Stores the stack in scratch under hash @h; returns @h or why not. */
-static __always_inline __u64 store_stack(struct cprof_stack *st, void *stacks, __u64 h)
+/* Stores the stack in scratch under hash @h in @pair; returns @h or why not. */
+static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u64 h)
 {
-	long err = bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST);
+	__u32 nr = st->nr;
+	void *map;
+	long err;
 
+	/* @pair is a constant once inlined: this folds to the class test. */
+	if (nr <= CPROF_SHORT_FRAMES)
+		map = pair ? (void *)&stacks_short1 : (void *)&stacks_short0;
+	else if (nr <= CPROF_MID_FRAMES)
+		map = pair ? (void *)&stacks_mid1 : (void *)&stacks_mid0;
+	else
+		map = pair ? (void *)&stacks_long1 : (void *)&stacks_long0;
+	err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
 	if (err && err != -17 /* EEXIST: stored already */)
 		return CPROF_STACK_ERR_FULL;
 	return h;
@@ -295,7 +295,7 @@ static __always_inline __u64 store_stack(struct cprof_stack *st, void *stacks, _
  * A stack walked by the kernel (frame pointers for user stacks): the kernel
  * side always, and the user side of processes with no unwind tables.
  */
-static __always_inline __u64 record_stack(void *ctx, void *stacks, __u64 flags)
+static __always_inline __u64 record_stack(void *ctx, __u32 pair, __u64 flags)
 {
 	struct cprof_stack *st = get_scratch();
 	long n;
@@ -309,7 +309,7 @@ static __always_inline __u64 record_stack(void *ctx, void *stacks, __u64 flags)
 	st->status = (flags & BPF_F_USER_STACK) ? CPROF_STACK_F_FP : 0;
 	if (st->nr == 0) /* only a user stack is expected never to be empty */
 		return (flags & BPF_F_USER_STACK) ? CPROF_STACK_ERR_EMPTY : CPROF_STACK_NONE;
-	return store_stack(st, stacks, hash_frames(st, flags));
+	return store_stack(st, pair, hash_frames(st, flags));
 }
 
 /* --- DWARF CFI unwinding (DESIGN.md section 4) --------------------------- */
@@ -323,6 +323,7 @@ struct unwind_ctx {
 	__u64 pc, sp, bp;
 	bool exact; /* pc is not a return address: the leaf, or a signal's */
 	__u32 status;
+	__u32 last_map; /* 1 + the mapping of the previous frame, 0: none */
 };
 
 /*
@@ -339,12 +340,21 @@ static __always_inline __u64 le_bit(__u64 a, __u64 b)
 	return 1 - ((b - a) >> 63);
 }
 
-/* The mapping containing @pc, or NULL.  Mappings are sorted and disjoint. */
-static __always_inline const struct cprof_proc_map *
-find_mapping(const struct cprof_proc_maps *pm, __u64 pc)
+/*
+ * The mapping containing @pc, or NULL.  Mappings are sorted and disjoint.
+ * The previous frame's mapping is tried first: callers are mostly in the
+ * same object.
+ */
+static __always_inline const struct cprof_proc_map *find_mapping(struct unwind_ctx *c, __u64 pc)
 {
+	const struct cprof_proc_maps *pm = c->pm;
 	__u32 n = pm->n, lo = 0, len, half, idx;
 
+	if (c->last_map) {
+		idx = (c->last_map - 1) & (CPROF_MAX_PROC_MAPS - 1);
+		if (pc >= pm->m[idx].start && pc < pm->m[idx].end)
+			return &pm->m[idx];
+	}
 	if (n > CPROF_MAX_PROC_MAPS)
 		n = CPROF_MAX_PROC_MAPS;
 	/* the last mapping with start <= pc, if any */
@@ -361,18 +371,50 @@ find_mapping(const struct cprof_proc_maps *pm, __u64 pc)
 	if (lo == 0 || lo > n)
 		return NULL;
 	idx = (lo - 1) & (CPROF_MAX_PROC_MAPS - 1);
-	return pc < pm->m[idx].end ? &pm->m[idx] : NULL;
+	if (pc >= pm->m[idx].end)
+		return NULL;
+	c->last_map = idx + 1;
+	return &pm->m[idx];
+}
+
+/* Entry @k of the page index that ends at slot @end. */
+static __always_inline int index_entry(__u32 end, __u32 npages, __u32 k, __u32 *out)
+{
+	__u32 slot = end - CPROF_INDEX_SLOTS(npages) + k / 2;
+	const union cprof_table_slot *e = bpf_map_lookup_elem(&unwind_rows, &slot);
+
+	if (!e)
+		return -1;
+	*out = e->index[k & 1];
+	return 0;
 }
 
 /* The last row at or below @rel in the mapping's table, or NULL. */
 static __always_inline const struct cprof_unwind_row *
 find_row(const struct cprof_proc_map *m, __u64 rel)
 {
-	__u32 first = m->first_row, lo = 0, len = m->nrows, half, idx;
-	const struct cprof_unwind_row *r;
+	__u32 first = m->first_row, nrows = m->nrows, npages = m->npages;
+	__u32 lo, len, half, idx, a, b;
+	__u64 page;
+	const union cprof_table_slot *r;
 
-	if (rel >> 32)
+	if (rel >> 32 || !nrows)
 		return NULL;
+	page = rel >> (m->index_shift & 31);
+	if (page >= npages) {
+		/* past the last row's page: the last row */
+		lo = nrows - 1;
+		len = 1;
+	} else {
+		/* rows of this page, and the one before that covers its start */
+		if (index_entry(first, npages, page, &a) ||
+		    index_entry(first, npages, page + 1, &b))
+			return NULL;
+		lo = a ? a - 1 : 0;
+		if (b <= lo || b > nrows)
+			return NULL; /* not an index we wrote */
+		len = b - lo;
+	}
 	for (int i = 0; i < 26; i++) { /* tables have < 2^25 rows */
 		if (!len) /* the one jump: it only leaves the loop */
 			break;
@@ -381,13 +423,14 @@ find_row(const struct cprof_proc_map *m, __u64 rel)
 		r = bpf_map_lookup_elem(&unwind_rows, &idx);
 		if (!r)
 			return NULL;
-		lo += le_bit(r->pc, rel) * (len - half);
+		lo += le_bit(r->row.pc, rel) * (len - half);
 		len = half;
 	}
 	if (lo == 0)
 		return NULL;
 	idx = first + lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &idx);
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	return r ? &r->row : NULL;
 }
 
 static __always_inline int read_word(__u64 addr, __u64 *out)
@@ -547,7 +590,7 @@ static long unwind_step(__u32 i, void *data)
 	/* A return address is past its call; look up the call itself. */
 	lookup = c->exact ? c->pc : c->pc - 1;
 	c->exact = false;
-	m = find_mapping(c->pm, lookup);
+	m = find_mapping(c, lookup);
 	if (!m && !c->reported) {
 		report_new_code(c->pid);
 		c->reported = true;
@@ -560,7 +603,7 @@ static long unwind_step(__u32 i, void *data)
 	return step_fp(c, m && m->nrows);
 }
 
-static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *stacks,
+static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, __u32 pair,
 					 struct cprof_proc_maps *pm, __u32 pid, bool in_kernel,
 					 struct cprof_stats *s)
 {
@@ -592,19 +635,19 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 		s->unwind_status[c.status]++;
 	if (c.st->nr == 0)
 		return CPROF_STACK_ERR_EMPTY;
-	return store_stack(c.st, stacks, hash_finish(c.hash, c.st, BPF_F_USER_STACK));
+	return store_stack(c.st, pair, hash_finish(c.hash, c.st, BPF_F_USER_STACK));
 }
 
 /* The user stack: CFI tables when the loader gave this process some. */
-static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, void *stacks,
+static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 pair,
 					__u32 pid, bool in_kernel, struct cprof_stats *s)
 {
 	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
 
 	if (pm)
-		return unwind_user(ctx, stacks, pm, pid, in_kernel, s);
+		return unwind_user(ctx, pair, pm, pid, in_kernel, s);
 	s->unwind_fp_only++;
-	return record_stack(ctx, stacks, BPF_F_USER_STACK);
+	return record_stack(ctx, pair, BPF_F_USER_STACK);
 }
 
 static __always_inline void count_lost(void *lost, __u32 pid, int reason)
@@ -745,14 +788,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	no_user = exec || (flags & PF_KTHREAD);
 	if (live_pair) {
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, &stacks1, pid, in_kernel, s);
-		key.kstack = kernel_stacks && in_kernel ? record_stack(ctx, &stacks1, 0) :
+				       user_stack(ctx, 1, pid, in_kernel, s);
+		key.kstack = kernel_stacks && in_kernel ? record_stack(ctx, 1, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts1, &lost1, &key);
 	} else {
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, &stacks0, pid, in_kernel, s);
-		key.kstack = kernel_stacks && in_kernel ? record_stack(ctx, &stacks0, 0) :
+				       user_stack(ctx, 0, pid, in_kernel, s);
+		key.kstack = kernel_stacks && in_kernel ? record_stack(ctx, 0, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts0, &lost0, &key);
 	}

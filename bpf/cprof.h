@@ -86,6 +86,16 @@ struct cprof_stack {
 	__u64 ip[CPROF_MAX_FRAMES]; /* leaf first */
 };
 
+/*
+ * Stacks are stored in three maps by length (per pair): a hash map
+ * allocates and copies its whole value on every insert, and most stacks
+ * are short, so a 20-frame stack costs 264 bytes instead of 4 KiB.  The
+ * value of a class is a struct cprof_stack cut after its last frame.
+ */
+#define CPROF_SHORT_FRAMES 32
+#define CPROF_MID_FRAMES 128
+#define CPROF_STACK_BYTES(frames) (8 + 8 * (frames))
+
 /* Samples not counted at all, per process and reason. */
 enum cprof_lost_reason {
 	CPROF_LOST_COUNTS_FULL = 0, /* the counts map was full */
@@ -164,20 +174,36 @@ struct cprof_unwind_row {
 #define CPROF_ROW_RULES(cfa, rbp) ((__u8)((cfa) | ((rbp) << 4)))
 
 /*
+ * A table in the rows array is its page index followed by its rows.  The
+ * index narrows a lookup to the rows of one page of code (1 KiB unless
+ * the table is sparse) so that the binary search touches a cache line or
+ * two instead of missing the cache at every halving of a 100k-row table:
+ * entry k = how many rows have pc < k << index_shift, for k = 0..npages,
+ * two entries to a slot.
+ */
+#define CPROF_INDEX_SHIFT 10
+#define CPROF_INDEX_SLOTS(npages) (((npages) + 2) / 2)
+
+union cprof_table_slot {
+	struct cprof_unwind_row row;
+	__u32 index[2];
+};
+
+/*
  * Where each executable mapping of a process finds its rows: the loader
  * writes one of these per process (a hash map keyed by pid), sorted by
  * start.  nrows == 0: no table (walk this frame by frame pointers).
  */
 #define CPROF_MAX_PROC_MAPS 256
 #define CPROF_UNWIND_PROCS 8192
-
 struct cprof_proc_map {
 	__u64 start, end; /* [start, end) runtime addresses */
 	__u64 bias;       /* runtime pc - bias = row pc */
-	__u32 first_row;  /* index in the rows array */
+	__u32 first_row;  /* slot of row 0; the index ends just before it */
 	__u32 nrows;
+	__u32 npages;      /* index entries - 1: pages the rows span */
+	__u32 index_shift; /* log2 of the page size */
 };
-
 struct cprof_proc_maps {
 	__u32 n;
 	__u32 pad;

@@ -283,7 +283,7 @@ int sampler_unwind_maps(struct sampler *s, uint32_t *capacity, int *procs_fd)
 	return 0;
 }
 
-int sampler_write_rows(void *sampler, uint32_t first, const struct cprof_unwind_row *rows,
+int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,
 		       uint32_t n)
 {
 	struct sampler *s = sampler;
@@ -322,7 +322,7 @@ int sampler_sync(void *sampler)
 }
 
 typedef int (*entry_fn)(void *ctx, const struct sampler_drain_ops *ops,
-			const void *key, const void *val);
+			const void *key, const void *val, size_t vsz);
 
 /*
  * Empties a hash map batch by batch, handing each entry to @fn.  The map
@@ -343,7 +343,8 @@ static int drain_map(struct sampler *s, int fd, size_t ksz, size_t vsz, entry_fn
 
 		first = false;
 		for (__u32 i = 0; i < count; i++) {
-			int r = fn(ctx, ops, (char *)s->keys + i * ksz, (char *)s->vals + i * vsz);
+			int r = fn(ctx, ops, (char *)s->keys + i * ksz, (char *)s->vals + i * vsz,
+				   vsz);
 
 			if (r)
 				return r;
@@ -355,20 +356,26 @@ static int drain_map(struct sampler *s, int fd, size_t ksz, size_t vsz, entry_fn
 	}
 }
 
+/* A stack of a size class: @vsz bytes, its nr trusted only that far. */
 static int stack_entry(void *ctx, const struct sampler_drain_ops *ops, const void *k,
-		       const void *v)
+		       const void *v, size_t vsz)
 {
-	return ops->stack ? ops->stack(ctx, *(const __u64 *)k, v) : 0;
+	struct cprof_stack *st = (struct cprof_stack *)v;
+	__u32 room = (vsz - CPROF_STACK_BYTES(0)) / sizeof(st->ip[0]);
+
+	if (st->nr > room)
+		st->nr = room;
+	return ops->stack ? ops->stack(ctx, *(const __u64 *)k, st) : 0;
 }
 
 static int sample_entry(void *ctx, const struct sampler_drain_ops *ops, const void *k,
-			const void *v)
+			const void *v, size_t vsz)
 {
 	return ops->sample ? ops->sample(ctx, k, *(const __u64 *)v) : 0;
 }
 
 static int lost_entry(void *ctx, const struct sampler_drain_ops *ops, const void *k,
-		      const void *v)
+		      const void *v, size_t vsz)
 {
 	return ops->lost ? ops->lost(ctx, *(const __u32 *)k, v) : 0;
 }
@@ -377,8 +384,19 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *
 		  struct errbuf *err)
 {
 	__u32 idle = s->skel->bss->live_pair;
-	struct bpf_map *counts, *stacks, *lost;
-	int ret;
+	struct bpf_map *counts, *lost;
+	/* Each size class of stacks of the idle pair, with its frame room. */
+	const struct {
+		struct bpf_map *map;
+		size_t frames;
+	} stacks[] = {
+		{ idle ? s->skel->maps.stacks_short1 : s->skel->maps.stacks_short0,
+		  CPROF_SHORT_FRAMES },
+		{ idle ? s->skel->maps.stacks_mid1 : s->skel->maps.stacks_mid0, CPROF_MID_FRAMES },
+		{ idle ? s->skel->maps.stacks_long1 : s->skel->maps.stacks_long0,
+		  CPROF_MAX_FRAMES },
+	};
+	int ret = 0;
 
 	__atomic_store_n(&s->skel->bss->live_pair, !idle, __ATOMIC_SEQ_CST);
 	ret = wait_for_writers(s);
@@ -386,11 +404,11 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *
 		return errf(err, ret, "waiting for BPF programs: %s", strerror(-ret));
 
 	counts = idle ? s->skel->maps.counts1 : s->skel->maps.counts0;
-	stacks = idle ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
 	lost = idle ? s->skel->maps.lost1 : s->skel->maps.lost0;
 
-	ret = drain_map(s, bpf_map__fd(stacks), sizeof(__u64), sizeof(struct cprof_stack),
-			stack_entry, ops, ctx);
+	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]) && !ret; i++)
+		ret = drain_map(s, bpf_map__fd(stacks[i].map), sizeof(__u64),
+				CPROF_STACK_BYTES(stacks[i].frames), stack_entry, ops, ctx);
 	if (!ret)
 		ret = drain_map(s, bpf_map__fd(counts), sizeof(struct cprof_sample_key),
 				sizeof(__u64), sample_entry, ops, ctx);

@@ -78,11 +78,11 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops,
 int sampler_unwind_maps(struct sampler *s, uint32_t *capacity, int *procs_fd);
 
 /*
- * Copies @n rows to index @first of the rows array.  The array is mapped
+ * Copies @n slots (a table's index and rows) to index @first of the rows array.  The array is mapped
  * only for the copy, so its pages never count in our resident memory: they
  * are the kernel's (BPF map memory), reported on their own.
  */
-int sampler_write_rows(void *sampler, uint32_t first, const struct cprof_unwind_row *rows,
+int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,
 		       uint32_t n);
 
 /* Waits until no BPF program still runs with what it read before the call. */

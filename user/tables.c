@@ -14,6 +14,8 @@
 struct table {
 	struct elfobj *obj; /* key; holds an objcache reference */
 	uint32_t first, n;  /* the range in the rows array (n == 0: none) */
+	uint32_t nrows;     /* of them rows, after the page index */
+	uint32_t npages, index_shift;
 	uint64_t base;      /* vaddr of row pc 0 */
 	uint64_t last_use;  /* tables->clock when last given to a process */
 	uint32_t users;     /* processes whose entry points at the range */
@@ -192,10 +194,13 @@ static int build_rows(struct elfobj *o, struct unwind_table *ut, struct errbuf *
 static struct table *table_of(struct tables *t, struct elfobj *o)
 {
 	struct unwind_table ut = { 0 };
+	union cprof_table_slot *slots;
 	struct table *tb;
 	uint32_t first;
 	bool created;
+	size_t n;
 	double t0;
+	int ret;
 
 	tb = hmap_insert(&t->by_obj, &o, &created);
 	if (!tb)
@@ -218,13 +223,19 @@ static struct table *table_of(struct tables *t, struct elfobj *o)
 	}
 	t->st.build_seconds += now_s() - t0;
 	t->st.built++;
-	if (ut.n > t->maps.capacity || !evict_for(t, (uint32_t)ut.n, &first)) {
+	n = unwind_slots(&ut);
+	slots = n <= t->maps.capacity ? calloc(n, sizeof(*slots)) : NULL;
+	if (!slots || !evict_for(t, (uint32_t)n, &first)) {
 		t->st.no_room++;
+		free(slots);
 		unwind_table_free(&ut);
 		return tb; /* retried when a later process needs it */
 	}
-	if (t->maps.write_rows(t->maps.ctx, first, ut.rows, (uint32_t)ut.n)) {
-		range_release(t, first, (uint32_t)ut.n);
+	unwind_layout(&ut, slots);
+	ret = t->maps.write_rows(t->maps.ctx, first, slots, (uint32_t)n);
+	free(slots);
+	if (ret) {
+		range_release(t, first, (uint32_t)n);
 		tb->failed = true;
 		t->st.failed++;
 		unwind_table_free(&ut);
@@ -232,10 +243,13 @@ static struct table *table_of(struct tables *t, struct elfobj *o)
 	}
 	/* @tb is still valid: nothing was inserted into by_obj since. */
 	tb->first = first;
-	tb->n = (uint32_t)ut.n;
+	tb->n = (uint32_t)n;
+	tb->nrows = (uint32_t)ut.n;
+	tb->npages = ut.npages;
+	tb->index_shift = ut.index_shift;
 	tb->base = ut.base;
 	t->st.objects++;
-	t->st.rows_used += ut.n;
+	t->st.rows_used += n;
 	if (t->st.rows_used > t->st.rows_peak)
 		t->st.rows_peak = t->st.rows_used;
 	unwind_table_free(&ut);
@@ -304,8 +318,10 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 			continue;
 		/* runtime pc - (start - v0) = vaddr; vaddr - base = row pc */
 		m->bias = v->start - v0 + tb->base;
-		m->first_row = tb->first;
-		m->nrows = tb->n;
+		m->first_row = tb->first + (tb->n - tb->nrows);
+		m->nrows = tb->nrows;
+		m->npages = tb->npages;
+		m->index_shift = tb->index_shift;
 		tb->users++;
 		used[nused++] = o;
 	}

@@ -25,8 +25,8 @@ struct tables;
 struct tables_maps {
 	uint32_t capacity;             /* rows the rows array holds */
 	int procs_fd;                  /* unwind_procs map */
-	/* copies rows into the rows array at an index */
-	int (*write_rows)(void *ctx, uint32_t first, const struct cprof_unwind_row *rows,
+	/* copies a table's slots (index and rows) into the rows array at an index */
+	int (*write_rows)(void *ctx, uint32_t first, const union cprof_table_slot *rows,
 			  uint32_t n);
 	/* waits until no BPF program can still read what was removed */
 	int (*sync)(void *ctx);
@@ -40,7 +40,7 @@ struct tables_stats {
 	size_t no_room;      /* objects left without a table: budget full */
 	size_t evicted;
 	size_t processes;    /* processes with an entry now */
-	uint64_t rows_used, rows_capacity, rows_peak;
+	uint64_t rows_used, rows_capacity, rows_peak; /* slots: rows and page indexes */
 	double build_seconds; /* spent building tables */
 };
 

@@ -1061,6 +1061,53 @@ static void sort_fdes(struct builder *b)
 	}
 }
 
+/* ---- the page index (bpf/cprof.h) --------------------------------------- */
+
+/*
+ * Pages of 1 KiB, coarser when the rows are spread thin (code far apart in
+ * an odd object) so that the index stays within the size of the rows.
+ */
+static int build_index(struct unwind_table *t)
+{
+	uint32_t last, shift = CPROF_INDEX_SHIFT;
+	size_t r = 0;
+
+	if (!t->n)
+		return 0;
+	last = t->rows[t->n - 1].pc;
+	while (shift < 31 && (last >> shift) + 1 > t->n + 64)
+		shift++;
+	t->index_shift = shift;
+	t->npages = (last >> shift) + 1;
+	t->index = malloc(((size_t)t->npages + 1) * sizeof(*t->index));
+	if (!t->index)
+		return -ENOMEM;
+	for (uint64_t k = 0; k <= t->npages; k++) {
+		while (r < t->n && t->rows[r].pc < (k << shift))
+			r++;
+		t->index[k] = (uint32_t)r;
+	}
+	return 0;
+}
+
+size_t unwind_slots(const struct unwind_table *t)
+{
+	return t->n ? CPROF_INDEX_SLOTS(t->npages) + t->n : 0;
+}
+
+void unwind_layout(const struct unwind_table *t, union cprof_table_slot *out)
+{
+	size_t islots = CPROF_INDEX_SLOTS(t->npages);
+
+	if (!t->n)
+		return;
+	memset(out, 0, islots * sizeof(*out));
+	for (size_t k = 0; k <= t->npages; k++)
+		out[k / 2].index[k & 1] = t->index[k];
+	for (size_t i = 0; i < t->n; i++)
+		out[islots + i].row = t->rows[i];
+}
+
 /* Runs every FDE, in start order, into rows. */
 static int finish(struct builder *b, struct unwind_table *out)
 {
@@ -1102,7 +1149,7 @@ static int finish(struct builder *b, struct unwind_table *out)
 	out->base = b->base;
 	out->fdes = b->used;
 	out->skipped = b->skipped;
-	return 0;
+	return build_index(out);
 }
 
 /* ---- reading the object ----------------------------------------------- */
@@ -1423,13 +1470,18 @@ int unwind_build_mem(const void *image, size_t len, struct unwind_table *out,
 
 const struct cprof_unwind_row *unwind_find(const struct unwind_table *t, uint64_t vaddr)
 {
-	uint64_t rel;
-	size_t lo = 0, hi;
+	uint64_t rel, page;
+	size_t lo, hi;
 
-	if (!t || !t->n || vaddr < t->base || vaddr - t->base > UINT32_MAX)
+	if (!t || !t->n || !t->index || vaddr < t->base || vaddr - t->base > UINT32_MAX)
 		return NULL;
 	rel = vaddr - t->base;
-	hi = t->n;
+	page = rel >> t->index_shift;
+	if (page >= t->npages)
+		return &t->rows[t->n - 1];
+	/* the rows of the page, and the one before them that covers its start */
+	lo = t->index[page] ? t->index[page] - 1 : 0;
+	hi = t->index[page + 1];
 	while (lo < hi) { /* the first row with pc > rel */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -1446,5 +1498,6 @@ void unwind_table_free(struct unwind_table *t)
 	if (!t)
 		return;
 	free(t->rows);
+	free(t->index);
 	memset(t, 0, sizeof(*t));
 }

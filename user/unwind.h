@@ -24,6 +24,9 @@
 struct unwind_table {
 	struct cprof_unwind_row *rows; /* sorted by pc, unique pcs */
 	size_t n;
+	uint32_t *index;      /* page index, npages + 1 entries (see cprof.h) */
+	uint32_t npages;
+	uint32_t index_shift;
 	uint64_t base;   /* ELF virtual address that row pc 0 stands for */
 	size_t fdes;     /* FDEs used */
 	size_t skipped;  /* CIEs/FDEs/instructions skipped as malformed or unsupported */
@@ -38,10 +41,17 @@ int unwind_build_mem(const void *image, size_t len, struct unwind_table *out,
 
 /*
  * The row that applies at @vaddr (the last one with pc <= vaddr - base),
- * or NULL.  The same search the BPF unwinder does, for tests and tools.
+ * or NULL.  The same search the BPF unwinder does, through the page index,
+ * for tests and tools.
  */
 const struct cprof_unwind_row *unwind_find(const struct unwind_table *t,
 					   uint64_t vaddr);
+
+/* Slots the table takes in the BPF rows array: its page index, then its rows. */
+size_t unwind_slots(const struct unwind_table *t);
+
+/* Lays the table out as the BPF unwinder reads it, into unwind_slots(t) slots. */
+void unwind_layout(const struct unwind_table *t, union cprof_table_slot *out);
 
 void unwind_table_free(struct unwind_table *t);
 

@@ -1286,6 +1286,81 @@ static int c_build(const struct cfi *c, struct unwind_table *t)
 #define RSP_RX(n) CPROF_CFA_RSP, n, CPROF_RBP_INVALID, 0
 #define RBP_R(n, r) CPROF_CFA_RBP, n, CPROF_RBP_OFFSET, r
 
+/* The row at @vaddr by a plain binary search of all rows: the index's reference. */
+static const struct cprof_unwind_row *find_plain(const struct unwind_table *t, uint64_t vaddr)
+{
+	size_t lo = 0, hi = t->n;
+
+	if (vaddr < t->base || vaddr - t->base > UINT32_MAX)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= vaddr - t->base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &t->rows[lo - 1] : NULL;
+}
+
+/*
+ * The page index: every row, the byte before it and random addresses give
+ * the row a search of the whole table gives; the BPF layout holds the index
+ * entries two to a slot, then the rows.
+ */
+static void test_index(const char *name, const char *path)
+{
+	struct errbuf err = { "" };
+	struct unwind_table t;
+	union cprof_table_slot *slots;
+	size_t bad = 0, islots, nslots, badlay = 0;
+	uint64_t x = 88172645463325252ULL;
+
+	if (access(path, R_OK)) {
+		T_SKIP(fmt("index: %s", name), "%s not readable", path);
+		return;
+	}
+	if (build_file(path, &t, &err) || !t.n) {
+		CHECK(0, fmt("index: %s table built", name), "%s", err.msg);
+		return;
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		uint64_t a = t.base + t.rows[i].pc;
+
+		bad += unwind_find(&t, a) != &t.rows[i];
+		bad += unwind_find(&t, a - 1) != find_plain(&t, a - 1);
+	}
+	for (int i = 0; i < 100000; i++) {
+		uint64_t a;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		a = t.base + x % ((uint64_t)t.rows[t.n - 1].pc + 4096);
+		bad += unwind_find(&t, a) != find_plain(&t, a);
+	}
+	CHECK(bad == 0, fmt("index: %s: indexed lookups equal a full search (%zu rows, %u pages of %u B)",
+			    name, t.n, t.npages, 1u << t.index_shift),
+	      "%zu differ", bad);
+	CHECK(t.npages <= t.n + 64, fmt("index: %s: the index is no larger than the rows", name),
+	      "%u pages for %zu rows", t.npages, t.n);
+
+	islots = CPROF_INDEX_SLOTS(t.npages);
+	nslots = unwind_slots(&t);
+	slots = calloc(nslots, sizeof(*slots));
+	if (slots) {
+		unwind_layout(&t, slots);
+		for (size_t k = 0; k <= t.npages; k++)
+			badlay += slots[k / 2].index[k & 1] != t.index[k];
+		for (size_t i = 0; i < t.n; i++)
+			badlay += memcmp(&slots[islots + i].row, &t.rows[i], sizeof(t.rows[i])) != 0;
+	}
+	CHECK(slots && nslots == islots + t.n && badlay == 0,
+	      fmt("index: %s: BPF layout is the index, then the rows", name),
+	      "%zu slots, %zu wrong", nslots, badlay);
+	free(slots);
+	unwind_table_free(&t);
+}
+
 static void test_program(void)
 {
 	struct cfi c = { 0 };
@@ -1861,6 +1936,8 @@ int main(void)
 	test_malformed();
 	test_fixtures();
 	test_libc();
+	test_index("libc", "/lib/x86_64-linux-gnu/libc.so.6");
+	test_index("python3", "/usr/bin/python3.11");
 	test_vdso();
 	test_hostile();
 
