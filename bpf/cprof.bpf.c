@@ -693,7 +693,8 @@ static long unwind_step(__u32 i, void *data)
  * through the stack window, and goes deeper.)
  */
 static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 pair,
-					__u32 pid, bool in_kernel, struct cprof_stats *s)
+					struct task_struct *task, __u32 pid, bool in_kernel,
+					struct cprof_stats *s)
 {
 	struct unwind_ctx c = { .pid = pid, .exact = true, .hash = HASH_SEED };
 	__u32 zero = 0;
@@ -704,18 +705,21 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 	if (!c.st || !c.win)
 		return CPROF_STACK_ERR_READ;
 	c.win->len = 0; /* another stack's */
+	/*
+	 * The sampled registers, read unconditionally: clang would otherwise
+	 * merge these loads with the ones below through a pointer select,
+	 * and the verifier takes only constant-offset ctx loads.
+	 */
+	c.pc = ctx->regs.ip;
+	c.sp = ctx->regs.sp;
+	c.bp = ctx->regs.bp;
 	if (in_kernel) {
-		/* The user registers saved at kernel entry. */
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(
-			(struct task_struct *)bpf_get_current_task_btf());
+		/* The user registers saved at kernel entry (direct BTF loads). */
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-		c.pc = BPF_CORE_READ(regs, ip);
-		c.sp = BPF_CORE_READ(regs, sp);
-		c.bp = BPF_CORE_READ(regs, bp);
-	} else {
-		c.pc = ctx->regs.ip;
-		c.sp = ctx->regs.sp;
-		c.bp = ctx->regs.bp;
+		c.pc = regs->ip;
+		c.sp = regs->sp;
+		c.bp = regs->bp;
 	}
 	c.st->nr = 0;
 	c.st->status = 0;
@@ -808,7 +812,7 @@ static __always_inline bool in_execve(struct task_struct *task)
 {
 	if (!bpf_core_field_exists(task->in_execve))
 		return false;
-	return BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+	return BPF_CORE_READ_BITFIELD(task, in_execve);
 }
 
 /*
@@ -854,7 +858,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		s->idle++;
 		return 0;
 	}
-	task = (struct task_struct *)bpf_get_current_task();
+	/* BTF-typed: its fields are plain loads, not bpf_probe_read_kernel calls. */
+	task = bpf_get_current_task_btf();
 	if (!wanted(pid, task)) {
 		s->filtered++;
 		return 0;
@@ -864,7 +869,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/* Direct ctx access: the verifier maps it to the sampled registers. */
 	in_kernel = (ctx->regs.cs & 3) == 0;
 	exec = in_kernel && in_execve(task);
-	flags = BPF_CORE_READ(task, flags);
+	flags = task->flags;
 	key.gen = note_process(pid, task, exec, flags & PF_EXITING);
 	key.pid = pid;
 	key.tid = tid;
@@ -878,13 +883,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	no_user = exec || (flags & PF_KTHREAD);
 	if (live_pair) {
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 1, pid, in_kernel, s);
+				       user_stack(ctx, 1, task, pid, in_kernel, s);
 		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 1) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts1, &lost1, &key);
 	} else {
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 0, pid, in_kernel, s);
+				       user_stack(ctx, 0, task, pid, in_kernel, s);
 		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts0, &lost0, &key);

@@ -24,10 +24,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrsearch.h"
 #include "kallsyms.h"
 
 /* KSYM_NAME_LEN is 512 including the NUL; longer names are truncated. */
@@ -360,19 +362,8 @@ int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
 
 const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].addr < addr)
-			lo = mid + 1;
-		else if (t->syms[mid].addr > addr)
-			hi = mid;
-		else
-			return &t->syms[mid];
-	}
-	return NULL;
+	_Static_assert(offsetof(struct ksym, addr) == 0, "addr_search needs the address first");
+	return addr_search(t->syms, t->n, sizeof(*t->syms), addr);
 }
 
 void kallsyms_free(struct ksym_table *t)

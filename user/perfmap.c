@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "addrsearch.h"
 #include "perfmap.h"
 
 #define CHUNK 65536u
@@ -302,19 +304,8 @@ int perfmap_resolve(int fd, const uint64_t *addrs, size_t n, struct perfmap_tabl
 
 const struct perfmap_sym *perfmap_find(const struct perfmap_table *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].addr < addr)
-			lo = mid + 1;
-		else if (t->syms[mid].addr > addr)
-			hi = mid;
-		else
-			return &t->syms[mid];
-	}
-	return NULL;
+	_Static_assert(offsetof(struct perfmap_sym, addr) == 0, "addr_search needs the address first");
+	return addr_search(t->syms, t->n, sizeof(*t->syms), addr);
 }
 
 void perfmap_free(struct perfmap_table *t)

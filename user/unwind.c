@@ -159,27 +159,11 @@ RD_FIXED(rd_u16, uint16_t)
 RD_FIXED(rd_u32, uint32_t)
 RD_FIXED(rd_u64, uint64_t)
 
-/* LEB128: bits past the 64th are dropped, the bytes still consumed. */
-static inline uint64_t rd_uleb(struct cur *c)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-
-		if (shift < 64) {
-			v |= (uint64_t)(b & 0x7f) << shift;
-			shift += 7;
-		}
-		if (!(b & 0x80))
-			return v;
-	}
-	c->bad = true;
-	return 0;
-}
-
-static inline int64_t rd_sleb(struct cur *c)
+/*
+ * LEB128, unsigned or sign-extended: bits past the 64th are dropped, the
+ * bytes still consumed.
+ */
+static inline uint64_t rd_leb(struct cur *c, bool sign)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -192,13 +176,23 @@ static inline int64_t rd_sleb(struct cur *c)
 			shift += 7;
 		}
 		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
+			if (sign && shift < 64 && (b & 0x40))
 				v |= ~0ull << shift;
-			return (int64_t)v;
+			return v;
 		}
 	}
 	c->bad = true;
 	return 0;
+}
+
+static inline uint64_t rd_uleb(struct cur *c)
+{
+	return rd_leb(c, false);
+}
+
+static inline int64_t rd_sleb(struct cur *c)
+{
+	return (int64_t)rd_leb(c, true);
 }
 
 /* Skips a ULEB128-sized block and returns where it starts. */

@@ -37,11 +37,11 @@ fuzz_elfsyms_SRCS   := user/elfobj.c user/errbuf.c
 fuzz_elfsyms_OPTS   := -max_len=65600
 fuzz_procmaps_SRCS  := user/procmaps.c user/errbuf.c
 fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
-fuzz_kallsyms_SRCS  := user/kallsyms.c user/errbuf.c
+fuzz_kallsyms_SRCS  := user/kallsyms.c user/addrsearch.c user/errbuf.c
 fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
 fuzz_pprof_SRCS     := proto/pprof.c
 fuzz_pprof_OPTS     := -max_len=16384
-fuzz_perfmap_SRCS   := user/perfmap.c user/errbuf.c
+fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
 fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
 fuzz_cgroup_OPTS    := -max_len=8192

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * addrsearch: exact lookup in a sorted array of records that each begin
+ * with their uint64_t address (resolved kernel and perf-map symbols).
+ */
+#ifndef CPROF_ADDRSEARCH_H
+#define CPROF_ADDRSEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The record of @base (@n records of @size bytes, sorted by their leading
+ * address, unique) whose address is @addr, or NULL.
+ */
+const void *addr_search(const void *base, size_t n, size_t size, uint64_t addr);
+
+#endif
