@@ -106,7 +106,7 @@ run: deps
 
 test: deps
 	$(MAKE) $(BUILD)/cprof-bpf unit-bins workloads
-	@BUILD=$(BUILD) CPROF=$(BUILD)/cprof-bpf sh tests/run.sh
+	@BUILD=$(BUILD) CPROF=$(BUILD)/cprof-bpf SANITIZE=$(SANITIZE) sh tests/run.sh
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
