@@ -484,8 +484,10 @@ run_perf() {
 # one after the other (each program may find the caches warmed by the
 # other, which fires on the same CPUs at the same rate and its own phase).
 # Fields: cprof-ns, cprof-cnt, bpftrace-ns, bpftrace-cnt, other, foreign.
+# Further arguments go to cprof-bpf (--unwind fp).
 run_paired() {
 	local tag=$1 hz=$2 secs=$3 out=$RAW/$1 prog ct cp bt bp c0r c0n b0r b0n cfds bfds
+	shift 3
 	mkdir -p "$out"
 	# shellcheck disable=SC2059
 	prog=$(printf "$BT_PROG" "$hz")
@@ -496,7 +498,7 @@ run_paired() {
 	wait_first_sample "$bp" || { cat "$out/bpftrace.stderr" >&2; die "$tag: bpftrace: no samples"; }
 	bfds=$FDS
 	# cprof-bpf samples until SIGINT (its --duration is only a backstop).
-	$NORMAL "$CPROF" --duration $((secs + 60)) -F "$hz" --output-dir "$out/profiles" \
+	$NORMAL "$CPROF" --duration $((secs + 60)) -F "$hz" --output-dir "$out/profiles" "$@" \
 		>"$out/cprof.stdout" 2>"$out/cprof.stderr" &
 	cp=$! TOOL_PID="$bp $cp"
 	wait_first_sample "$cp" || { cat "$out/cprof.stderr" >&2; die "$tag: cprof-bpf: no samples"; }
@@ -556,6 +558,11 @@ for r in $(seq 1 "$REPS"); do pair "$HZ_HI" "$HI_SECS" "$r"; done
 log "both BPF tools at once at $HZ Hz for $SECS s, then at $HZ_HI Hz for $HI_SECS s"
 run_paired paired-$HZ $HZ "$SECS"
 run_paired paired-"$HZ_HI" "$HZ_HI" "$HI_SECS"
+# The frame-pointer walk this benchmark's peers do (and cprof-bpf's first
+# design): the same pairing with cprof-bpf --unwind fp.
+log "both at once again, cprof-bpf with --unwind fp"
+run_paired paired-fp-$HZ $HZ "$SECS" --unwind fp
+run_paired paired-fp-"$HZ_HI" "$HZ_HI" "$HI_SECS" --unwind fp
 
 sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
 T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
@@ -644,6 +651,10 @@ bpf_rows() {
 		"${R[paired-$hz:cprof-cnt]}" "${R[paired-$hz:cprof-ns]}" \
 		"${R[paired-$hz:bpftrace-cnt]}" "${R[paired-$hz:bpftrace-ns]}" \
 		"$(ratio "${R[paired-$hz:cprof-ns]}" "${R[paired-$hz:bpftrace-ns]}")"
+	printf '| %s Hz | at once, cprof-bpf --unwind fp | | %s | %s | | %s | %s | %s |\n' "$hz" \
+		"${R[paired-fp-$hz:cprof-cnt]}" "${R[paired-fp-$hz:cprof-ns]}" \
+		"${R[paired-fp-$hz:bpftrace-cnt]}" "${R[paired-fp-$hz:bpftrace-ns]}" \
+		"$(ratio "${R[paired-fp-$hz:cprof-ns]}" "${R[paired-fp-$hz:bpftrace-ns]}")"
 }
 
 # shellcheck disable=SC2046,SC2059
@@ -668,7 +679,8 @@ replaces everything between the "core" markers.
   on $NCPU CPUs.
 - Commands (repetition 1 in this order; then $((REPS - 1)) more repetitions of the
   two BPF tools at $HZ Hz and $REPS at $HZ_HI Hz, alternating which goes first;
-  then the two BPF tools at once, at each rate):
+  then the two BPF tools at once, at each rate, and again with
+  cprof-bpf --unwind fp, the frame-pointer walk bpftrace does):
 
 \`\`\`sh
 sysctl kernel.bpf_stats_enabled=1
@@ -765,6 +777,8 @@ cprof-bpf start-up (launch → first sample): ${R[$c:startup]} s.
 | … both at once, $HZ Hz | ${R[paired-$HZ:cprof-ns]} vs ${R[paired-$HZ:bpftrace-ns]} ns ($(ratio "${R[paired-$HZ:cprof-ns]}" "${R[paired-$HZ:bpftrace-ns]}")×) | $(pass "${R[paired-$HZ:cprof-ns]} <= ${R[paired-$HZ:bpftrace-ns]}") |
 | … at $HZ_HI Hz, median of $REPS | ${R[cprof-$HZ_HI:med]} vs ${R[bpftrace-$HZ_HI:med]} ns ($(ratio "${R[cprof-$HZ_HI:med]}" "${R[bpftrace-$HZ_HI:med]}")×) | $NS_HI_PASS |
 | … both at once, $HZ_HI Hz | ${R[paired-$HZ_HI:cprof-ns]} vs ${R[paired-$HZ_HI:bpftrace-ns]} ns ($(ratio "${R[paired-$HZ_HI:cprof-ns]}" "${R[paired-$HZ_HI:bpftrace-ns]}")×) | $(pass "${R[paired-$HZ_HI:cprof-ns]} <= ${R[paired-$HZ_HI:bpftrace-ns]}") |
+| … frame-pointer stacks as bpftrace walks them (\`--unwind fp\`), both at once, $HZ Hz | ${R[paired-fp-$HZ:cprof-ns]} vs ${R[paired-fp-$HZ:bpftrace-ns]} ns ($(ratio "${R[paired-fp-$HZ:cprof-ns]}" "${R[paired-fp-$HZ:bpftrace-ns]}")×) | $(pass "${R[paired-fp-$HZ:cprof-ns]} <= ${R[paired-fp-$HZ:bpftrace-ns]}") |
+| … the same at $HZ_HI Hz | ${R[paired-fp-$HZ_HI:cprof-ns]} vs ${R[paired-fp-$HZ_HI:bpftrace-ns]} ns ($(ratio "${R[paired-fp-$HZ_HI:cprof-ns]}" "${R[paired-fp-$HZ_HI:bpftrace-ns]}")×) | $(pass "${R[paired-fp-$HZ_HI:cprof-ns]} <= ${R[paired-fp-$HZ_HI:bpftrace-ns]}") |
 | peak RSS < 16 MiB, every run | $(mib "$C_RSS_MAX") MiB at most | **$RSS_PASS** |
 | finish < 0.5 s, repetition 1 | ${R[$c:fin]} s | **$FIN_PASS** |
 | … every $HZ Hz repetition | $C_FIN_MAX s at most | $FIN_ALL_PASS |

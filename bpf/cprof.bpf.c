@@ -309,8 +309,14 @@ static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u
 		map = pair ? (void *)&stacks_mid1 : (void *)&stacks_mid0;
 	else
 		map = pair ? (void *)&stacks_long1 : (void *)&stacks_long0;
+	/*
+	 * Most stacks were stored already: a lookup is lock-free, where an
+	 * insert that finds the key takes the bucket lock to say so.
+	 */
+	if (bpf_map_lookup_elem(map, &h))
+		return h;
 	err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST: stored already */)
+	if (err && err != -17 /* EEXIST: stored meanwhile */)
 		return CPROF_STACK_ERR_FULL;
 	return h;
 }
