@@ -66,7 +66,7 @@ $(BUILD)/cprof-bpf: $(BUILD)/user/main.o $(BUILD)/user/sampler.o $(BUILD)/libcpr
 cprof-bpf: $(BUILD)/cprof-bpf
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h $(BUILD)/libcprof.a
+$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/libcprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/libcprof.a $(LDLIBS)
 

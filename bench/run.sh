@@ -84,30 +84,9 @@ log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
 
-# Measure on time: with 3 CPU-bound processes on 2 CPUs (and whatever else
-# runs), a normal-priority poller can wait hundreds of ms for a CPU and
-# would see sampling start or stop late.  So this script and its helpers
-# (sleep, awk, bpftool) run SCHED_FIFO -- they sleep nearly all the time --
-# and everything measured is started back at normal priority ($NORMAL).
-NORMAL=""
-if chrt -f -p 10 $$ >/dev/null 2>&1; then
-	NORMAL="chrt -o 0"
-else
-	log "warning: cannot run SCHED_FIFO; timings may be late on a loaded host"
-fi
-
-now() { echo "$EPOCHREALTIME"; }
-# Float arithmetic: calc 'expr' [printf-format]
-calc() { awk "BEGIN { printf \"${2:-%.3f}\", ($1) }"; }
-sleep_until() {
-	local d
-	d=$(calc "$1 - $EPOCHREALTIME")
-	case $d in -*) ;; *) sleep "$d" ;; esac
-}
-
-# near_end START SECS: a moment safely before the end of sampling (1 s, or
-# a fifth of a short run), for the bpftool snapshot and the load figure.
-near_end() { calc "$1 + $2 - ($2 >= 5 ? 1 : $2 / 5)"; }
+# Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
+# CPU used by others, bounded waits).
+. "$ROOT/bench/lib.sh"
 
 WL_PIDS=""
 # The workload runs well past the tool (killed when the tool is done) so
@@ -138,71 +117,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# child_of PPID: the process GNU time started (polls: it may not exist yet).
-child_of() {
-	local c
-	for _ in $(seq 200); do
-		c=$(pgrep -P "$1" | head -n1)
-		[ -n "$c" ] && { echo "$c"; return 0; }
-		sleep 0.01
-	done
-	return 1
-}
-
-# prog_stats PID [FDS]: sums run_time_ns and run_cnt over the perf_event
-# programs that process holds open (the same counters `bpftool prog show`
-# reports).  Picking programs by owner rather than by name or by "new id"
-# stays right even if someone else is profiling the host meanwhile.  Sets
-# P_IDS P_RT P_CNT, and P_FDS, the fds that hold them: pass those back as
-# FDS to read only them, as a tool may hold hundreds of fds (ELF files,
-# maps) and a poll must take well under its 10 ms.  Bash builtins only.
-prog_stats() {
-	local pid=$1 f k v type id rt cnt seen=" "
-	P_IDS="" P_RT=0 P_CNT=0 P_FDS=""
-	if [ -n "${2:-}" ]; then
-		set -- $2
-		set -- "${@/#//proc/$pid/fdinfo/}"
-	else
-		set -- /proc/"$pid"/fdinfo/*
-	fi
-	for f; do
-		type="" id="" rt=0 cnt=0
-		while read -r k v; do
-			case $k in
-			prog_type:) type=$v ;;
-			prog_id:) id=$v ;;
-			run_time_ns:) rt=$v ;;
-			run_cnt:) cnt=$v ;;
-			esac
-		done 2>/dev/null <"$f"
-		# link fds name a prog_id too, but have no prog_type line
-		[ "$type" = $BPF_PROG_TYPE_PERF_EVENT ] && [ -n "$id" ] || continue
-		case $seen in *" $id "*) continue ;; esac
-		seen="$seen$id "
-		P_IDS=${P_IDS:+$P_IDS,}$id P_FDS="$P_FDS ${f##*/}"
-		P_RT=$((P_RT + rt)) P_CNT=$((P_CNT + cnt))
-	done
-}
-
-# Microseconds since the epoch, without a fork (LC_ALL=C: a "." in it).
-usec() { US=${EPOCHREALTIME/./}; }
-
-# wait_first_sample PID: waits until the tool's perf_event program has run
-# once, i.e. sampling has begun.  Sets T_FIRST, and FDS (see prog_stats).
-wait_first_sample() {
-	local deadline
-	usec; deadline=$((US + 120000000))
-	FDS=""
-	while :; do
-		prog_stats "$1" "$FDS"
-		FDS=$P_FDS
-		[ "$P_CNT" -gt 0 ] && { T_FIRST=$EPOCHREALTIME; return 0; }
-		kill -0 "$1" 2>/dev/null || return 1
-		usec; [ "$US" -gt "$deadline" ] && return 1
-		sleep 0.01
-	done
-}
 
 # bpftool_snapshot IDS FILE: what `bpftool prog show --json` says about the
 # tool's programs near the end of sampling (kept for the record and for the
@@ -249,64 +163,6 @@ poll_until() {	# poll_until PID FDS [DEADLINE] [LOG]
 		sleep 0.01
 	done
 }
-
-# Other users of the host (builds, tests) compete with the workload and
-# the tool and skew every figure; we cannot stop them, so each run reports
-# how much CPU went to processes other than the workload and the tool over
-# its sampling window: load_mark PIDS... at the start, load_other PIDS... at
-# the end sets OTHER_PCT (% of all CPUs).  Busy jiffies from /proc/stat
-# minus the utime+stime of the given processes; bash builtins only.
-CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
-cpu_jiffies() {	# sets J_HOST (busy, all CPUs) and J_PIDS (the given pids)
-	local u n sy irq sirq st p a
-	read -r _ u n sy _ _ irq sirq st _ </proc/stat
-	J_HOST=$((u + n + sy + irq + sirq + st)) J_PIDS=0
-	for p; do
-		# fields 14, 15: utime, stime (our comms have no spaces)
-		read -r -a a 2>/dev/null </proc/"$p"/stat || continue
-		J_PIDS=$((J_PIDS + a[13] + a[14]))
-	done
-}
-load_mark() { cpu_jiffies "$@"; L_HOST=$J_HOST L_PIDS=$J_PIDS L_T=$EPOCHREALTIME; }
-load_other() {
-	cpu_jiffies "$@"
-	OTHER_PCT=$(calc "100 * (($J_HOST - $L_HOST) - ($J_PIDS - $L_PIDS)) / ($NCPU * $CLK_TCK * ($EPOCHREALTIME - $L_T))" %.0f)
-	case $OTHER_PCT in -*) OTHER_PCT=0 ;; esac
-	# Who was it?  Kept in the raw logs (top's second pass covers 0.3 s);
-	# in the background, as we are timing the end of sampling.
-	if [ "$OTHER_PCT" -gt 10 ]; then
-		{ $NORMAL top -b -n2 -d0.3 -w 200 2>/dev/null |
-			awk '/^top -/ { n++ } n == 2' | head -n 25 >>"$RAW/busy-host.txt"; } &
-	fi
-}
-
-# wait_bounded PID SECS [VICTIM]: waits for our child PID (GNU time, or
-# the tool) at most SECS, then stops VICTIM (the tool; default PID) with
-# SIGTERM, and SIGKILL 5 s later.  bpftrace can take minutes to print its
-# map when the host runs big processes (it loads every binary's symbols),
-# and the bench must end.  Sets TIMED_OUT; returns PID's exit status.
-wait_bounded() {
-	local deadline a
-	usec; deadline=$((US + $2 * 1000000)) TIMED_OUT=""
-	# a child that has exited stays a zombie (state Z) until we wait
-	while read -r -a a 2>/dev/null </proc/"$1"/stat && [ "${a[2]}" != Z ]; do
-		usec
-		if [ "$US" -gt "$deadline" ]; then
-			if [ -z "$TIMED_OUT" ]; then
-				TIMED_OUT=1 deadline=$((US + 5000000))
-				kill -TERM "${3:-$1}" 2>/dev/null
-			else
-				kill -KILL "${3:-$1}" 2>/dev/null
-			fi
-		fi
-		sleep 0.01
-	done
-	wait "$1"
-}
-
-# read_time FILE: "wall user sys maxrss_kib" from GNU time's -o file (its
-# last line: a killed command gets a "Command terminated" line first).
-read_time() { tail -n1 "$1"; }
 
 # ------------------------------------------------------------- the tools
 #

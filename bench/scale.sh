@@ -84,82 +84,11 @@ gcc -O2 -o "$TP" "$ROOT/bench/throughput.c" || die "cannot build bench/throughpu
 log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
-# (the measuring technique of bench/run.sh; see the comments there)
+# (the measuring technique is bench/lib.sh's, shared with bench/run.sh)
 
-NORMAL=""
-if chrt -f -p 10 $$ >/dev/null 2>&1; then
-	NORMAL="chrt -o 0"
-else
-	log "warning: cannot run SCHED_FIFO; timings may be late on a loaded host"
-fi
-
-now() { echo "$EPOCHREALTIME"; }
-calc() { awk "BEGIN { printf \"${2:-%.3f}\", ($1) }"; }
-sleep_until() {
-	local d
-	d=$(calc "$1 - $EPOCHREALTIME")
-	case $d in -*) ;; *) sleep "$d" ;; esac
-}
-near_end() { calc "$1 + $2 - ($2 >= 5 ? 1 : $2 / 5)"; }
-usec() { US=${EPOCHREALTIME/./}; }
-
-child_of() {
-	local c
-	for _ in $(seq 200); do
-		c=$(pgrep -P "$1" | head -n1)
-		[ -n "$c" ] && { echo "$c"; return 0; }
-		sleep 0.01
-	done
-	return 1
-}
-
-prog_stats() {
-	local pid=$1 f k v type id rt cnt seen=" "
-	P_IDS="" P_RT=0 P_CNT=0 P_FDS=""
-	if [ -n "${2:-}" ]; then
-		set -- $2
-		set -- "${@/#//proc/$pid/fdinfo/}"
-	else
-		set -- /proc/"$pid"/fdinfo/*
-	fi
-	for f; do
-		type="" id="" rt=0 cnt=0
-		while read -r k v; do
-			case $k in
-			prog_type:) type=$v ;;
-			prog_id:) id=$v ;;
-			run_time_ns:) rt=$v ;;
-			run_cnt:) cnt=$v ;;
-			esac
-		done 2>/dev/null <"$f"
-		[ "$type" = $BPF_PROG_TYPE_PERF_EVENT ] && [ -n "$id" ] || continue
-		case $seen in *" $id "*) continue ;; esac
-		seen="$seen$id "
-		P_IDS=${P_IDS:+$P_IDS,}$id P_FDS="$P_FDS ${f##*/}"
-		P_RT=$((P_RT + rt)) P_CNT=$((P_CNT + cnt))
-	done
-}
-
-wait_first_sample() {
-	local deadline
-	usec; deadline=$((US + 120000000))
-	FDS=""
-	while :; do
-		prog_stats "$1" "$FDS"
-		FDS=$P_FDS
-		[ "$P_CNT" -gt 0 ] && { T_FIRST=$EPOCHREALTIME; return 0; }
-		kill -0 "$1" 2>/dev/null || return 1
-		usec; [ "$US" -gt "$deadline" ] && return 1
-		sleep 0.01
-	done
-}
-
-foreign() {
-	local n
-	n=$(bpftool prog show --json 2>/dev/null | grep -o '"type":"perf_event"' | wc -l)
-	FOREIGN_NOW=$((n - $(echo "${1//,/ }" | wc -w)))
-	[ "$FOREIGN_NOW" -lt 0 ] && FOREIGN_NOW=0
-}
+# Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
+# CPU used by others, bounded waits).
+. "$ROOT/bench/lib.sh"
 
 # poll_until PID FDS [DEADLINE]: keeps the last counters (P_*_LAST) and
 # when the count last moved (T_FREEZE; FREEZE_SEEN once it moved after
@@ -186,63 +115,6 @@ poll_until() {	# poll_until PID FDS [DEADLINE] [QUIET]
 		sleep 0.01
 	done
 }
-
-# stop_bpftrace PID FDS [SENT]: SIGINT (unless SENT), until its programs
-# are unloaded (it then prints and exits), keeping the last counters
-# (P_*_LAST).  bpftrace 0.17 can miss a SIGINT (seen once here: it sampled
-# on for 14 minutes), so it is sent again every second, for at most
-# FINISH_MAX s.
-stop_bpftrace() {
-	local n=0 end
-	usec; end=$((US + FINISH_MAX * 1000000))
-	[ -n "${3:-}" ] || kill -INT "$1" 2>/dev/null
-	while :; do
-		prog_stats "$1" "$2"
-		[ -z "$P_IDS" ] && return 0
-		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
-		usec; [ "$US" -ge "$end" ] && return 1
-		n=$((n + 1))
-		[ $((n % 100)) -eq 0 ] && kill -INT "$1" 2>/dev/null
-		sleep 0.01
-	done
-}
-
-CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
-cpu_jiffies() {
-	local u n sy irq sirq st p a
-	read -r _ u n sy _ _ irq sirq st _ </proc/stat
-	J_HOST=$((u + n + sy + irq + sirq + st)) J_PIDS=0
-	for p; do
-		read -r -a a 2>/dev/null </proc/"$p"/stat || continue
-		J_PIDS=$((J_PIDS + a[13] + a[14]))
-	done
-}
-load_mark() { cpu_jiffies "$@"; L_HOST=$J_HOST L_PIDS=$J_PIDS L_T=$EPOCHREALTIME; }
-load_other() {
-	cpu_jiffies "$@"
-	OTHER_PCT=$(calc "100 * (($J_HOST - $L_HOST) - ($J_PIDS - $L_PIDS)) / ($NCPU * $CLK_TCK * ($EPOCHREALTIME - $L_T))" %.0f)
-	case $OTHER_PCT in -*) OTHER_PCT=0 ;; esac
-}
-
-wait_bounded() {
-	local deadline a
-	usec; deadline=$((US + $2 * 1000000)) TIMED_OUT=""
-	while read -r -a a 2>/dev/null </proc/"$1"/stat && [ "${a[2]}" != Z ]; do
-		usec
-		if [ "$US" -gt "$deadline" ]; then
-			if [ -z "$TIMED_OUT" ]; then
-				TIMED_OUT=1 deadline=$((US + 5000000))
-				kill -TERM "${3:-$1}" 2>/dev/null
-			else
-				kill -KILL "${3:-$1}" 2>/dev/null
-			fi
-		fi
-		sleep 0.01
-	done
-	wait "$1"
-}
-
-read_time() { tail -n1 "$1"; }
 
 WL_PIDS=""
 # start_busy N SECS: N fresh busy processes, 20 frames deep, that outlive

@@ -22,6 +22,7 @@
 #include "dwarfinfo.h"
 #include "elfobj.h"
 #include "testlib.h"
+#include "testutil.h"
 
 static char tmp[PATH_MAX - 256];
 
@@ -64,29 +65,6 @@ static const char fixture_cc[] =
 	"template struct Type<int>;\n"
 	"}\n"
 	"int main(int argc, char **) { ns::Type<int> t{}; return (int)t.method(argc); }\n";
-
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	static char bufs[8][PATH_MAX + 1024];
-	static int next;
-	char *b = bufs[next++ % 8];
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(b, sizeof(bufs[0]), f, ap);
-	va_end(ap);
-	return b;
-}
-
-static int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc != 0)
-		fprintf(stderr, "# command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
 
 static bool have(const char *tool)
 {

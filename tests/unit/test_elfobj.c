@@ -25,64 +25,11 @@
 #include "elfobj.h"
 #include "objcache.h"
 #include "testlib.h"
+#include "testutil.h"
 
 static char tmp[PATH_MAX - 128];
 
 /* --- helpers ---------------------------------------------------------- */
-
-/* A formatted string from a ring of 8: for arguments, never to keep. */
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	static char bufs[8][PATH_MAX + 512];
-	static int next;
-	char *b = bufs[next++ % 8];
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(b, sizeof(bufs[0]), f, ap);
-	va_end(ap);
-	return b;
-}
-
-static int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc != 0)
-		fprintf(stderr, "# command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-		*len = (size_t)n;
-	} else {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
-static bool spit(const char *path, const void *buf, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fwrite(buf, 1, len, f) == len;
-	return fclose(f) == 0 && ok;
-}
 
 static int open_obj(const char *path, struct elfobj **o, struct errbuf *err)
 {

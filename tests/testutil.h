@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File and command helpers for the C unit tests that build their own
+ * fixtures (ELF files, debug files, damaged copies).  Header-only, like
+ * testlib.h: every function is static inline, so a test uses what it needs.
+ */
+#ifndef CPROF_TESTUTIL_H
+#define CPROF_TESTUTIL_H
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A formatted string from a ring of 8: for arguments, never to keep. */
+static inline char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static inline char *fmt(const char *f, ...)
+{
+	static char bufs[8][PATH_MAX + 1024];
+	static int next;
+	char *b = bufs[next++ % 8];
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(b, sizeof(bufs[0]), f, ap);
+	va_end(ap);
+	return b;
+}
+
+/* Runs a shell command; says so on stderr when it fails. */
+static inline int sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc != 0)
+		fprintf(stderr, "# command failed (%d): %s\n", rc, cmd);
+	return rc;
+}
+
+/* A whole file in a malloc'd buffer (one byte more, unset), or NULL. */
+static inline uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Writes @len bytes as the whole of @path. */
+static inline bool spit(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fwrite(buf, 1, len, f) == len;
+	return fclose(f) == 0 && ok;
+}
+
+#endif
