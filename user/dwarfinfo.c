@@ -109,10 +109,31 @@ static bool header_ok(int fd, uint64_t size)
 }
 
 /*
+ * Sections libdw would load (decompress, for a compressed debug file) but
+ * lines and inlined calls never read: variable locations, CFI (our
+ * unwinder has its own), name indexes, macros.  libc6-dbg's .debug_loclists
+ * alone is 1.4 MB decompressed.
+ */
+static bool unused_by_lines(const char *name)
+{
+	static const char *const unused[] = {
+		"loc", "loclists", "frame", "pubnames", "pubtypes", "macinfo", "macro",
+	};
+	const char *base = name[1] == 'z' ? name + 8 : name + 7; /* past "." [z] "debug_" */
+
+	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++)
+		if (!strcmp(base, unused[i]))
+			return true;
+	return false;
+}
+
+/*
  * Adds up what the .debug_* sections will cost once libdw loads them, and
  * tells whether there is a .debug_info with contents.  Compressed sections
  * count at their decompressed size, which their header (ours to read, not
- * libelf's) claims.
+ * libelf's) claims.  Sections unused_by_lines() are hidden from libdw
+ * (marked NOBITS in our in-memory copy of the headers, which libdw skips)
+ * and not counted.
  */
 static bool debug_sections(Elf *e, int fd, uint64_t *bytes, bool *has_info)
 {
@@ -136,6 +157,11 @@ static bool debug_sections(Elf *e, int fd, uint64_t *bytes, bool *has_info)
 			return false;
 		if (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8))
 			continue;
+		if (unused_by_lines(name)) {
+			sh.sh_type = SHT_NOBITS;
+			if (gelf_update_shdr(scn, &sh))
+				continue;
+		}
 		sz = sh.sh_size;
 		if (sh.sh_flags & SHF_COMPRESSED) {
 			Elf64_Chdr ch;
