@@ -36,17 +36,16 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "dwarfinfo.h"
+#include "rootfs.h"
 
 #define MAX_SECTIONS  65536u
 #define CRC_CHUNK     65536u
@@ -188,32 +187,6 @@ static bool debug_sections(Elf *e, int fd, uint64_t *bytes, bool *has_info)
 	}
 	*bytes = total;
 	return true;
-}
-
-static int open_file(const char *path)
-{
-	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-}
-
-/* @path inside the directory tree at @root (a process's root), or -1. */
-static int open_in_root(const char *root, const char *path)
-{
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	int dfd, fd;
-
-	if (!root || !*root)
-		return open_file(path);
-	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	while (*path == '/')
-		path++;
-	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-	close(dfd);
-	return fd;
 }
 
 static bool crc_matches(int fd, uint64_t size, uint32_t want)
@@ -358,7 +331,7 @@ static bool find_separate(struct dfile *d, const struct elfobj *o,
 	size_t len;
 
 	if (build_id_path(path, sizeof(path), root, id, idlen) &&
-	    try_fd(d, open_file(path), true, max, id, idlen, NULL))
+	    try_fd(d, rootfs_open_host(path), true, max, id, idlen, NULL))
 		return true;
 	if (!opts || !opts->path || !(slash = strrchr(opts->path, '/')))
 		return false;
@@ -368,16 +341,16 @@ static bool find_separate(struct dfile *d, const struct elfobj *o,
 	dirlen = (int)(slash - opts->path);
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", dirlen, opts->path, name) <
 	    sizeof(path))
-		found = try_fd(d, open_in_root(opts->root_prefix, path), true, max,
+		found = try_fd(d, rootfs_open(opts->root_prefix, path), true, max,
 			       NULL, 0, &crc);
 	if (!found && (size_t)snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen,
 				       opts->path, name) < sizeof(path))
-		found = try_fd(d, open_in_root(opts->root_prefix, path), true, max,
+		found = try_fd(d, rootfs_open(opts->root_prefix, path), true, max,
 			       NULL, 0, &crc);
 	if (!found && root && *root &&
 	    (size_t)snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, opts->path, name) <
 		    sizeof(path))
-		found = try_fd(d, open_file(path), true, max, NULL, 0, &crc);
+		found = try_fd(d, rootfs_open_host(path), true, max, NULL, 0, &crc);
 	return found;
 }
 
@@ -396,7 +369,7 @@ static bool attach_alt(struct dwarfinfo *d, const struct elfobj_debug_opts *opts
 		return true;
 	if (n < 0 || !build_id_path(path, sizeof(path), opts ? opts->debug_root : NULL, id,
 				    (size_t)n) ||
-	    !try_fd(&d->alt, open_file(path), true, max - d->bytes, id, (size_t)n, NULL))
+	    !try_fd(&d->alt, rootfs_open_host(path), true, max - d->bytes, id, (size_t)n, NULL))
 		return false;
 	d->alt_dw = dwarf_begin_elf(d->alt.elf, DWARF_C_READ, NULL);
 	if (!d->alt_dw)

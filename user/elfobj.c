@@ -22,16 +22,15 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "elfobj.h"
+#include "rootfs.h"
 
 /* Bounds on what an object may make us keep or read; see the comments where used. */
 #define MAX_SEGS       64
@@ -592,44 +591,6 @@ static void find_sections(Elf *e, const struct src *s, struct sections *out)
 
 /* --- separate debug files ---------------------------------------------- */
 
-static int open_file(const char *path)
-{
-	/* O_NONBLOCK: a FIFO planted where a debug file should be can't hang us. */
-	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-}
-
-/*
- * Opens @path (absolute) inside another process's root @root ("" or NULL:
- * the host's).  Resolution stays inside that root, so a symlink planted in
- * a container can't make us (root) read a host file; kernels without
- * openat2 get a plain open of the concatenation.
- */
-static int open_in_root(const char *root, const char *path)
-{
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	char buf[PATH_MAX];
-	int dfd, fd, e;
-
-	if (!root || !*root)
-		return open_file(path);
-	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	while (*path == '/')
-		path++;
-	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-	e = errno;
-	close(dfd);
-	if (fd >= 0 || e != ENOSYS)
-		return fd;
-	if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", root, path) >= sizeof(buf))
-		return -1;
-	return open_file(buf);
-}
-
 /* A candidate debug file, checked and with its .symtab located. */
 struct debug_file {
 	struct src src;
@@ -732,7 +693,7 @@ static bool find_debug_file(const struct elfobj *o, const struct elfobj_debug_op
 	if (root && *root && o->build_id_len >= 2) {
 		if ((size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", root,
 				     o->build_id_hex, o->build_id_hex + 2) < sizeof(path) &&
-		    try_debug_fd(o, open_file(path), true, NULL, buf, d))
+		    try_debug_fd(o, rootfs_open_host(path), true, NULL, buf, d))
 			return true;
 	}
 	if (!opts->path || !(slash = strrchr(opts->path, '/')) ||
@@ -741,16 +702,16 @@ static bool find_debug_file(const struct elfobj *o, const struct elfobj_debug_op
 	dirlen = (int)(slash - opts->path);
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", dirlen, opts->path, link) <
 		    sizeof(path) &&
-	    try_debug_fd(o, open_in_root(opts->root_prefix, path), false, &crc, buf, d))
+	    try_debug_fd(o, rootfs_open(opts->root_prefix, path), false, &crc, buf, d))
 		return true;
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen, opts->path, link) <
 		    sizeof(path) &&
-	    try_debug_fd(o, open_in_root(opts->root_prefix, path), false, &crc, buf, d))
+	    try_debug_fd(o, rootfs_open(opts->root_prefix, path), false, &crc, buf, d))
 		return true;
 	if (root && *root &&
 	    (size_t)snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, opts->path, link) <
 		    sizeof(path) &&
-	    try_debug_fd(o, open_file(path), false, &crc, buf, d))
+	    try_debug_fd(o, rootfs_open_host(path), false, &crc, buf, d))
 		return true;
 	return false;
 }

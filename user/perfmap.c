@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "addrsearch.h"
 #include "perfmap.h"
+#include "rootfs.h"
 
 #define CHUNK 65536u
 
@@ -321,17 +320,13 @@ void perfmap_free(struct perfmap_table *t)
 
 int perfmap_open_at(int root_fd, uint32_t nspid, int *fd, struct errbuf *err)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
-		/* /tmp and the file are the process's: never let them lead out. */
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
 	char rel[64];
 	struct stat st;
 	int f;
 
+	/* /tmp and the file are the process's: never let them lead out. */
 	snprintf(rel, sizeof(rel), "tmp/perf-%u.map", nspid);
-	f = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+	f = rootfs_openat(root_fd, rel);
 	if (f < 0)
 		return errf(err, -errno, "/tmp/perf-%u.map: %s", nspid, strerror(errno));
 	/* A FIFO or device would block or never end. */

@@ -29,11 +29,11 @@ FUZZ_LIBS    := -lelf -lz
 FUZZ_HDRS    := $(wildcard tests/fuzz/*.h user/*.h proto/*.h bpf/cprof.h)
 
 # Library sources per target, and the libFuzzer options that suit its input.
-fuzz_elf_SRCS       := user/elfobj.c user/unwind.c user/errbuf.c
+fuzz_elf_SRCS       := user/elfobj.c user/rootfs.c user/unwind.c user/errbuf.c
 fuzz_elf_OPTS       := -max_len=262144
 fuzz_ehframe_SRCS   := user/unwind.c user/errbuf.c
 fuzz_ehframe_OPTS   := -max_len=65600
-fuzz_elfsyms_SRCS   := user/elfobj.c user/errbuf.c
+fuzz_elfsyms_SRCS   := user/elfobj.c user/rootfs.c user/errbuf.c
 fuzz_elfsyms_OPTS   := -max_len=65600
 fuzz_procmaps_SRCS  := user/procmaps.c user/errbuf.c
 fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
@@ -41,7 +41,7 @@ fuzz_kallsyms_SRCS  := user/kallsyms.c user/addrsearch.c user/errbuf.c
 fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
 fuzz_pprof_SRCS     := proto/pprof.c
 fuzz_pprof_OPTS     := -max_len=16384
-fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/errbuf.c
+fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
 fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
 fuzz_cgroup_OPTS    := -max_len=8192
