@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/lib.sh: the measuring helpers bench/run.sh, unwind.sh and scale.sh
-# share; sourced by them (bash).  The caller defines log (its prefix) and
-# sets RAW (its raw-log directory), NCPU, FINISH_MAX (stop_bpftrace) and
+# share, and how they publish; sourced by them (bash).  The caller defines
+# log (its prefix) and sets ROOT, CPROF, RESULTS, NCPU, FINISH_MAX and
 # BPF_PROG_TYPE_PERF_EVENT before using them (and die, for their own
 # checks before this is sourced).
 
@@ -186,3 +186,42 @@ wait_bounded() {
 # read_time FILE: "wall user sys maxrss_kib" from GNU time's -o file (its
 # last line: a killed command gets a "Command terminated" line first).
 read_time() { tail -n1 "$1"; }
+
+# bench_init NAME: RAW, a new raw-log directory /tmp/NAME.XXXXXX; BUILD_DESC,
+# which build is measured; and CPROF pointed at a private copy of it, as
+# the tree's binary may be rebuilt during the minutes a benchmark takes and
+# every run must measure the same build.
+bench_init() {
+	RAW=$(mktemp -d "/tmp/$1.XXXXXX") || die "mktemp failed"
+	if [ -n "${BENCH_CPROF:-}" ]; then
+		BUILD_DESC="$CPROF"
+	else
+		BUILD_DESC="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+		[ -n "$(git status --porcelain -- user bpf proto 2>/dev/null)" ] &&
+			BUILD_DESC="$BUILD_DESC + uncommitted changes"
+	fi
+	BUILD_DESC="$BUILD_DESC, built $(date -u -r "$CPROF" '+%Y-%m-%d %H:%M UTC')"
+	cp "$CPROF" "$RAW/cprof-bpf" || die "cannot copy $CPROF"
+	CPROF=$RAW/cprof-bpf
+}
+
+# publish_section NAME FILE: FILE (from "<!-- BEGIN NAME -->" to its END
+# marker) replaces NAME's section of $RESULTS, or is appended to it; the
+# other benchmarks' sections stay as they are.  The file is given back to
+# the tree's owner (we run as root under `sudo make bench`).
+publish_section() {
+	if [ -f "$RESULTS" ] && grep -q "^<!-- BEGIN $1 -->" "$RESULTS"; then
+		awk -v new="$2" -v begin="<!-- BEGIN $1 -->" -v end="<!-- END $1 -->" '
+			$0 == begin { while ((getline l < new) > 0) print l; skip = 1; next }
+			$0 == end { skip = 0; next }
+			!skip { print }' "$RESULTS" >"$RAW/RESULTS.md" && cat "$RAW/RESULTS.md" >"$RESULTS"
+	else
+		{
+			[ -s "$RESULTS" ] || printf '# cprof-bpf benchmarks\n\nWritten by `sudo make bench`; each benchmark owns the\nsection between its markers.\n\n'
+			[ -s "$RESULTS" ] && echo
+			cat "$2"
+		} >>"$RESULTS"
+	fi
+	chown --reference="$ROOT/bench" "$RESULTS" 2>/dev/null
+	log "results in $RESULTS (raw logs: $RAW)"
+}

@@ -41,7 +41,7 @@ ROOT=$(pwd)
 CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
 BUSY=$ROOT/build/workloads/busy
 SYSC=$ROOT/build/workloads/syscalls
-RESULTS=$ROOT/bench/RESULTS.md
+RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}	# BENCH_RESULTS: write elsewhere
 
 SECS=${BENCH_SECS:-20}
 HI_SECS=${BENCH_HI_SECS:-$(( SECS / 2 > 0 ? SECS / 2 : 1 ))}
@@ -66,27 +66,13 @@ for t in bpftrace perf bpftool /usr/bin/time pgrep; do
 done
 [ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
 
-RAW=$(mktemp -d /tmp/cprof-bench.XXXXXX) || die "mktemp failed"
-
-# Run a private copy: the tree's binary may be rebuilt during the minutes
-# this takes, and every run must measure the same build.
-if [ -n "${BENCH_CPROF:-}" ]; then
-	BUILD_DESC="$CPROF, built $(date -u -r "$CPROF" '+%Y-%m-%d %H:%M UTC')"
-else
-	BUILD_DESC="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-	[ -n "$(git status --porcelain -- user bpf proto 2>/dev/null)" ] &&
-		BUILD_DESC="$BUILD_DESC + uncommitted changes"
-	BUILD_DESC="$BUILD_DESC, built $(date -u -r "$CPROF" '+%Y-%m-%d %H:%M UTC')"
-fi
-cp "$CPROF" "$RAW/cprof-bpf" || die "cannot copy $CPROF"
-CPROF=$RAW/cprof-bpf
+# Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
+# CPU used by others, bounded waits) and the results file.
+. "$ROOT/bench/lib.sh"
+bench_init cprof-bench
 log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
-
-# Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
-# CPU used by others, bounded waits).
-. "$ROOT/bench/lib.sh"
 
 WL_PIDS=""
 # The workload runs well past the tool (killed when the tool is done) so
@@ -646,19 +632,5 @@ EOF
 # Replace only our section; keep whatever other benchmarks wrote around it.
 NEW=$RAW/section.md
 section >"$NEW"
-if [ -f "$RESULTS" ] && grep -q '^<!-- BEGIN core -->' "$RESULTS"; then
-	awk -v new="$NEW" '
-		/^<!-- BEGIN core -->/ { while ((getline l < new) > 0) print l; skip = 1; next }
-		/^<!-- END core -->/ { skip = 0; next }
-		!skip { print }' "$RESULTS" >"$RAW/RESULTS.md" && cat "$RAW/RESULTS.md" >"$RESULTS"
-else
-	{
-		[ -s "$RESULTS" ] || printf '# cprof-bpf benchmarks\n\nWritten by `sudo make bench` (bench/run.sh); each benchmark owns the\nsection between its markers.\n\n'
-		cat "$NEW"
-	} >>"$RESULTS"
-fi
-# Written as root by `sudo make bench`: give it back to the tree's owner.
-chown --reference="$ROOT/bench" "$RESULTS" 2>/dev/null
-
-log "results in $RESULTS (raw logs: $RAW)"
+publish_section core "$NEW"
 sed -n '/^### Targets/,/^<!-- END core/p' "$NEW" >&2

@@ -74,26 +74,13 @@ for t in bpftrace perf bpftool go /usr/bin/time pgrep; do
 done
 [ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
 
-RAW=$(mktemp -d /tmp/cprof-bench-unwind.XXXXXX) || die "mktemp failed"
-if [ -n "${BENCH_CPROF:-}" ]; then
-	BUILD_DESC="$CPROF, built $(date -u -r "$CPROF" '+%Y-%m-%d %H:%M UTC')"
-else
-	BUILD_DESC="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-	[ -n "$(git status --porcelain -- user bpf proto 2>/dev/null)" ] &&
-		BUILD_DESC="$BUILD_DESC + uncommitted changes"
-	BUILD_DESC="$BUILD_DESC, built $(date -u -r "$CPROF" '+%Y-%m-%d %H:%M UTC')"
-fi
-# A private copy: the tree's binary may be rebuilt while this runs.
-cp "$CPROF" "$RAW/cprof-bpf" || die "cannot copy $CPROF"
-CPROF=$RAW/cprof-bpf
+# Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
+# CPU used by others, bounded waits) and the results file.
+. "$ROOT/bench/lib.sh"
+bench_init cprof-bench-unwind
 log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
-# (the measuring technique is bench/lib.sh's, shared with bench/run.sh)
-
-# Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
-# CPU used by others, bounded waits).
-. "$ROOT/bench/lib.sh"
 
 poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1; }
 poll_until() {	# poll_until PID FDS [DEADLINE]
@@ -811,19 +798,5 @@ EOF
 
 NEW=$RAW/section.md
 section >"$NEW"
-if [ -f "$RESULTS" ] && grep -q '^<!-- BEGIN unwind -->' "$RESULTS"; then
-	awk -v new="$NEW" '
-		/^<!-- BEGIN unwind -->/ { while ((getline l < new) > 0) print l; skip = 1; next }
-		/^<!-- END unwind -->/ { skip = 0; next }
-		!skip { print }' "$RESULTS" >"$RAW/RESULTS.md" && cat "$RAW/RESULTS.md" >"$RESULTS"
-else
-	{
-		[ -s "$RESULTS" ] || printf '# cprof-bpf benchmarks\n\nWritten by `sudo make bench`; each benchmark owns the\nsection between its markers.\n\n'
-		[ -s "$RESULTS" ] && echo
-		cat "$NEW"
-	} >>"$RESULTS"
-fi
-chown --reference="$ROOT/bench" "$RESULTS" 2>/dev/null
-
-log "results in $RESULTS (raw logs: $RAW)"
+publish_section unwind "$NEW"
 sed -n '/^### Targets/,/^<!-- END unwind/p' "$NEW" >&2
