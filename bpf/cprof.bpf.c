@@ -90,28 +90,12 @@ struct {
 	__type(value, __u8);
 } cgroup_filter SEC(".maps");
 
-/* The image generation of a process already announced to the loader. */
-struct known_image {
-	__u64 gen;
-	/*
-	 * First sampled inside execve, after the new comm was set but before
-	 * the exec tracepoint: the exec adopts this generation, so those
-	 * samples join the new image's profile instead of making one of their own.
-	 */
-	__u32 in_exec;
-	/*
-	 * The whole thread group has exited.  Kept, not deleted, so that
-	 * samples of its last moments in do_exit stay with its image; a
-	 * sample of a task not exiting is then a new process with this pid.
-	 */
-	__u32 exited;
-};
-
+/* Processes announced to the loader (see struct cprof_known_image). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, CPROF_KNOWN_PIDS);
 	__type(key, __u32);
-	__type(value, struct known_image);
+	__type(value, struct cprof_known_image);
 } known_pids SEC(".maps");
 
 struct {
@@ -828,7 +812,7 @@ static __always_inline bool in_execve(struct task_struct *task)
 static __always_inline __u64 note_process(__u32 pid, struct task_struct *task, bool exec,
 					  bool exiting)
 {
-	struct known_image *k = bpf_map_lookup_elem(&known_pids, &pid), img = {};
+	struct cprof_known_image *k = bpf_map_lookup_elem(&known_pids, &pid), img = {};
 
 	if (k && !(k->exited && !exiting)) {
 		/* Out of an execve that failed: a later one is another image. */
@@ -911,7 +895,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
-	struct known_image img = { .gen = bpf_ktime_get_ns() }, *k;
+	struct cprof_known_image img = { .gen = bpf_ktime_get_ns() }, *k;
 
 	if (!wanted(pid, task))
 		return 0;
@@ -935,7 +919,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
-	struct known_image *known;
+	struct cprof_known_image *known;
 
 	/* The group's last thread: its exit, not the leader's, ends the process. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)

@@ -118,6 +118,24 @@ struct cprof_stats {
 	__u64 unwind_status[CPROF_UNWIND_STATUS_MAX]; /* of CFI walks */
 };
 
+/*
+ * known_pids value: the image generation of a process announced to the
+ * loader.  An exited image stays (so that samples of its last moments in
+ * do_exit keep its generation) until the loader has written it and forgets
+ * it; a sample of a task not exiting then makes a new image of that pid.
+ */
+struct cprof_known_image {
+	__u64 gen;
+	/*
+	 * First sampled inside execve, after the new comm was set but before
+	 * the exec tracepoint: the exec adopts this generation, so those
+	 * samples join the new image's profile instead of making one of
+	 * their own.
+	 */
+	__u32 in_exec;
+	__u32 exited; /* the whole thread group has exited */
+};
+
 enum cprof_event_type {
 	CPROF_EV_NEW_PROC = 1, /* first sample of a process we did not know */
 	CPROF_EV_EXEC = 2,     /* sched_process_exec */

@@ -78,6 +78,7 @@ struct run {
 	struct stackstore stacks;
 	struct objcache *objs;
 	struct tables *tables; /* NULL: frame pointers only */
+	struct sampler *sampler;
 	uint64_t samples_drained;
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
@@ -558,7 +559,12 @@ static void report_line(void *ctx, const char *msg)
  * Processes whose exit event was lost (the ring was full while a window
  * was written) would be kept forever: find them before the window ends.
  */
-static void reap_lost_exits(struct run *r)
+/*
+ * After a window is written: processes gone without an exit event (the
+ * ring was full) are marked exited, and BPF forgets every exited image,
+ * whose record is freed now.
+ */
+static void retire_exits(struct run *r)
 {
 	struct process **list;
 	size_t n;
@@ -567,13 +573,14 @@ static void reap_lost_exits(struct run *r)
 	for (size_t i = 0; list && i < n; i++) {
 		struct process *p = list[i];
 
-		if (p->exited || proctab_find(&r->procs, p->pid) != p)
-			continue;
-		if (kill((pid_t)p->pid, 0) < 0 && errno == ESRCH) {
+		if (!p->exited && proctab_find(&r->procs, p->pid) == p &&
+		    kill((pid_t)p->pid, 0) < 0 && errno == ESRCH) {
 			proctab_exited(&r->procs, p->pid, p->gen);
 			if (r->tables)
 				tables_remove_process(r->tables, p->pid);
 		}
+		if (p->exited)
+			sampler_forget(r->sampler, p->pid, p->gen);
 	}
 	free(list);
 }
@@ -609,7 +616,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	tot->write_s = now_s(CLOCK_MONOTONIC) - stop;
 	if (o->keep && output_prune_windows(r->dirfd, o->keep, &err) < 0)
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
-	reap_lost_exits(r);
+	retire_exits(r);
 	proctab_end_window(&r->procs);
 	stackstore_free(&r->stacks);
 	stackstore_init(&r->stacks);
@@ -799,6 +806,7 @@ int main(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	r.dirfd = dirfd;
+	r.sampler = s;
 	r.objs = objcache_new();
 	vdso = open_vdso();
 	stackstore_init(&r.stacks);
@@ -821,7 +829,6 @@ int main(int argc, char **argv)
 		}
 	}
 
-	r.dirfd = dirfd;
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, PROG ": sampling %s at %u Hz %s (Ctrl-C to stop%s)\n",
 			o.n_pids || o.n_comms || o.n_cgroups ? "the chosen processes" :

@@ -305,6 +305,16 @@ int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_sl
 	return 0;
 }
 
+void sampler_forget(struct sampler *s, uint32_t pid, uint64_t gen)
+{
+	int fd = bpf_map__fd(s->skel->maps.known_pids);
+	struct cprof_known_image k;
+
+	/* Unless the pid has been taken by a new process meanwhile. */
+	if (!bpf_map_lookup_elem(fd, &pid, &k) && k.exited && k.gen == gen)
+		bpf_map_delete_elem(fd, &pid);
+}
+
 /* Waits for an RCU grace period: see sync_outer in cprof.bpf.c. */
 static int wait_for_writers(struct sampler *s)
 {

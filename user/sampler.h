@@ -85,6 +85,12 @@ int sampler_unwind_maps(struct sampler *s, uint32_t *capacity, int *procs_fd);
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,
 		       uint32_t n);
 
+/*
+ * Forgets image @gen of @pid, which has exited and been written: BPF keeps
+ * an exited image until then (struct cprof_known_image).
+ */
+void sampler_forget(struct sampler *s, uint32_t pid, uint64_t gen);
+
 /* Waits until no BPF program still runs with what it read before the call. */
 int sampler_sync(void *sampler);
 
