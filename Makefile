@@ -110,7 +110,7 @@ test: deps
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
-	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh
+	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh
 
 clean:
 	rm -rf build build-san cprof-bpf

@@ -97,8 +97,11 @@ timed() {
 	_n=$1
 	shift
 	$TIME -o "$T/$_n.time" -f '%e %M %U %S' "$@" >"$T/$_n.out" 2>"$T/$_n.err"
-	# GNU time puts "Command exited with non-zero status N" first when it did.
-	tail -n1 "$T/$_n.time" | awk '{ print $1, $2, $3 + $4 }'
+	# GNU time puts "Command exited with non-zero status N" first when it
+	# did; 124 is timeout(1) stopping it: then the seconds read ">N".
+	_stop=
+	grep -q 'non-zero status 124$' "$T/$_n.time" && _stop='>'
+	tail -n1 "$T/$_n.time" | awk -v stop="$_stop" '{ print (stop != "" ? stop int($1) : $1), $2, $3 + $4 }'
 }
 
 drop_caches
