@@ -10,8 +10,8 @@
  * first sample of a process we have not seen sends a process event so the
  * loader snapshots its mappings while it still runs.
  *
- * Counts and stacks come in two pairs of maps.  The loader flips `live_pair`
- * and waits an RCU grace period before draining the idle pair, so a drain
+ * Counts and stacks come in two pairs of maps.  The loader flips the live
+ * pair (by advancing `live_epoch`) and waits an RCU grace period before draining the idle pair, so a drain
  * never races a writer and a stack is never removed while a count of the
  * same pair still names it.
  */
@@ -34,8 +34,12 @@ const volatile bool filter_comms = false;
 const volatile bool filter_cgroups = false;
 const volatile bool kernel_stacks = true;
 
-/* Which pair of count/stack maps is live; flipped by the loader. */
-__u32 live_pair = 0;
+/*
+ * Advanced by the loader at each drain; its low bit is the live pair of
+ * count/stack maps.  Within one epoch nothing is removed from the live
+ * pair's maps.
+ */
+__u64 live_epoch = 0;
 
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -118,6 +122,25 @@ struct {
 	__type(value, __u64);
 } new_code_seen SEC(".maps");
 
+/*
+ * Stacks this CPU found or put in the live pair's maps during this epoch,
+ * direct-mapped by hash: a hit needs no lookup in the stacks map (a
+ * helper call and a few cache misses).  Consecutive samples of a CPU
+ * mostly repeat a few stacks.
+ */
+#define STORED_SLOTS 16
+struct stored_stacks {
+	__u64 epoch;
+	__u64 hash[STORED_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stored_stacks);
+} stored SEC(".maps");
+
 /* One stack being built; too big for the 512-byte BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -129,15 +152,19 @@ struct {
 /*
  * A window of the user stack being unwound.  Reading the stack costs a
  * bpf_probe_read_user a frame otherwise, and that helper is most of the
- * cost of a frame (~80 ns measured here, for 8 or 16 bytes): one read of
- * 4 KiB serves the frames of a whole shallow stack.
+ * cost of a frame (~80 ns measured here, for 8 or 16 bytes): one read
+ * serves the frames of a whole shallow stack.  The first read is small and
+ * each refill doubles: stack memory above the live frames is mostly cold,
+ * and a 4 KiB first read cost 3-4 times what a 512-byte one did for a
+ * 20-frame stack (~800 bytes).
  */
 #define STACK_WINDOW 4096
-#define WINDOW_AHEAD 512 /* refilled when less than this is left above sp */
+#define WINDOW_FIRST 512
+#define WINDOW_AHEAD 128 /* refilled when less than this is left above sp */
 struct stack_window {
-	__u64 lo;  /* user address of b[0] */
-	__u32 len; /* bytes of b read, 0: none */
-	__u32 pad;
+	__u64 lo;   /* user address of b[0] */
+	__u32 len;  /* bytes of b read, 0: none */
+	__u32 next; /* bytes the next fill asks for */
 	__u8 b[STACK_WINDOW + 16]; /* + room for a read at the last offset */
 };
 
@@ -279,12 +306,28 @@ static __always_inline struct cprof_stack *get_scratch(void)
 	return bpf_map_lookup_elem(&scratch, &zero);
 }
 
-/* Stores the stack in scratch under hash @h in @pair; returns @h or why not. */
-static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u64 h)
+/*
+ * Stores the stack in scratch under hash @h in @pair, the live one in
+ * @epoch; returns @h or why not.
+ */
+static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u64 epoch, __u64 h)
 {
-	__u32 nr = st->nr;
+	__u32 nr = st->nr, zero = 0;
+	struct stored_stacks *seen = bpf_map_lookup_elem(&stored, &zero);
+	__u64 *slot = NULL;
 	void *map;
 	long err;
+
+	if (seen) {
+		if (seen->epoch != epoch) {
+			/* the slots name stacks of a pair drained since */
+			__builtin_memset(seen->hash, 0, sizeof(seen->hash));
+			seen->epoch = epoch;
+		}
+		slot = &seen->hash[h & (STORED_SLOTS - 1)];
+		if (*slot == h)
+			return h;
+	}
 
 	/* @pair is a constant once inlined: this folds to the class test. */
 	if (nr <= CPROF_SHORT_FRAMES)
@@ -297,16 +340,18 @@ static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u
 	 * Most stacks were stored already: a lookup is lock-free, where an
 	 * insert that finds the key takes the bucket lock to say so.
 	 */
-	if (bpf_map_lookup_elem(map, &h))
-		return h;
-	err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST: stored meanwhile */)
-		return CPROF_STACK_ERR_FULL;
+	if (!bpf_map_lookup_elem(map, &h)) {
+		err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
+		if (err && err != -17 /* EEXIST: stored meanwhile */)
+			return CPROF_STACK_ERR_FULL;
+	}
+	if (slot)
+		*slot = h;
 	return h;
 }
 
 /* The kernel stack, walked by the kernel. */
-static __always_inline __u64 kernel_stack(void *ctx, __u32 pair)
+static __always_inline __u64 kernel_stack(void *ctx, __u32 pair, __u64 epoch)
 {
 	struct cprof_stack *st = get_scratch();
 	long n;
@@ -320,10 +365,26 @@ static __always_inline __u64 kernel_stack(void *ctx, __u32 pair)
 	st->status = 0;
 	if (st->nr == 0)
 		return CPROF_STACK_NONE;
-	return store_stack(st, pair, hash_frames(st, 0));
+	return store_stack(st, pair, epoch, hash_frames(st, 0));
 }
 
 /* --- DWARF CFI unwinding (DESIGN.md section 4) --------------------------- */
+
+/*
+ * The last row found and the table offset it was found for: a recursive
+ * call returns to the same pc frame after frame.
+ */
+struct row_memo {
+	__u64 key; /* row_key() of the lookup; 0: none */
+	struct cprof_unwind_row row;
+};
+
+/* Names a lookup of table offset @rel in @m's table; 0: no such offset. */
+static __always_inline __u64 row_key(const struct cprof_proc_map *m, __u64 rel)
+{
+	/* first_row > 0: a table's rows follow its index */
+	return rel >> 32 ? 0 : (__u64)m->first_row << 32 | rel;
+}
 
 struct unwind_ctx {
 	struct cprof_stack *st;
@@ -336,6 +397,7 @@ struct unwind_ctx {
 	bool exact; /* pc is not a return address: the leaf, or a signal's */
 	__u32 status;
 	__u32 last_map; /* 1 + the mapping of the previous frame, 0: none */
+	struct row_memo memo;
 };
 
 /*
@@ -404,17 +466,26 @@ static __always_inline int index_entry(__u32 end, __u32 npages, __u32 k, __u32 *
 	return 0;
 }
 
-/* The last row at or below @rel in the mapping's table, or NULL. */
-static __always_inline const struct cprof_unwind_row *
-find_row(const struct cprof_proc_map *m, __u64 rel)
+/*
+ * Leaves in memo->row the last row at or below @rel in the mapping's
+ * table; -1: none.  A global function, checked once by the verifier rather
+ * than at every frame of the walk in that frame's state.
+ */
+__noinline int find_row(const struct cprof_proc_map *m, __u64 rel, struct row_memo *memo)
 {
-	__u32 first = m->first_row, nrows = m->nrows, npages = m->npages;
-	__u32 lo, len, half, idx, a, b;
+	__u32 first, nrows, npages, lo, len, half, idx, a, b;
 	__u64 page;
 	const union cprof_table_slot *r;
+	__u64 key;
 
-	if (rel >> 32 || !nrows)
-		return NULL;
+	if (!m || !memo)
+		return -1;
+	first = m->first_row;
+	nrows = m->nrows;
+	npages = m->npages;
+	key = row_key(m, rel);
+	if (!key || !nrows)
+		return -1;
 	page = rel >> (m->index_shift & 31);
 	if (page >= npages) {
 		/* past the last row's page: the last row */
@@ -424,10 +495,10 @@ find_row(const struct cprof_proc_map *m, __u64 rel)
 		/* rows of this page, and the one before that covers its start */
 		if (index_entry(first, npages, page, &a) ||
 		    index_entry(first, npages, page + 1, &b))
-			return NULL;
+			return -1;
 		lo = a ? a - 1 : 0;
 		if (b <= lo || b > nrows)
-			return NULL; /* not an index we wrote */
+			return -1; /* not an index we wrote */
 		len = b - lo;
 	}
 	for (int i = 0; i < 26; i++) { /* tables have < 2^25 rows */
@@ -437,15 +508,19 @@ find_row(const struct cprof_proc_map *m, __u64 rel)
 		idx = first + lo + half;
 		r = bpf_map_lookup_elem(&unwind_rows, &idx);
 		if (!r)
-			return NULL;
+			return -1;
 		lo += le_bit(r->row.pc, rel) * (len - half);
 		len = half;
 	}
 	if (lo == 0)
-		return NULL;
+		return -1;
 	idx = first + lo - 1;
 	r = bpf_map_lookup_elem(&unwind_rows, &idx);
-	return r ? &r->row : NULL;
+	if (!r)
+		return -1;
+	memo->key = key;
+	memo->row = r->row;
+	return 0;
 }
 
 /*
@@ -455,22 +530,28 @@ find_row(const struct cprof_proc_map *m, __u64 rel)
  */
 
 /*
- * Fills the window from @addr on: 4 KiB, or up to the end of @addr's page
- * when that fails (the top of a stack is often less than 4 KiB above).
+ * Fills the window from @addr on: w->next bytes, or up to the end of
+ * @addr's page when that fails (the top of a stack may be nearer).
  */
 __noinline int fill_window(struct stack_window *w, __u64 addr)
 {
-	__u32 len = 4096 - (addr & 4095);
+	__u32 size, page_left = 4096 - (addr & 4095);
 
 	if (!w)
 		return -1;
+	size = w->next;
+	if (size > STACK_WINDOW)
+		size = STACK_WINDOW;
+	if (size < WINDOW_FIRST)
+		size = WINDOW_FIRST;
+	w->next = size * 2;
 	w->lo = addr;
-	w->len = STACK_WINDOW;
-	if (!bpf_probe_read_user(w->b, STACK_WINDOW, (const void *)addr))
+	w->len = size;
+	if (!bpf_probe_read_user(w->b, size, (const void *)addr))
 		return 0;
-	if (len > STACK_WINDOW || bpf_probe_read_user(w->b, len, (const void *)addr))
-		len = 0;
-	w->len = len;
+	if (page_left >= size || bpf_probe_read_user(w->b, page_left, (const void *)addr))
+		page_left = 0;
+	w->len = page_left;
 	return 0;
 }
 
@@ -479,7 +560,7 @@ struct stack_words {
 };
 
 /* @size (8 or 16) bytes of the user stack at @addr: from the window, else read alone. */
-__noinline int read_stack(struct stack_window *w, __u64 addr, struct stack_words *out, __u32 size)
+static __always_inline int read_stack(struct stack_window *w, __u64 addr, struct stack_words *out, __u32 size)
 {
 	__u64 off;
 
@@ -646,7 +727,6 @@ static long unwind_step(__u32 i, void *data)
 	struct unwind_ctx *c = data;
 	struct cprof_stack *st = c->st;
 	const struct cprof_proc_map *m;
-	const struct cprof_unwind_row *row = NULL;
 	__u32 n = st->nr;
 	__u64 lookup;
 
@@ -669,9 +749,11 @@ static long unwind_step(__u32 i, void *data)
 		c->reported = true;
 	}
 	if (m && m->nrows) {
-		row = find_row(m, lookup - m->bias);
-		if (row)
-			return step_dwarf(c, row);
+		__u64 rel = lookup - m->bias, key = row_key(m, rel);
+
+		/* the same row as the last frame's needs no call */
+		if ((key && key == c->memo.key) || !find_row(m, rel, &c->memo))
+			return step_dwarf(c, &c->memo.row);
 	}
 	return step_fp(c, m && m->nrows);
 }
@@ -682,7 +764,7 @@ static long unwind_step(__u32 i, void *data)
  * (Walking frame pointers here rather than with bpf_get_stack costs less,
  * through the stack window, and goes deeper.)
  */
-static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 pair,
+static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 pair, __u64 epoch,
 					struct task_struct *task, __u32 pid, bool in_kernel,
 					struct cprof_stats *s)
 {
@@ -695,6 +777,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 	if (!c.st || !c.win)
 		return CPROF_STACK_ERR_READ;
 	c.win->len = 0; /* another stack's */
+	c.win->next = WINDOW_FIRST;
 	/*
 	 * The sampled registers, read unconditionally: clang would otherwise
 	 * merge these loads with the ones below through a pointer select,
@@ -731,7 +814,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 	c.st->status |= c.status;
 	if (c.st->nr == 0)
 		return CPROF_STACK_ERR_EMPTY;
-	return store_stack(c.st, pair, hash_finish(c.hash, c.st, BPF_F_USER_STACK));
+	return store_stack(c.st, pair, epoch, hash_finish(c.hash, c.st, BPF_F_USER_STACK));
 }
 
 static __always_inline void count_lost(void *lost, __u32 pid, int reason)
@@ -839,6 +922,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct cprof_sample_key key = {};
 	struct cprof_stats *s = get_stats();
+	__u64 epoch = live_epoch;
 	bool in_kernel, no_user, exec;
 	unsigned int flags;
 
@@ -866,21 +950,21 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 
 	/*
-	 * Read the flag once: both stacks and the count go to the same pair.
+	 * Read the epoch once: both stacks and the count go to the same pair.
 	 * Inside execve the saved user registers belong to the old image
 	 * while the memory is the new one's: no user stack to walk.
 	 */
 	no_user = exec || (flags & PF_KTHREAD);
-	if (live_pair) {
+	if (epoch & 1) {
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 1, task, pid, in_kernel, s);
-		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 1) :
+				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s);
+		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 1, epoch) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts1, &lost1, &key);
 	} else {
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 0, task, pid, in_kernel, s);
-		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 0) :
+				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s);
+		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 0, epoch) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts0, &lost0, &key);
 	}

@@ -393,7 +393,8 @@ static int lost_entry(void *ctx, const struct sampler_drain_ops *ops, const void
 int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *ctx,
 		  struct errbuf *err)
 {
-	__u32 idle = s->skel->bss->live_pair;
+	__u64 epoch = s->skel->bss->live_epoch;
+	__u32 idle = epoch & 1;
 	struct bpf_map *counts, *lost;
 	/* Each size class of stacks of the idle pair, with its frame room. */
 	const struct {
@@ -408,7 +409,7 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *
 	};
 	int ret = 0;
 
-	__atomic_store_n(&s->skel->bss->live_pair, !idle, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->skel->bss->live_epoch, epoch + 1, __ATOMIC_SEQ_CST);
 	ret = wait_for_writers(s);
 	if (ret)
 		return errf(err, ret, "waiting for BPF programs: %s", strerror(-ret));
