@@ -66,6 +66,7 @@ struct dfile {
 	bool own;
 	Elf *elf;
 	uint64_t bytes; /* its debug sections, decompressed */
+	uint64_t over;  /* none opened: the most a candidate needed over the budget */
 };
 
 struct dwarfinfo {
@@ -235,8 +236,13 @@ static bool try_fd(struct dfile *f, int fd, bool own, uint64_t budget, const uin
 		if (n <= 0 || (size_t)n != want_id_len || memcmp(id, want_id, want_id_len))
 			goto reject;
 	}
-	if (!debug_sections(e, fd, &bytes, &has_info) || !has_info || bytes > budget)
+	if (!debug_sections(e, fd, &bytes, &has_info) || !has_info)
 		goto reject;
+	if (bytes > budget) {
+		if (bytes > f->over)
+			f->over = bytes;
+		goto reject;
+	}
 	*f = (struct dfile){ .fd = fd, .own = own, .elf = e, .bytes = bytes };
 	return true;
 reject:
@@ -401,7 +407,12 @@ int dwarfinfo_open(struct dwarfinfo **out, const struct elfobj *o,
 	/* The in-memory vDSO image carries no DWARF. */
 	if (fd < 0 || (!try_fd(&d->main, fd, false, max_bytes, NULL, 0, NULL) &&
 		       !find_separate(&d->main, o, opts, max_bytes))) {
+		uint64_t over = d->main.over;
+
 		free(d);
+		if (over)
+			return errf(err, -EFBIG, "DWARF of %.1f MB, over the %.1f MB allowed",
+				    over / 1048576.0, max_bytes / 1048576.0);
 		return errf(err, -ENOENT, "no DWARF");
 	}
 	d->bytes = d->main.bytes;
@@ -413,7 +424,12 @@ int dwarfinfo_open(struct dwarfinfo **out, const struct elfobj *o,
 		return rc;
 	}
 	if (!attach_alt(d, opts, max_bytes)) {
+		uint64_t over = d->alt.over ? d->bytes + d->alt.over : 0;
+
 		dwarfinfo_free(d);
+		if (over)
+			return errf(err, -EFBIG, "DWARF of %.1f MB with its dwz file, over the %.1f MB allowed",
+				    over / 1048576.0, max_bytes / 1048576.0);
 		return errf(err, -ENOENT, "DWARF refers to a dwz file that is not installed");
 	}
 	*out = d;

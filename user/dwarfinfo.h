@@ -46,7 +46,8 @@ struct dwarf_frame {
  * file must carry @o's build ID, or match the CRC of .gnu_debuglink when @o
  * has none.  DWARF whose sections would take more than @max_bytes (0:
  * DWARFINFO_MAX_BYTES, which is also the most allowed) is not opened.
- * Returns -ENOENT when there is no DWARF (or none within the bound).
+ * Returns -ENOENT when there is no DWARF, -EFBIG when there is but only
+ * beyond @max_bytes (@err says how big).
  */
 int dwarfinfo_open(struct dwarfinfo **out, const struct elfobj *o,
 		   const struct elfobj_debug_opts *opts, uint64_t max_bytes,

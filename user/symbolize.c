@@ -54,6 +54,7 @@ struct objinfo {
 	struct elfobj *obj;
 	struct dwarfinfo *dw;
 	bool dw_tried;
+	bool dw_too_big;   /* its DWARF is over the budget: names only */
 	int64_t uses;      /* processes still to be written; -1: unknown */
 	uint64_t mark;     /* the last process that counted or released it */
 	uint64_t last_used;
@@ -74,6 +75,7 @@ struct symcache {
 	uint64_t tick;    /* advances per process done, for LRU */
 	uint64_t stamp;   /* a fresh mark per pass over one process's objects */
 	uint64_t dwarf_open; /* bytes of DWARF currently open */
+	size_t dwarf_too_big; /* objects named without lines: DWARF over budget */
 	bool prepared;    /* symbolizer_prepare() counted the users of objects */
 };
 
@@ -274,8 +276,8 @@ static int push_line(struct objinfo *oi, const struct sym_line *l)
  * (what the binary calls it, e.g. "foo.constprop.0", as perf shows it;
  * DWARF names the inlined calls), else just the ELF symbol.
  */
-static void resolve(struct symcache *c, struct objinfo *oi, const struct elfobj_debug_opts *opts,
-		    uint64_t dwarf_max, struct addr_entry *e)
+static void resolve(const struct symbolizer *s, struct symcache *c, struct objinfo *oi,
+		    const struct elfobj_debug_opts *opts, struct addr_entry *e)
 {
 	struct dwarf_frame frames[SYM_MAX_LINES];
 	const struct elfobj_sym *es = NULL;
@@ -286,10 +288,24 @@ static void resolve(struct symcache *c, struct objinfo *oi, const struct elfobj_
 	e->n = 0;
 	if (!elfobj_load_symbols(oi->obj, opts, NULL))
 		es = elfobj_lookup(oi->obj, e->vaddr);
-	if (!oi->dw_tried) {
+	if (!oi->dw_tried && !oi->dw_too_big) {
+		struct errbuf err = { "" };
+		int rc = dwarfinfo_open(&oi->dw, oi->obj, opts, s->dwarf_max_bytes, &err);
+
 		oi->dw_tried = true;
-		if (!dwarfinfo_open(&oi->dw, oi->obj, opts, dwarf_max, NULL))
+		if (!rc) {
 			c->dwarf_open += dwarfinfo_bytes(oi->dw);
+		} else if (rc == -EFBIG) {
+			oi->dw_too_big = true;
+			c->dwarf_too_big++;
+			if (s->report) {
+				char msg[PATH_MAX + 128];
+
+				snprintf(msg, sizeof(msg), "%s: names without source lines: %s",
+					 opts->path ? opts->path : elfobj_build_id(oi->obj), err.msg);
+				s->report(s->report_ctx, msg);
+			}
+		}
 	}
 	if (oi->dw)
 		nf = dwarfinfo_lookup(oi->dw, e->vaddr, frames, SYM_MAX_LINES);
@@ -359,7 +375,7 @@ void symbolize_user(struct symbolizer *s, struct process *p, uint64_t addr, stru
 		struct where w;
 
 		where_init(&w, s, p, v);
-		resolve(c, oi, &w.opts, s->dwarf_max_bytes, e);
+		resolve(s, c, oi, &w.opts, e);
 	}
 	out->dwarf = e->flags & ADDR_DWARF;
 	out->nlines = e->n;
@@ -509,7 +525,7 @@ int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_
 		where_init(&w, s, p, v);
 		while ((e = hmap_next(&oi->addrs, &ai)))
 			if (!(e->flags & ADDR_DONE))
-				resolve(c, oi, &w.opts, s->dwarf_max_bytes, e);
+				resolve(s, c, oi, &w.opts, e);
 		objinfo_close_dwarf(c, oi);
 	}
 	return 0;
@@ -572,6 +588,11 @@ void symbolizer_done(struct symbolizer *s, const struct process *p)
 	if (released)
 		hmap_compact(&c->objs, slot_dead);
 	enforce_budget(c);
+}
+
+size_t symbolizer_dwarf_too_big(const struct symbolizer *s)
+{
+	return s->cache ? s->cache->dwarf_too_big : 0;
 }
 
 void symbolizer_free(struct symbolizer *s)

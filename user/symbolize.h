@@ -57,9 +57,12 @@ struct symbolizer {
 	/*
 	 * Memory cap: an object whose DWARF (debug sections, decompressed)
 	 * exceeds this gets names but no lines or inlines.  0: no cap but
-	 * DWARFINFO_MAX_BYTES.  libc6-dbg's libc is 10 MB.
+	 * DWARFINFO_MAX_BYTES.  libc6-dbg's libc is 8.6 MB.
 	 */
 	uint64_t dwarf_max_bytes;
+	/* Told of each object named without lines for that cap (may be NULL). */
+	void (*report)(void *ctx, const char *msg);
+	void *report_ctx;
 	struct symcache *cache; /* private; made on first use, see symbolizer_free() */
 };
 
@@ -119,6 +122,9 @@ int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_
  * symbolizer_prepare(), releases all of it.
  */
 void symbolizer_done(struct symbolizer *s, const struct process *p);
+
+/* Objects named without source lines so far: their DWARF over dwarf_max_bytes. */
+size_t symbolizer_dwarf_too_big(const struct symbolizer *s);
 
 /* Releases all the cache; @s may be used again (it starts over). */
 void symbolizer_free(struct symbolizer *s);

@@ -149,6 +149,9 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		.debug_root = o->debug_root,
 		.proc_root = o->proc_root,
 		.addresses_only = o->addresses_only,
+		.dwarf_max_bytes = o->dwarf_max_bytes,
+		.report = o->verbose ? o->report : NULL,
+		.report_ctx = o->report_ctx,
 	};
 	struct profile_meta meta = {
 		.time_nanos = start_ns,
@@ -219,6 +222,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		}
 	}
 	res->files = queued;
+	res->dwarf_too_big = symbolizer_dwarf_too_big(&sym);
 	hmap_free(&used);
 	free(list);
 	symbolizer_free(&sym);

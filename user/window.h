@@ -26,6 +26,7 @@ struct window_opts {
 	const char *debug_root;
 	const char *proc_root;
 	bool addresses_only;   /* --symbolize=none: see struct symbolizer */
+	uint64_t dwarf_max_bytes; /* see struct symbolizer */
 	/* where per-file problems are told (may be NULL) */
 	void (*report)(void *ctx, const char *msg);
 	void *report_ctx;
@@ -34,6 +35,7 @@ struct window_opts {
 
 struct window_result {
 	size_t files, failed;
+	size_t dwarf_too_big; /* objects named without lines: DWARF over the cap */
 	uint64_t samples, lost;
 };
 
