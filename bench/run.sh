@@ -25,7 +25,7 @@
 #
 # Environment: BENCH_SECS (default 20) sampling seconds per tool at 99 Hz;
 # BENCH_HI_SECS (default BENCH_SECS/2) at BENCH_HZ_HI (default 999) Hz;
-# BENCH_REPS (default 3) repetitions of the BPF tools at each rate;
+# BENCH_REPS (default 5) repetitions of the BPF tools at each rate;
 # BENCH_FINISH_MAX (default 60) s bpftrace may take to print before it is
 # stopped (its finish then reads ">60").
 
@@ -47,7 +47,7 @@ SECS=${BENCH_SECS:-20}
 HI_SECS=${BENCH_HI_SECS:-$(( SECS / 2 > 0 ? SECS / 2 : 1 ))}
 HZ=99
 HZ_HI=${BENCH_HZ_HI:-999}
-REPS=${BENCH_REPS:-3}
+REPS=${BENCH_REPS:-5}
 FINISH_MAX=${BENCH_FINISH_MAX:-60}
 NCPU=$(nproc)
 BPF_PROG_TYPE_PERF_EVENT=7	# prog_type in /proc/PID/fdinfo
@@ -245,7 +245,9 @@ run_bpftrace() {
 	# SIGINT ends sampling; bpftrace then prints its map and exits.
 	t_int=$(now)
 	kill -INT "$bpid"
-	poll_until "$bpid" "$fds" "" "$out/poll.log"
+	# Bounded: bpftrace 0.17 now and then ignores SIGINT; wait_bounded
+	# then stops it.
+	poll_until "$bpid" "$fds" "$(calc "$t_int + $FINISH_MAX" %.6f)" "$out/poll.log"
 	wait_bounded "$tpid" "$FINISH_MAX" "$bpid"; rc=$?
 	t_exit=$(now) TOOL_PID=""
 	stop_workload
