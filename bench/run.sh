@@ -26,6 +26,8 @@
 # Environment: BENCH_SECS (default 20) sampling seconds per tool at 99 Hz;
 # BENCH_HI_SECS (default BENCH_SECS/2) at BENCH_HZ_HI (default 999) Hz;
 # BENCH_REPS (default 5) repetitions of the BPF tools at each rate;
+# BENCH_ALT_TURNS (default 8) turns of BENCH_ALT_SECS (default 8) s for
+# each tool alone in turn on one workload, at 99 Hz;
 # BENCH_FINISH_MAX (default 60) s bpftrace may take to print before it is
 # stopped (its finish then reads ">60").
 
@@ -48,6 +50,8 @@ HI_SECS=${BENCH_HI_SECS:-$(( SECS / 2 > 0 ? SECS / 2 : 1 ))}
 HZ=99
 HZ_HI=${BENCH_HZ_HI:-999}
 REPS=${BENCH_REPS:-5}
+ALT_TURNS=${BENCH_ALT_TURNS:-8}
+ALT_SECS=${BENCH_ALT_SECS:-8}
 FINISH_MAX=${BENCH_FINISH_MAX:-60}
 NCPU=$(nproc)
 BPF_PROG_TYPE_PERF_EVENT=7	# prog_type in /proc/PID/fdinfo
@@ -244,10 +248,7 @@ run_bpftrace() {
 	poll_until "$bpid" "$fds" "$(calc "$T_FIRST + $secs" %.6f)" "$out/poll.log"
 	# SIGINT ends sampling; bpftrace then prints its map and exits.
 	t_int=$(now)
-	kill -INT "$bpid"
-	# Bounded: bpftrace 0.17 now and then ignores SIGINT; wait_bounded
-	# then stops it.
-	poll_until "$bpid" "$fds" "$(calc "$t_int + $FINISH_MAX" %.6f)" "$out/poll.log"
+	stop_bpftrace "$bpid" "$fds"
 	wait_bounded "$tpid" "$FINISH_MAX" "$bpid"; rc=$?
 	t_exit=$(now) TOOL_PID=""
 	stop_workload
@@ -371,6 +372,51 @@ run_paired() {
 		"others used ${R[$tag:other]}% CPU"
 }
 
+# run_alternating TAG HZ SECS N: the two BPF tools each alone in turn, N
+# turns each (alternating which goes first), on one workload that runs
+# throughout; a turn's counters are read over SECS once its tool has
+# sampled for a second (start-up left out, as at once).  The 20 s runs
+# above are minutes apart and the host's drift moves one tool's figure by
+# up to 2x between them; turns seconds apart see the same host.  Fields:
+# cprof-I, bpftrace-I, ratio-I (ns/sample of turn I), and their medians.
+run_alternating() {
+	local tag=$1 hz=$2 secs=$3 n=$4 out=$RAW/$1 prog i t p fds r0 n0 order
+	mkdir -p "$out"
+	# shellcheck disable=SC2059
+	prog=$(printf "$BT_PROG" "$hz")
+	start_workload $(((secs + 10) * 2 * n))
+	for i in $(seq 1 "$n"); do
+		order="cprof bpftrace"
+		[ $((i % 2)) -eq 0 ] && order="bpftrace cprof"
+		for t in $order; do
+			if [ "$t" = cprof ]; then
+				$NORMAL "$CPROF" --duration $((secs + 60)) -F "$hz" \
+					--output-dir "$out/profiles-$i" >"$out/$t-$i.stdout" 2>"$out/$t-$i.stderr" &
+			else
+				$NORMAL bpftrace -e "$prog" >"$out/$t-$i.stdout" 2>"$out/$t-$i.stderr" &
+			fi
+			p=$! TOOL_PID=$p
+			wait_first_sample "$p" || { cat "$out/$t-$i.stderr" >&2; die "$tag: $t: no samples"; }
+			fds=$FDS
+			sleep 1
+			prog_stats "$p" "$fds"; r0=$P_RT n0=$P_CNT
+			sleep "$secs"
+			prog_stats "$p" "$fds"
+			R[$tag:$t-$i]=$(calc "($P_RT - $r0) / ($P_CNT > $n0 ? $P_CNT - $n0 : 1)" %.0f)
+			if [ "$t" = cprof ]; then
+				kill -INT "$p"
+			else
+				stop_bpftrace "$p" "$fds"
+			fi
+			wait_bounded "$p" "$FINISH_MAX"
+			TOOL_PID=""
+		done
+		R[$tag:ratio-$i]=$(calc "${R[$tag:cprof-$i]} / ${R[$tag:bpftrace-$i]}" %.3f)
+		log "$tag: turn $i/$n: cprof-bpf ${R[$tag:cprof-$i]}, bpftrace ${R[$tag:bpftrace-$i]} ns/sample"
+	done
+	stop_workload
+}
+
 # ------------------------------------------------------------------- run
 
 # Someone else profiling the host (other BPF perf_event programs) skews
@@ -407,6 +453,8 @@ run_paired paired-"$HZ_HI" "$HZ_HI" "$HI_SECS"
 log "both at once again, cprof-bpf with --unwind fp"
 run_paired paired-fp-$HZ $HZ "$SECS" --unwind fp
 run_paired paired-fp-"$HZ_HI" "$HZ_HI" "$HI_SECS" --unwind fp
+log "each BPF tool alone in turn, $ALT_TURNS turns of $ALT_SECS s each, at $HZ Hz"
+run_alternating alt-$HZ $HZ "$ALT_SECS" "$ALT_TURNS"
 
 sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
 T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
@@ -423,7 +471,12 @@ ratio() {
 mib() { calc "$1 / 1024" %.1f; }
 pass() { if [ "$(calc "$1" %d)" = 1 ]; then echo PASS; else echo FAIL; fi; }
 # median VALUES...
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median_fmt() {	# median_fmt FORMAT VALUES...
+	local fmt=$1
+	shift
+	printf '%s\n' "$@" | sort -g | awk -v f="$fmt" '{ v[NR] = $1 } END { printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+median() { median_fmt %.0f "$@"; }
 # field TOOL HZ FIELD: that field of every repetition
 field() { local r; for r in $(seq 1 "$REPS"); do echo "${R[$1-$2-$r:$3]}"; done; }
 minmax() {
@@ -470,6 +523,12 @@ done
 [ -n "$ODD" ] && log "warning: run counts off by more than 5%:$ODD"
 
 NS_PASS=$(pass "${R[cprof-$HZ:med]} <= ${R[bpftrace-$HZ:med]}")
+alt_field() { local i; for i in $(seq 1 "$ALT_TURNS"); do echo "${R[alt-$HZ:$1-$i]}"; done; }
+ALT_C=$(median $(alt_field cprof))
+ALT_B=$(median $(alt_field bpftrace))
+ALT_R=$(median_fmt %.2f $(alt_field ratio))
+ALT_RANGE="$(alt_field ratio | sort -g | head -n1 | xargs printf %.2f)–$(alt_field ratio | sort -g | tail -n1 | xargs printf %.2f)"
+ALT_PASS=$(pass "$ALT_R <= 1")
 NS1_PASS=$(pass "${R[$c:ns]} <= ${R[$b:ns]}")
 NS_HI_PASS=$(pass "${R[cprof-$HZ_HI:med]} <= ${R[bpftrace-$HZ_HI:med]}")
 RSS_PASS=$(pass "$C_RSS_MAX < 16384")
@@ -499,6 +558,9 @@ bpf_rows() {
 		"${R[paired-fp-$hz:cprof-cnt]}" "${R[paired-fp-$hz:cprof-ns]}" \
 		"${R[paired-fp-$hz:bpftrace-cnt]}" "${R[paired-fp-$hz:bpftrace-ns]}" \
 		"$(ratio "${R[paired-fp-$hz:cprof-ns]}" "${R[paired-fp-$hz:bpftrace-ns]}")"
+	[ "$hz" = "$HZ" ] && printf '| %s Hz | each alone in turn: median of %s turns (turn ratios %s) | | | %s | | | %s | %s |\n' \
+		"$hz" "$ALT_TURNS" "$ALT_RANGE" "$ALT_C" "$ALT_B" "$ALT_R"
+	return 0
 }
 
 # shellcheck disable=SC2046,SC2059
@@ -550,6 +612,13 @@ How each figure is taken:
   both alike, so this ratio is steadier than that of the runs made one
   after the other; each may find caches warmed by the other (same CPUs,
   same rate, independent phase), and start-up is left out.
+- **alone in turn**: one workload runs throughout while the two BPF tools
+  take turns, each alone, $ALT_TURNS turns each (alternating which goes
+  first), each turn's counters read over $ALT_SECS s after its first
+  second of sampling (start-up left out).  The separate runs above are
+  minutes apart, and this host's drift moves one tool's figure by up to 2×
+  between them; turns seconds apart see the same host, and neither tool
+  warms the other's caches.  The ratio of each turn pair, then their median.
 - **CPU s** = user + sys of the agent process (GNU time; bpftrace's includes
   compiling its program with LLVM at start-up); **peak RSS** = its maxrss.
   perf: \`perf record\` and \`perf script\` separately, their total CPU and
@@ -618,6 +687,7 @@ cprof-bpf start-up (launch → first sample): ${R[$c:startup]} s.
 |---|---|---|
 | BPF ns/sample ≤ bpftrace's at $HZ Hz, median of $REPS | ${R[cprof-$HZ:med]} vs ${R[bpftrace-$HZ:med]} ns ($(ratio "${R[cprof-$HZ:med]}" "${R[bpftrace-$HZ:med]}")×) | **$NS_PASS** |
 | … repetition 1 alone | ${R[$c:ns]} vs ${R[$b:ns]} ns ($(ratio "${R[$c:ns]}" "${R[$b:ns]}")×) | $NS1_PASS |
+| … each alone in turn on one running workload, $ALT_TURNS turns of $ALT_SECS s: median of the turn ratios | ${ALT_R}× (${ALT_RANGE}); medians $ALT_C vs $ALT_B ns | **$ALT_PASS** |
 | … both at once, $HZ Hz | ${R[paired-$HZ:cprof-ns]} vs ${R[paired-$HZ:bpftrace-ns]} ns ($(ratio "${R[paired-$HZ:cprof-ns]}" "${R[paired-$HZ:bpftrace-ns]}")×) | $(pass "${R[paired-$HZ:cprof-ns]} <= ${R[paired-$HZ:bpftrace-ns]}") |
 | … at $HZ_HI Hz, median of $REPS | ${R[cprof-$HZ_HI:med]} vs ${R[bpftrace-$HZ_HI:med]} ns ($(ratio "${R[cprof-$HZ_HI:med]}" "${R[bpftrace-$HZ_HI:med]}")×) | $NS_HI_PASS |
 | … both at once, $HZ_HI Hz | ${R[paired-$HZ_HI:cprof-ns]} vs ${R[paired-$HZ_HI:bpftrace-ns]} ns ($(ratio "${R[paired-$HZ_HI:cprof-ns]}" "${R[paired-$HZ_HI:bpftrace-ns]}")×) | $(pass "${R[paired-$HZ_HI:cprof-ns]} <= ${R[paired-$HZ_HI:bpftrace-ns]}") |
