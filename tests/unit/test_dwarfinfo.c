@@ -298,9 +298,12 @@ static void test_gcc(void)
 		struct elfobj_debug_opts opts = { 0 };
 		struct dwarfinfo *small = NULL;
 
-		rc = dwarfinfo_open(&small, o, &opts, dwarfinfo_bytes(d) - 1, NULL);
-		CHECK(rc == -ENOENT && !small, "max_bytes below the object's DWARF: not opened",
-		      "rc %d", rc);
+		struct errbuf err = { "" };
+
+		rc = dwarfinfo_open(&small, o, &opts, dwarfinfo_bytes(d) - 1, &err);
+		CHECK(rc == -EFBIG && !small && strstr(err.msg, " MB, over the "),
+		      "max_bytes below the object's DWARF: not opened, -EFBIG saying how big",
+		      "rc %d: %s", rc, err.msg);
 		dwarfinfo_free(small);
 		rc = dwarfinfo_open(&small, o, &opts, dwarfinfo_bytes(d), NULL);
 		CHECK(rc == 0 && small, "max_bytes equal to it: opened", "rc %d", rc);
