@@ -82,6 +82,10 @@ prog_stats() {
 # Microseconds since the epoch, without a fork (LC_ALL=C: a "." in it).
 usec() { US=${EPOCHREALTIME/./}; }
 
+# ns_since RT0 CNT0: ns per run since prog_stats last gave RT0 and CNT0
+# (P_RT and P_CNT now, from the latest prog_stats).
+ns_since() { calc "($P_RT - $1) / ($P_CNT > $2 ? $P_CNT - $2 : 1)" %.0f; }
+
 # wait_first_sample PID: waits until the tool's perf_event program has run
 # once, i.e. sampling has begun.  Sets T_FIRST, and FDS (see prog_stats).
 wait_first_sample() {

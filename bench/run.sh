@@ -355,10 +355,10 @@ run_paired() {
 	sleep "$secs"
 	prog_stats "$cp" "$cfds"; ct=$P_IDS
 	R[$tag:cprof-cnt]=$((P_CNT - c0n))
-	R[$tag:cprof-ns]=$(calc "($P_RT - $c0r) / ($P_CNT > $c0n ? $P_CNT - $c0n : 1)" %.0f)
+	R[$tag:cprof-ns]=$(ns_since "$c0r" "$c0n")
 	prog_stats "$bp" "$bfds"; bt=$P_IDS
 	R[$tag:bpftrace-cnt]=$((P_CNT - b0n))
-	R[$tag:bpftrace-ns]=$(calc "($P_RT - $b0r) / ($P_CNT > $b0n ? $P_CNT - $b0n : 1)" %.0f)
+	R[$tag:bpftrace-ns]=$(ns_since "$b0r" "$b0n")
 	load_other $WL_PIDS "$cp" "$bp"
 	bpftool_snapshot "$ct,$bt" "$out/bpftool.json"
 	R[$tag:other]=$OTHER_PCT R[$tag:foreign]=$FOREIGN_NOW
@@ -402,7 +402,7 @@ run_alternating() {
 			prog_stats "$p" "$fds"; r0=$P_RT n0=$P_CNT
 			sleep "$secs"
 			prog_stats "$p" "$fds"
-			R[$tag:$t-$i]=$(calc "($P_RT - $r0) / ($P_CNT > $n0 ? $P_CNT - $n0 : 1)" %.0f)
+			R[$tag:$t-$i]=$(ns_since "$r0" "$n0")
 			if [ "$t" = cprof ]; then
 				kill -INT "$p"
 			else

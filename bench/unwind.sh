@@ -278,7 +278,7 @@ run_together() {
 		prog_stats "${PID[$k]}" "${FD[$k]}"
 		ids=${ids:+$ids,}$P_IDS
 		R[$tag:$k-cnt]=$((P_CNT - C0[$k]))
-		R[$tag:$k-ns]=$(calc "($P_RT - ${R0[$k]}) / ($P_CNT > ${C0[$k]} ? $P_CNT - ${C0[$k]} : 1)" %.0f)
+		R[$tag:$k-ns]=$(ns_since "${R0[$k]}" "${C0[$k]}")
 	done
 	load_other $WL_PIDS $TOOL_PIDS
 	foreign "$ids"

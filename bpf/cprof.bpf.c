@@ -11,9 +11,9 @@
  * loader snapshots its mappings while it still runs.
  *
  * Counts and stacks come in two pairs of maps.  The loader flips the live
- * pair (by advancing `live_epoch`) and waits an RCU grace period before draining the idle pair, so a drain
- * never races a writer and a stack is never removed while a count of the
- * same pair still names it.
+ * pair (by advancing `live_epoch`) and waits an RCU grace period before
+ * draining the idle pair, so a drain never races a writer and a stack is
+ * never removed while a count of the same pair still names it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -428,7 +428,8 @@ int dwarfinfo_open(struct dwarfinfo **out, const struct elfobj *o,
 
 		dwarfinfo_free(d);
 		if (over)
-			return errf(err, -EFBIG, "DWARF of %.1f MB with its dwz file, over the %.1f MB allowed",
+			return errf(err, -EFBIG,
+				    "DWARF of %.1f MB with its dwz file, over the %.1f MB allowed",
 				    over / 1048576.0, max_bytes / 1048576.0);
 		return errf(err, -ENOENT, "DWARF refers to a dwz file that is not installed");
 	}

@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "dwarfinfo.h"
 #include "kallsyms.h"
 #include "objcache.h"
 #include "output.h"
@@ -31,7 +32,6 @@
 #include "profile.h"
 #include "sampler.h"
 #include "stackstore.h"
-#include "dwarfinfo.h"
 #include "symbolize.h"
 #include "tables.h"
 #include "window.h"
@@ -579,10 +579,6 @@ static void report_line(void *ctx, const char *msg)
 }
 
 /*
- * Processes whose exit event was lost (the ring was full while a window
- * was written) would be kept forever: find them before the window ends.
- */
-/*
  * After a window is written: processes gone without an exit event (the
  * ring was full) are marked exited, and BPF forgets every exited image,
  * whose record is freed now.
@@ -755,7 +751,8 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 		fprintf(stderr,
 			PROG ": %zu object%s named without source lines: DWARF over"
 			" --dwarf-memory (%lu%s)%s\n",
-			sum->dwarf_too_big, sum->dwarf_too_big == 1 ? "" : "s", o->dwarf_kb % 1024 ? o->dwarf_kb : o->dwarf_kb / 1024,
+			sum->dwarf_too_big, sum->dwarf_too_big == 1 ? "" : "s",
+			o->dwarf_kb % 1024 ? o->dwarf_kb : o->dwarf_kb / 1024,
 			o->dwarf_kb % 1024 ? "K" : "M", o->verbose ? "" : "; -v names them");
 	if (r->tables) {
 		struct tables_stats ts;
