@@ -41,6 +41,13 @@ const volatile bool kernel_stacks = true;
  */
 __u64 live_epoch = 0;
 
+/*
+ * Advanced by the loader before it frees rows of the rows array (and then
+ * waits for running programs): rows cached under an older value may name
+ * rows since replaced.
+ */
+__u32 rows_gen = 0;
+
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, CPROF_COUNTS_MAX);
@@ -161,10 +168,20 @@ struct {
 #define STACK_WINDOW 4096
 #define WINDOW_FIRST 512
 #define WINDOW_AHEAD 128 /* refilled when less than this is left above sp */
+#define SPAN_SLOTS 8
 struct stack_window {
 	__u64 lo;   /* user address of b[0] */
 	__u32 len;  /* bytes of b read, 0: none */
 	__u32 next; /* bytes the next fill asks for */
+	/*
+	 * The bytes of stack the last walks of a few processes on this CPU
+	 * spanned, direct-mapped by pid: the next sample of a process mostly
+	 * walks as deep, and one read of that size costs less than a small
+	 * read and a refill (the cost of a read is mostly per call).
+	 */
+	struct {
+		__u32 pid, bytes;
+	} span[SPAN_SLOTS];
 	__u8 b[STACK_WINDOW + 16]; /* + room for a read at the last offset */
 };
 
@@ -379,6 +396,31 @@ struct row_memo {
 	struct cprof_unwind_row row;
 };
 
+/*
+ * Rows found lately on this CPU, direct-mapped by lookup key.  A sample
+ * mostly walks the pcs of the samples before it, and a hit costs one
+ * cache line where find_row's page index and halvings cost several, cold
+ * at 99 Hz, and a call.
+ */
+#define ROW_CACHE_BITS 9
+#define ROW_CACHE_SLOTS (1 << ROW_CACHE_BITS)
+struct row_cache_slot {
+	__u64 key;
+	__u32 gen; /* rows_gen when found */
+	struct cprof_unwind_row row;
+};
+
+struct row_cache {
+	struct row_cache_slot slot[ROW_CACHE_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct row_cache);
+} row_cache SEC(".maps");
+
 /* Names a lookup of table offset @rel in @m's table; 0: no such offset. */
 static __always_inline __u64 row_key(const struct cprof_proc_map *m, __u64 rel)
 {
@@ -466,25 +508,18 @@ static __always_inline int index_entry(__u32 end, __u32 npages, __u32 k, __u32 *
 	return 0;
 }
 
-/*
- * Leaves in memo->row the last row at or below @rel in the mapping's
- * table; -1: none.  A global function, checked once by the verifier rather
- * than at every frame of the walk in that frame's state.
- */
-__noinline int find_row(const struct cprof_proc_map *m, __u64 rel, struct row_memo *memo)
+/* The last row at or below @rel in the mapping's table, by binary search. */
+static __always_inline int search_row(const struct cprof_proc_map *m, __u64 rel,
+				      struct cprof_unwind_row *out)
 {
 	__u32 first, nrows, npages, lo, len, half, idx, a, b;
 	__u64 page;
 	const union cprof_table_slot *r;
-	__u64 key;
 
-	if (!m || !memo)
-		return -1;
 	first = m->first_row;
 	nrows = m->nrows;
 	npages = m->npages;
-	key = row_key(m, rel);
-	if (!key || !nrows)
+	if (!nrows)
 		return -1;
 	page = rel >> (m->index_shift & 31);
 	if (page >= npages) {
@@ -518,8 +553,44 @@ __noinline int find_row(const struct cprof_proc_map *m, __u64 rel, struct row_me
 	r = bpf_map_lookup_elem(&unwind_rows, &idx);
 	if (!r)
 		return -1;
+	*out = r->row;
+	return 0;
+}
+
+/*
+ * Leaves in memo->row the last row at or below @rel in the mapping's
+ * table; -1: none.  A global function, checked once by the verifier rather
+ * than at every frame of the walk in that frame's state.
+ */
+__noinline int find_row(const struct cprof_proc_map *m, __u64 rel, struct row_memo *memo)
+{
+	__u32 zero = 0;
+	struct row_cache *rc = bpf_map_lookup_elem(&row_cache, &zero);
+	struct row_cache_slot *e = NULL;
+	__u32 gen = rows_gen;
+	__u64 key;
+
+	if (!m || !memo)
+		return -1;
+	key = row_key(m, rel);
+	if (!key)
+		return -1;
+	if (rc) {
+		e = &rc->slot[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
+		if (e->key == key && e->gen == gen) {
+			memo->key = key;
+			memo->row = e->row;
+			return 0;
+		}
+	}
+	if (search_row(m, rel, &memo->row))
+		return -1;
 	memo->key = key;
-	memo->row = r->row;
+	if (e) {
+		e->key = key;
+		e->gen = gen;
+		e->row = memo->row;
+	}
 	return 0;
 }
 
@@ -770,6 +841,8 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 {
 	struct unwind_ctx c = { .pid = pid, .exact = true, .hash = HASH_SEED };
 	__u32 zero = 0;
+	__u64 sp0;
+	typeof(&c.win->span[0]) span;
 
 	c.pm = bpf_map_lookup_elem(&unwind_procs, &pid);
 	c.st = get_scratch();
@@ -778,6 +851,9 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 		return CPROF_STACK_ERR_READ;
 	c.win->len = 0; /* another stack's */
 	c.win->next = WINDOW_FIRST;
+	span = &c.win->span[pid & (SPAN_SLOTS - 1)];
+	if (span->pid == pid && span->bytes > WINDOW_FIRST - WINDOW_AHEAD)
+		c.win->next = span->bytes + WINDOW_AHEAD;
 	/*
 	 * The sampled registers, read unconditionally: clang would otherwise
 	 * merge these loads with the ones below through a pointer select,
@@ -797,7 +873,10 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 	c.st->nr = 0;
 	c.st->status = 0;
 	c.status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
+	sp0 = c.sp;
 	bpf_loop(CPROF_MAX_FRAMES + 1, unwind_step, &c, 0);
+	span->pid = pid;
+	span->bytes = c.sp - sp0 < STACK_WINDOW ? c.sp - sp0 : STACK_WINDOW;
 	if (c.pm) {
 		s->unwind_dwarf++;
 		if (c.status < CPROF_UNWIND_STATUS_MAX)

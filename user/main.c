@@ -846,7 +846,7 @@ int main(int argc, char **argv)
 	if (o.dwarf) {
 		struct tables_maps tm = {
 			.write_rows = sampler_write_rows,
-			.sync = sampler_sync,
+			.retire = sampler_retire_rows,
 			.ctx = s,
 		};
 

@@ -326,9 +326,12 @@ static int wait_for_writers(struct sampler *s)
 	return 0;
 }
 
-int sampler_sync(void *sampler)
+int sampler_retire_rows(void *sampler)
 {
-	return wait_for_writers(sampler);
+	struct sampler *s = sampler;
+
+	__atomic_fetch_add(&s->skel->bss->rows_gen, 1, __ATOMIC_SEQ_CST);
+	return wait_for_writers(s);
 }
 
 typedef int (*entry_fn)(void *ctx, const struct sampler_drain_ops *ops,

@@ -91,8 +91,12 @@ int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_sl
  */
 void sampler_forget(struct sampler *s, uint32_t pid, uint64_t gen);
 
-/* Waits until no BPF program still runs with what it read before the call. */
-int sampler_sync(void *sampler);
+/*
+ * Before rows of the rows array are freed for reuse: BPF forgets the rows
+ * it cached, and this waits until no program still runs with what it read
+ * before the call.
+ */
+int sampler_retire_rows(void *sampler);
 
 /* Host-wide counters summed over CPUs. */
 int sampler_stats(struct sampler *s, struct cprof_stats *out);

@@ -153,7 +153,7 @@ static int range_release(struct tables *t, uint32_t first, uint32_t n)
  */
 static bool evict_for(struct tables *t, uint32_t n, uint32_t *first)
 {
-	bool synced = false;
+	bool retired = false;
 
 	while (!range_alloc(t, n, first)) {
 		struct table *victim = NULL, *tb;
@@ -165,9 +165,9 @@ static bool evict_for(struct tables *t, uint32_t n, uint32_t *first)
 		if (!victim)
 			return false;
 		/* No program may still be reading a process entry that used it. */
-		if (!synced && t->maps.sync) {
-			t->maps.sync(t->maps.ctx);
-			synced = true;
+		if (!retired && t->maps.retire) {
+			t->maps.retire(t->maps.ctx);
+			retired = true;
 		}
 		range_release(t, victim->first, victim->n);
 		t->st.rows_used -= victim->n;
@@ -359,8 +359,8 @@ void tables_prune(struct tables *t)
 	if (!dead)
 		return;
 	/* No program may still read an entry that pointed at these rows. */
-	if (t->maps.sync)
-		t->maps.sync(t->maps.ctx);
+	if (t->maps.retire)
+		t->maps.retire(t->maps.ctx);
 	it = 0;
 	while ((tb = hmap_next(&t->by_obj, &it))) {
 		if (!unused_table(tb))

@@ -28,8 +28,11 @@ struct tables_maps {
 	/* copies a table's slots (index and rows) into the rows array at an index */
 	int (*write_rows)(void *ctx, uint32_t first, const union cprof_table_slot *rows,
 			  uint32_t n);
-	/* waits until no BPF program can still read what was removed */
-	int (*sync)(void *ctx);
+	/*
+	 * before rows are freed for reuse: makes BPF forget rows it cached,
+	 * and waits until no program can still read what was removed
+	 */
+	int (*retire)(void *ctx);
 	void *ctx;                     /* for both */
 };
 
