@@ -323,6 +323,23 @@ static __always_inline struct cprof_stack *get_scratch(void)
 	return bpf_map_lookup_elem(&scratch, &zero);
 }
 
+/* Stores @st under @h in @map unless there; 0 or an error. */
+static __always_inline long put_stack(void *map, __u64 h, struct cprof_stack *st)
+{
+	long err;
+
+	/* keeps clang from merging the calls of all maps into one */
+	asm volatile("" : "+r"(map));
+	/*
+	 * Most stacks were stored already: a lookup is lock-free, where an
+	 * insert that finds the key takes the bucket lock to say so.
+	 */
+	if (bpf_map_lookup_elem(map, &h))
+		return 0;
+	err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
+	return err == -17 /* EEXIST: stored meanwhile */ ? 0 : err;
+}
+
 /*
  * Stores the stack in scratch under hash @h in @pair, the live one in
  * @epoch; returns @h or why not.
@@ -332,7 +349,6 @@ static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u
 	__u32 nr = st->nr, zero = 0;
 	struct stored_stacks *seen = bpf_map_lookup_elem(&stored, &zero);
 	__u64 *slot = NULL;
-	void *map;
 	long err;
 
 	if (seen) {
@@ -346,22 +362,19 @@ static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u
 			return h;
 	}
 
-	/* @pair is a constant once inlined: this folds to the class test. */
-	if (nr <= CPROF_SHORT_FRAMES)
-		map = pair ? (void *)&stacks_short1 : (void *)&stacks_short0;
-	else if (nr <= CPROF_MID_FRAMES)
-		map = pair ? (void *)&stacks_mid1 : (void *)&stacks_mid0;
-	else
-		map = pair ? (void *)&stacks_long1 : (void *)&stacks_long0;
 	/*
-	 * Most stacks were stored already: a lookup is lock-free, where an
-	 * insert that finds the key takes the bucket lock to say so.
+	 * @pair is a constant once inlined, and each call names its map: the
+	 * verifier inlines a lookup in a map known at its call site, where
+	 * one map picked at run time makes it a call through the map's ops.
 	 */
-	if (!bpf_map_lookup_elem(map, &h)) {
-		err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
-		if (err && err != -17 /* EEXIST: stored meanwhile */)
-			return CPROF_STACK_ERR_FULL;
-	}
+	if (nr <= CPROF_SHORT_FRAMES)
+		err = pair ? put_stack(&stacks_short1, h, st) : put_stack(&stacks_short0, h, st);
+	else if (nr <= CPROF_MID_FRAMES)
+		err = pair ? put_stack(&stacks_mid1, h, st) : put_stack(&stacks_mid0, h, st);
+	else
+		err = pair ? put_stack(&stacks_long1, h, st) : put_stack(&stacks_long0, h, st);
+	if (err)
+		return CPROF_STACK_ERR_FULL;
 	if (slot)
 		*slot = h;
 	return h;
@@ -996,9 +1009,9 @@ static __always_inline __u64 note_process(__u32 pid, struct task_struct *task, b
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id;
-	struct task_struct *task;
+	/* BTF-typed: its fields are plain loads, not helper calls. */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 pid = task->tgid, tid = task->pid;
 	struct cprof_sample_key key = {};
 	struct cprof_stats *s = get_stats();
 	__u64 epoch = live_epoch;
@@ -1011,8 +1024,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		s->idle++;
 		return 0;
 	}
-	/* BTF-typed: its fields are plain loads, not bpf_probe_read_kernel calls. */
-	task = bpf_get_current_task_btf();
 	if (!wanted(pid, task)) {
 		s->filtered++;
 		return 0;
@@ -1026,7 +1037,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	key.gen = note_process(pid, task, exec, flags & PF_EXITING);
 	key.pid = pid;
 	key.tid = tid;
-	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+	/* Plain loads where the helper is a call (the kernel zero-pads comm). */
+	__builtin_memcpy(key.comm, task->comm, sizeof(key.comm));
 
 	/*
 	 * Read the epoch once: both stacks and the count go to the same pair.
