@@ -160,9 +160,10 @@ struct {
  * A window of the user stack being unwound.  Reading the stack costs a
  * bpf_probe_read_user a frame otherwise, and that helper is most of the
  * cost of a frame (~80 ns measured here, for 8 or 16 bytes): one read
- * serves the frames of a whole shallow stack.  The first read is small and
- * each refill doubles: stack memory above the live frames is mostly cold,
- * and a 4 KiB first read cost 3-4 times what a 512-byte one did for a
+ * serves the frames of a whole shallow stack.  The first read asks for
+ * what the process's last walk here spanned (else 512 bytes) and each
+ * refill doubles: stack memory above the live frames is mostly cold, and
+ * a 4 KiB first read cost 3-4 times what a 512-byte one did for a
  * 20-frame stack (~800 bytes).
  */
 #define STACK_WINDOW 4096
@@ -563,8 +564,9 @@ static __always_inline int search_row(const struct cprof_proc_map *m, __u64 rel,
 
 /*
  * Leaves in memo->row the last row at or below @rel in the mapping's
- * table; -1: none.  A global function, checked once by the verifier rather
- * than at every frame of the walk in that frame's state.
+ * table, from this CPU's row cache when there; -1: none.  A global
+ * function, checked once by the verifier rather than at every frame of the
+ * walk in that frame's state.
  */
 __noinline int find_row(const struct cprof_proc_map *m, __u64 rel, struct row_memo *memo)
 {
