@@ -847,10 +847,11 @@ int main(int argc, char **argv)
 		struct tables_maps tm = {
 			.write_rows = sampler_write_rows,
 			.retire = sampler_retire_rows,
+			.set_proc = sampler_set_proc,
 			.ctx = s,
 		};
 
-		if (sampler_unwind_maps(s, &tm.capacity, &tm.procs_fd) ||
+		if (sampler_unwind_rows(s, &tm.capacity) ||
 		    tables_new(&r.tables, &tm, r.objs)) {
 			fprintf(stderr, PROG ": cannot set up unwind tables\n");
 			return 1;

@@ -274,13 +274,23 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *c
 	return n;
 }
 
-int sampler_unwind_maps(struct sampler *s, uint32_t *capacity, int *procs_fd)
+int sampler_unwind_rows(struct sampler *s, uint32_t *capacity)
 {
 	if (!s->rows_cap)
 		return -ENOENT;
 	*capacity = s->rows_cap;
-	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
 	return 0;
+}
+
+int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *pm)
+{
+	struct sampler *s = sampler;
+	int fd = bpf_map__fd(s->skel->maps.unwind_procs);
+
+	if (!pm)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	/* The value is fixed-size; unused slots past n are never read. */
+	return bpf_map_update_elem(fd, &pid, pm, BPF_ANY) ? -errno : 0;
 }
 
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,

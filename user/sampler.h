@@ -72,10 +72,16 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops,
 		  void *ctx, struct errbuf *err);
 
 /*
- * The unwinder's maps, for tables.c: the rows array's capacity and the
- * per-process map's fd.  -ENOENT when unwinding is off (unwind_rows == 0).
+ * The rows array's capacity, for tables.c.  -ENOENT when unwinding is off
+ * (unwind_rows == 0).
  */
-int sampler_unwind_maps(struct sampler *s, uint32_t *capacity, int *procs_fd);
+int sampler_unwind_rows(struct sampler *s, uint32_t *capacity);
+
+/*
+ * Writes the unwind entry of @pid (struct tables_maps.set_proc); @pm NULL
+ * removes it.  0 or a negative errno.
+ */
+int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *pm);
 
 /*
  * Copies @n slots (a table's index and rows) to index @first of the rows array.  The array is mapped

@@ -4,8 +4,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <bpf/bpf.h>
-
 #include "hmap.h"
 #include "tables.h"
 #include "unwind.h"
@@ -281,7 +279,7 @@ void tables_remove_process(struct tables *t, uint32_t pid)
 
 	if (!pe || !pe->objs)
 		return;
-	bpf_map_delete_elem(t->maps.procs_fd, &pid);
+	t->maps.set_proc(t->maps.ctx, pid, NULL);
 	release_entry(t, pe);
 	t->st.processes--;
 }
@@ -332,9 +330,8 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 	}
 	pe->objs = used;
 	pe->n = nused;
-	/* The value is fixed-size; unused slots past n are never read. */
-	if (bpf_map_update_elem(t->maps.procs_fd, &p->pid, pm, BPF_ANY)) {
-		ret = -errno;
+	ret = t->maps.set_proc(t->maps.ctx, p->pid, pm);
+	if (ret) {
 		release_entry(t, pe);
 		return errf(err, ret, "pid %u: loading unwind entry: %s", p->pid, strerror(-ret));
 	}

@@ -24,7 +24,8 @@ struct tables;
 
 struct tables_maps {
 	uint32_t capacity;             /* rows the rows array holds */
-	int procs_fd;                  /* unwind_procs map */
+	/* writes a process's entry (unwind_procs); @pm NULL removes it */
+	int (*set_proc)(void *ctx, uint32_t pid, const struct cprof_proc_maps *pm);
 	/* copies a table's slots (index and rows) into the rows array at an index */
 	int (*write_rows)(void *ctx, uint32_t first, const union cprof_table_slot *rows,
 			  uint32_t n);
@@ -33,7 +34,7 @@ struct tables_maps {
 	 * and waits until no program can still read what was removed
 	 */
 	int (*retire)(void *ctx);
-	void *ctx;                     /* for both */
+	void *ctx;                     /* for all three */
 };
 
 struct tables_stats {
