@@ -54,9 +54,12 @@ static double now_s(void)
 
 int tables_new(struct tables **out, const struct tables_maps *maps, struct objcache *objs)
 {
-	struct tables *t = calloc(1, sizeof(*t));
+	struct tables *t;
 
 	*out = NULL;
+	if (!maps->set_proc || !maps->write_rows || !maps->retire)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->maps = *maps;
@@ -162,11 +165,13 @@ static bool evict_for(struct tables *t, uint32_t n, uint32_t *first)
 				victim = tb;
 		if (!victim)
 			return false;
-		/* No program may still be reading a process entry that used it. */
-		if (!retired && t->maps.retire) {
-			t->maps.retire(t->maps.ctx);
-			retired = true;
-		}
+		/*
+		 * No program may still be reading a process entry that used
+		 * it: rows that cannot be retired are not reused.
+		 */
+		if (!retired && t->maps.retire(t->maps.ctx))
+			return false;
+		retired = true;
 		range_release(t, victim->first, victim->n);
 		t->st.rows_used -= victim->n;
 		victim->n = 0;
@@ -356,8 +361,8 @@ void tables_prune(struct tables *t)
 	if (!dead)
 		return;
 	/* No program may still read an entry that pointed at these rows. */
-	if (t->maps.retire)
-		t->maps.retire(t->maps.ctx);
+	if (t->maps.retire(t->maps.ctx))
+		return; /* kept until a later prune can retire them */
 	it = 0;
 	while ((tb = hmap_next(&t->by_obj, &it))) {
 		if (!unused_table(tb))

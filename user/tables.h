@@ -34,7 +34,7 @@ struct tables_maps {
 	 * and waits until no program can still read what was removed
 	 */
 	int (*retire)(void *ctx);
-	void *ctx;                     /* for all three */
+	void *ctx;                     /* for all three, which are required */
 };
 
 struct tables_stats {

@@ -36,6 +36,7 @@ struct fake {
 	uint32_t *drop_retire; /* per slot: retires when its last entry went */
 	uint32_t *refs;        /* per slot: entries pointing at it now */
 	uint32_t retires;
+	bool fail_retire;      /* the next retires fail, as a failed RCU wait would */
 	size_t writes, rewrites, violations;
 	char why[256];         /* the first violation */
 	struct {
@@ -93,7 +94,11 @@ static int fake_write_rows(void *ctx, uint32_t first, const union cprof_table_sl
 
 static int fake_retire(void *ctx)
 {
-	((struct fake *)ctx)->retires++;
+	struct fake *f = ctx;
+
+	if (f->fail_retire)
+		return -EIO;
+	f->retires++;
 	return 0;
 }
 
@@ -248,6 +253,13 @@ int main(void)
 		return 1;
 	memset(f.drop_retire, 0xff, f.cap * sizeof(*f.drop_retire));
 	maps.capacity = f.cap;
+	{
+		struct tables_maps no_retire = maps;
+
+		no_retire.retire = NULL;
+		CHECK(tables_new(&t, &no_retire, oc) == -EINVAL && !t,
+		      "tables_new: every callback is required", "accepted no retire");
+	}
 	CHECK(tables_new(&t, &maps, oc) == 0, "tables_new", "failed");
 	if (!t)
 		return T_EXIT();
@@ -267,6 +279,19 @@ int main(void)
 	tables_remove_process(t, 3);
 	CHECK(!f.proc[1].live && !f.proc[3].live, "removed processes lose their entries",
 	      "entries still there");
+	/* Rows that cannot be retired are not reused: cat goes without. */
+	f.fail_retire = true;
+	f.rewrites = 0;
+	CHECK(add(t, 4, (struct obj *[]){ c }, 1) == 0, "cat's process, retire failing", "failed");
+	tables_get_stats(t, &st);
+	CHECK(st.evicted == 0 && st.no_room == 1 && f.rewrites == 0 && f.proc[4].live &&
+	      f.proc[4].pm.m[0].nrows == 0 && entry_holds(&f, 2, 0, b),
+	      "a failed retire evicts nothing: the object is left to frame pointers",
+	      "evicted %zu, no_room %zu, rewrites %zu", st.evicted, st.no_room, f.rewrites);
+	tables_prune(t);
+	tables_get_stats(t, &st);
+	CHECK(st.objects == 2, "a failed retire prunes nothing", "%zu objects", st.objects);
+	f.fail_retire = false;
 	CHECK(add(t, 4, (struct obj *[]){ c }, 1) == 0, "cat's process", "failed");
 	tables_get_stats(t, &st);
 	CHECK(st.evicted == 1 && f.rewrites > 0 && f.retires > 0 && entry_holds(&f, 4, 0, c),
@@ -278,7 +303,7 @@ int main(void)
 	CHECK(add(t, 5, (struct obj *[]){ a, b }, 2) == 0, "a process when the budget is full",
 	      "failed");
 	tables_get_stats(t, &st);
-	CHECK(st.no_room == 1 && f.proc[5].live && f.proc[5].pm.n == 2 &&
+	CHECK(st.no_room == 2 && f.proc[5].live && f.proc[5].pm.n == 2 &&
 	      f.proc[5].pm.m[0].nrows == 0 && entry_holds(&f, 5, 1, b),
 	      "an object without room is left to frame pointers, the rest keep their tables",
 	      "no_room %zu, nrows %u", st.no_room, f.proc[5].pm.m[0].nrows);
