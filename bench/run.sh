@@ -380,7 +380,7 @@ run_paired() {
 # sampled for a second (start-up left out, as at once).  The 20 s runs
 # above are minutes apart and the host's drift moves one tool's figure by
 # up to 2x between them; turns seconds apart see the same host.  Fields:
-# cprof-I, bpftrace-I, ratio-I (ns/sample of turn I), and their medians.
+# cprof-I, bpftrace-I (ns/sample of turn I).
 run_alternating() {
 	local tag=$1 hz=$2 secs=$3 n=$4 out=$RAW/$1 prog i t p fds r0 n0 order
 	mkdir -p "$out"
@@ -413,7 +413,6 @@ run_alternating() {
 			wait_bounded "$p" "$FINISH_MAX"
 			TOOL_PID=""
 		done
-		R[$tag:ratio-$i]=$(calc "${R[$tag:cprof-$i]} / ${R[$tag:bpftrace-$i]}" %.3f)
 		log "$tag: turn $i/$n: cprof-bpf ${R[$tag:cprof-$i]}, bpftrace ${R[$tag:bpftrace-$i]} ns/sample"
 	done
 	stop_workload
@@ -453,7 +452,6 @@ log "both BPF tools at once at $HZ Hz for $SECS s ($PAIRED_REPS times), then at 
 # several runs, and the median of their ratios.
 for r in $(seq 1 "$PAIRED_REPS"); do
 	run_paired paired-$HZ-$r $HZ "$SECS"
-	R[paired-$HZ-$r:ratio]=$(calc "${R[paired-$HZ-$r:cprof-ns]} / ${R[paired-$HZ-$r:bpftrace-ns]}" %.3f)
 done
 run_paired paired-"$HZ_HI" "$HZ_HI" "$HI_SECS"
 # The frame-pointer walk this benchmark's peers do (and cprof-bpf's first
@@ -485,8 +483,14 @@ median_fmt() {	# median_fmt FORMAT VALUES...
 	printf '%s\n' "$@" | sort -g | awk -v f="$fmt" '{ v[NR] = $1 } END { printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 median() { median_fmt %.0f "$@"; }
+# series KEY N: R[KEY] for each run, @ in KEY standing for 1..N; a line each
+series() { local i; for i in $(seq 1 "$2"); do echo "${R[${1//@/$i}]}"; done; }
+# ratios KEY_A KEY_B N: R[KEY_A] / R[KEY_B] for each run, as in series
+ratios() { local i; for i in $(seq 1 "$3"); do calc "${R[${1//@/$i}]} / ${R[${2//@/$i}]}"; echo; done; }
+# shellcheck disable=SC2046
+range2() { minmax $(printf '%.2f\n' "$@"); }	# range2 VALUES...: lowest–highest
 # field TOOL HZ FIELD: that field of every repetition
-field() { local r; for r in $(seq 1 "$REPS"); do echo "${R[$1-$2-$r:$3]}"; done; }
+field() { series "$1-$2-@:$3" "$REPS"; }
 minmax() {
 	printf '%s\n' "$@" | awk '{ v = $1; sub(/^>/, "", v); v += 0 }
 		NR == 1 || v < lo { lo = v; los = $1 } NR == 1 || v > hi { hi = v; his = $1 }
@@ -533,27 +537,31 @@ done
 NS_PASS=$(pass "${R[cprof-$HZ:med]} <= ${R[bpftrace-$HZ:med]}")
 # The two runs of a repetition are back to back: their ratio cancels the
 # host's drift between repetitions, which the ratio of medians does not.
-rep_ratios() { local r; for r in $(seq 1 "$REPS"); do calc "${R[cprof-$1-$r:ns]} / ${R[bpftrace-$1-$r:ns]}"; echo; done; }
+rep_ratios() { ratios "cprof-$1-@:ns" "bpftrace-$1-@:ns" "$REPS"; }
 # shellcheck disable=SC2046
 REP_R=$(median_fmt %.2f $(rep_ratios $HZ))
 # shellcheck disable=SC2046
-REP_RANGE=$(minmax $(rep_ratios $HZ | xargs printf '%.2f\n'))
+REP_RANGE=$(range2 $(rep_ratios $HZ))
 REP_PASS=$(pass "$REP_R <= 1")
-paired_field() { local r; for r in $(seq 1 "$PAIRED_REPS"); do echo "${R[paired-$HZ-$r:$1]}"; done; }
+PAIRED_RATIOS=$(ratios "paired-$HZ-@:cprof-ns" "paired-$HZ-@:bpftrace-ns" "$PAIRED_REPS")
 # shellcheck disable=SC2046
-PAIRED_C=$(median $(paired_field cprof-ns))
+PAIRED_C=$(median $(series "paired-$HZ-@:cprof-ns" "$PAIRED_REPS"))
 # shellcheck disable=SC2046
-PAIRED_B=$(median $(paired_field bpftrace-ns))
-# shellcheck disable=SC2046
-PAIRED_R=$(median_fmt %.2f $(paired_field ratio))
-# shellcheck disable=SC2046
-PAIRED_RANGE=$(minmax $(paired_field ratio | xargs printf '%.2f\n'))
+PAIRED_B=$(median $(series "paired-$HZ-@:bpftrace-ns" "$PAIRED_REPS"))
+# shellcheck disable=SC2086
+PAIRED_R=$(median_fmt %.2f $PAIRED_RATIOS)
+# shellcheck disable=SC2086
+PAIRED_RANGE=$(range2 $PAIRED_RATIOS)
 PAIRED_PASS=$(pass "$PAIRED_R <= 1")
-alt_field() { local i; for i in $(seq 1 "$ALT_TURNS"); do echo "${R[alt-$HZ:$1-$i]}"; done; }
-ALT_C=$(median $(alt_field cprof))
-ALT_B=$(median $(alt_field bpftrace))
-ALT_R=$(median_fmt %.2f $(alt_field ratio))
-ALT_RANGE="$(alt_field ratio | sort -g | head -n1 | xargs printf %.2f)–$(alt_field ratio | sort -g | tail -n1 | xargs printf %.2f)"
+ALT_RATIOS=$(ratios "alt-$HZ:cprof-@" "alt-$HZ:bpftrace-@" "$ALT_TURNS")
+# shellcheck disable=SC2046
+ALT_C=$(median $(series "alt-$HZ:cprof-@" "$ALT_TURNS"))
+# shellcheck disable=SC2046
+ALT_B=$(median $(series "alt-$HZ:bpftrace-@" "$ALT_TURNS"))
+# shellcheck disable=SC2086
+ALT_R=$(median_fmt %.2f $ALT_RATIOS)
+# shellcheck disable=SC2086
+ALT_RANGE=$(range2 $ALT_RATIOS)
 ALT_PASS=$(pass "$ALT_R <= 1")
 NS1_PASS=$(pass "${R[$c:ns]} <= ${R[$b:ns]}")
 NS_HI_PASS=$(pass "${R[cprof-$HZ_HI:med]} <= ${R[bpftrace-$HZ_HI:med]}")
