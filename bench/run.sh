@@ -543,26 +543,20 @@ REP_R=$(median_fmt %.2f $(rep_ratios $HZ))
 # shellcheck disable=SC2046
 REP_RANGE=$(range2 $(rep_ratios $HZ))
 REP_PASS=$(pass "$REP_R <= 1")
-PAIRED_RATIOS=$(ratios "paired-$HZ-@:cprof-ns" "paired-$HZ-@:bpftrace-ns" "$PAIRED_REPS")
-# shellcheck disable=SC2046
-PAIRED_C=$(median $(series "paired-$HZ-@:cprof-ns" "$PAIRED_REPS"))
-# shellcheck disable=SC2046
-PAIRED_B=$(median $(series "paired-$HZ-@:bpftrace-ns" "$PAIRED_REPS"))
-# shellcheck disable=SC2086
-PAIRED_R=$(median_fmt %.2f $PAIRED_RATIOS)
-# shellcheck disable=SC2086
-PAIRED_RANGE=$(range2 $PAIRED_RATIOS)
-PAIRED_PASS=$(pass "$PAIRED_R <= 1")
-ALT_RATIOS=$(ratios "alt-$HZ:cprof-@" "alt-$HZ:bpftrace-@" "$ALT_TURNS")
-# shellcheck disable=SC2046
-ALT_C=$(median $(series "alt-$HZ:cprof-@" "$ALT_TURNS"))
-# shellcheck disable=SC2046
-ALT_B=$(median $(series "alt-$HZ:bpftrace-@" "$ALT_TURNS"))
-# shellcheck disable=SC2086
-ALT_R=$(median_fmt %.2f $ALT_RATIOS)
-# shellcheck disable=SC2086
-ALT_RANGE=$(range2 $ALT_RATIOS)
-ALT_PASS=$(pass "$ALT_R <= 1")
+# summarize NAME KEY_C KEY_B N: NAME_C and NAME_B, the medians of the runs'
+# ns/sample; NAME_R, the median of their ratios; NAME_RANGE; NAME_PASS.
+# shellcheck disable=SC2046,SC2086
+summarize() {
+	local r
+	r=$(ratios "$2" "$3" "$4")
+	printf -v "$1_C" %s "$(median $(series "$2" "$4"))"
+	printf -v "$1_B" %s "$(median $(series "$3" "$4"))"
+	printf -v "$1_R" %s "$(median_fmt %.2f $r)"
+	printf -v "$1_RANGE" %s "$(range2 $r)"
+	printf -v "$1_PASS" %s "$(pass "$(median_fmt %.2f $r) <= 1")"
+}
+summarize PAIRED "paired-$HZ-@:cprof-ns" "paired-$HZ-@:bpftrace-ns" "$PAIRED_REPS"
+summarize ALT "alt-$HZ:cprof-@" "alt-$HZ:bpftrace-@" "$ALT_TURNS"
 NS1_PASS=$(pass "${R[$c:ns]} <= ${R[$b:ns]}")
 NS_HI_PASS=$(pass "${R[cprof-$HZ_HI:med]} <= ${R[bpftrace-$HZ_HI:med]}")
 RSS_PASS=$(pass "$C_RSS_MAX < 16384")
