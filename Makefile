@@ -8,6 +8,7 @@
 #   sudo make bench   benchmarks against bpftrace and perf -> bench/RESULTS.md
 #   sudo make install install the binary, man page and systemd unit under
 #                     PREFIX (/usr/local); DESTDIR stages them; make uninstall
+#   make image        container image cprof-bpf:VERSION (podman, static binary)
 #   make deb          Debian package -> build-deb/cprof-bpf_VERSION_ARCH.deb
 #   make deps         install the Debian packages the build and tests need
 
@@ -32,6 +33,8 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+IMAGE      ?= cprof-bpf:$(VERSION)# podman names it localhost/cprof-bpf:VERSION
+PODMAN     ?= podman
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
@@ -62,7 +65,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/plugin.c,$(wildcard tests/workloads/*.c))) \
               $(BUILD)/workloads/nofp-nopie $(BUILD)/workloads/nofp-static $(BUILD)/workloads/libplugin.so
 
-.PHONY: all deps run test bench clean unit-bins workloads install uninstall deb FORCE
+.PHONY: all deps run test bench clean unit-bins workloads install uninstall image deb FORCE
 all: cprof-bpf
 
 $(BUILD)/cprof.bpf.o: bpf/cprof.bpf.c bpf/cprof.h $(wildcard vmlinux/*.h) | $(BUILD)
@@ -147,6 +150,12 @@ install: cprof-bpf
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/cprof-bpf $(DESTDIR)$(MANDIR)/man1/cprof-bpf.1 \
 		$(DESTDIR)$(UNITDIR)/cprof-bpf.service
+
+# A FROM scratch image around the static binary: no registry needed.
+image:
+	@sh tools/deps.sh build image
+	$(MAKE) STATIC=1 BUILD=build-static build-static/cprof-bpf
+	$(PODMAN) build -f Containerfile -t $(IMAGE) .
 
 # Built from a copy of the sources in DEBDIR, where the package lands too
 # (dpkg-buildpackage writes beside the source tree).
