@@ -33,7 +33,8 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
-IMAGE      ?= cprof-bpf:$(VERSION)# podman names it localhost/cprof-bpf:VERSION
+# podman calls it localhost/cprof-bpf:VERSION, the name deploy/ uses
+IMAGE      ?= cprof-bpf:$(VERSION)
 PODMAN     ?= podman
 
 CFLAGS     ?= -O2 -g
