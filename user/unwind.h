@@ -4,13 +4,9 @@
  * .debug_frame) compiled into compact rows (struct cprof_unwind_row in
  * bpf/cprof.h) that the BPF unwinder binary-searches by pc.
  *
- * Only what an x86-64 unwinder needs is kept: how to compute the CFA (from
- * rsp or rbp plus an offset, or the PLT and signal-frame special cases),
- * where the caller's rbp was saved, and where the outermost frame is.  The
- * return address is always at CFA - 8 on x86-64.
- *
- * The section bytes come from files any process can hand us: every read is
- * bounds-checked; a malformed CIE/FDE is skipped, never trusted.
+ * Built by unwind.c from unwind_elf (the sections), unwind_cfi (CIEs, FDEs,
+ * CFA programs), unwind_x86 (the registers that matter, made into rows) and
+ * unwind_table (rows merged, indexed and laid out for BPF).
  */
 #ifndef CPROF_UNWIND_H
 #define CPROF_UNWIND_H

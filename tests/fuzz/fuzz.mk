@@ -29,9 +29,10 @@ FUZZ_LIBS    := -lelf -lz
 FUZZ_HDRS    := $(wildcard tests/fuzz/*.h user/*.h proto/*.h bpf/cprof.h)
 
 # Library sources per target, and the libFuzzer options that suit its input.
-fuzz_elf_SRCS       := user/elfobj.c user/rootfs.c user/unwind.c user/errbuf.c
+UNWIND_SRCS         := $(wildcard user/unwind*.c) user/ranges.c
+fuzz_elf_SRCS       := user/elfobj.c user/rootfs.c $(UNWIND_SRCS) user/errbuf.c
 fuzz_elf_OPTS       := -max_len=262144
-fuzz_ehframe_SRCS   := user/unwind.c user/errbuf.c
+fuzz_ehframe_SRCS   := $(UNWIND_SRCS) user/errbuf.c
 fuzz_ehframe_OPTS   := -max_len=65600
 fuzz_elfsyms_SRCS   := user/elfobj.c user/rootfs.c user/errbuf.c
 fuzz_elfsyms_OPTS   := -max_len=65600
