@@ -44,7 +44,7 @@ WORKLOADS  := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out t
 .PHONY: all deps run test bench clean unit-bins workloads
 all: cprof-bpf
 
-$(BUILD)/cprof.bpf.o: bpf/cprof.bpf.c bpf/cprof.h $(wildcard vmlinux/*.h) | $(BUILD)
+$(BUILD)/cprof.bpf.o: bpf/cprof.bpf.c $(wildcard bpf/*.h vmlinux/*.h) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/cprof.skel.h: $(BUILD)/cprof.bpf.o
