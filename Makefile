@@ -66,9 +66,17 @@ $(BUILD)/cprof-bpf: $(BUILD)/user/main.o $(BUILD)/user/sampler.o $(BUILD)/libcpr
 cprof-bpf: $(BUILD)/cprof-bpf
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/libcprof.a
+# Helpers the unit tests share (tests/*.c): the BPF unwinder built as plain C among them.
+TEST_HELP  := $(patsubst tests/%.c,$(BUILD)/tests/help/%.o,$(wildcard tests/*.c))
+$(BUILD)/tests/help/%.o: tests/%.c $(wildcard tests/*.h user/*.h bpf/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/libcprof.a $(LDLIBS)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/tests/libtesthelp.a: $(TEST_HELP)
+	ar rcs $@ $^
+
+$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a $(LDLIBS)
 
 # Workloads are built by the e2e tests with their own flags; this builds the
 # frame-pointer variants used by `make run`-style smoke checks and benchmarks.

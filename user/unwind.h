@@ -35,14 +35,6 @@ int unwind_build_fd(int fd, struct unwind_table *out, struct errbuf *err);
 int unwind_build_mem(const void *image, size_t len, struct unwind_table *out,
 		     struct errbuf *err);
 
-/*
- * The row that applies at @vaddr (the last one with pc <= vaddr - base),
- * or NULL.  The same search the BPF unwinder does, through the page index,
- * for tests and tools.
- */
-const struct cprof_unwind_row *unwind_find(const struct unwind_table *t,
-					   uint64_t vaddr);
-
 /* Slots the table takes in the BPF rows array: its page index, then its rows. */
 size_t unwind_slots(const struct unwind_table *t);
 

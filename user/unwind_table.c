@@ -114,31 +114,6 @@ void rows_free(struct rowbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-const struct cprof_unwind_row *unwind_find(const struct unwind_table *t, uint64_t vaddr)
-{
-	uint64_t rel, page;
-	size_t lo, hi;
-
-	if (!t || !t->n || !t->index || vaddr < t->base || vaddr - t->base > UINT32_MAX)
-		return NULL;
-	rel = vaddr - t->base;
-	page = rel >> t->index_shift;
-	if (page >= t->npages)
-		return &t->rows[t->n - 1];
-	/* the rows of the page, and the one before them that covers its start */
-	lo = t->index[page] ? t->index[page] - 1 : 0;
-	hi = t->index[page + 1];
-	while (lo < hi) { /* the first row with pc > rel */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].pc <= rel)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &t->rows[lo - 1] : NULL;
-}
-
 void unwind_table_free(struct unwind_table *t)
 {
 	if (!t)
