@@ -99,7 +99,15 @@ $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fomit-frame-pointer -shared -fPIC -o $@ $<
 
-unit-bins: $(UNIT_BINS)
+# test_unwind_walk's fixture, built as distribution binaries are: no frame pointers.
+STACKSHOTS := $(patsubst %,$(BUILD)/tests/stackshot-%,pie nopie static)
+STACKSHOT_nopie  := -no-pie -fno-pie
+STACKSHOT_static := -static
+$(BUILD)/tests/stackshot-%: tests/unit/stackshot.c tests/unit/stackshot.h
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -pthread $(STACKSHOT_$*) -o $@ $<
+
+unit-bins: $(UNIT_BINS) $(STACKSHOTS)
 workloads: $(WORKLOADS)
 
 $(BUILD):

@@ -107,6 +107,7 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	out->st = *c.st;
 	out->status = c.status;
 	out->hash = c.hash;
+	out->sp = c.sp;
 	out->reads = shim_reads;
 	out->new_code = ev->submitted - events0;
 	if (out->new_code)

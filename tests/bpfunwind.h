@@ -48,6 +48,7 @@ struct bpfu_walk {
 	struct cprof_stack st;     /* frames, leaf first; status: CPROF_STACK_F_* */
 	uint32_t status;           /* enum cprof_unwind_status */
 	uint64_t hash;             /* of the frames, as the walk computes it */
+	uint64_t sp;               /* where it stopped: the last frame's sp */
 	size_t reads;              /* bpf_probe_read_user calls */
 	size_t new_code;           /* CPROF_EV_NEW_CODE events sent (pcs in no mapping) */
 	uint32_t new_code_pid;     /* ... the pid of the last one */
