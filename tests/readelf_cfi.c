@@ -67,32 +67,6 @@ size_t exec_ranges(const uint8_t *img, size_t len, struct addr_range *r, size_t 
 	return n;
 }
 
-bool nm_sym(const char *path, bool dynamic, const char *name, uint64_t *addr, uint64_t *size)
-{
-	FILE *p = popen(fmt("nm -S --defined-only %s '%s' 2>/dev/null", dynamic ? "-D" : "",
-			    path), "r");
-	char line[1024];
-	bool found = false;
-
-	if (!p)
-		return false;
-	while (fgets(line, sizeof(line), p)) {
-		unsigned long long a, s;
-		char type, sym[512];
-
-		if (!found && sscanf(line, "%llx %llx %c %511s", &a, &s, &type, sym) == 4) {
-			sym[strcspn(sym, "@")] = '\0';
-			if (strcmp(sym, name) == 0) {
-				*addr = a;
-				*size = s;
-				found = true;
-			}
-		}
-	}
-	pclose(p);
-	return found;
-}
-
 /* What a row of ours should say; cfa_off -1 for PLT means "10 or 11". */
 struct expect {
 	int cfa, cfa_off, rbp, rbp_off;

@@ -59,7 +59,4 @@ struct addr_range {
 /* The executable sections: FDEs elsewhere are not code (discarded functions). */
 size_t exec_ranges(const uint8_t *img, size_t len, struct addr_range *r, size_t max);
 
-/* Address and size of a defined symbol according to nm (-D: @dynamic). */
-bool nm_sym(const char *path, bool dynamic, const char *name, uint64_t *addr, uint64_t *size);
-
 #endif
