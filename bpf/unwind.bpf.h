@@ -23,7 +23,6 @@ struct row_memo {
 	struct cprof_unwind_row row;
 };
 
-
 /* Names a lookup of table offset @rel in @m's table; 0: no such offset. */
 static __always_inline __u64 row_key(const struct cprof_proc_map *m, __u64 rel)
 {
@@ -53,7 +52,7 @@ struct unwind_ctx {
  * of their own.
  */
 
-/* 1 when a <= b, for values below 2^63 (user addresses, row pcs). */
+/* 1 when a <= b, for values below 2^63 (user addresses, not [vsyscall]'s; row pcs). */
 static __always_inline __u64 le_bit(__u64 a, __u64 b)
 {
 	return 1 - ((b - a) >> 63);
