@@ -107,7 +107,9 @@ $(BUILD)/tests/stackshot-%: tests/unit/stackshot.c tests/unit/stackshot.h
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -pthread $(STACKSHOT_$*) -o $@ $<
 
-unit-bins: $(UNIT_BINS) $(STACKSHOTS)
+$(BUILD)/tests/test_unwind_walk: | $(STACKSHOTS)
+
+unit-bins: $(UNIT_BINS)
 workloads: $(WORKLOADS)
 
 $(BUILD):
