@@ -199,10 +199,10 @@ struct {
 } sync_outer SEC(".maps");
 
 /*
- * Unwind rows of every loaded object, each table a contiguous range.  The
- * loader sizes it before load (the row budget) and writes rows through an
- * mmap; lookups in an array map are inlined by the verifier, so a binary
- * search costs a few instructions a probe.
+ * Unwind tables of every loaded object, each a contiguous range of slots
+ * (bpf/cprof.h).  The loader sizes it before load (the table budget) and
+ * writes tables through an mmap; lookups in an array map are inlined by
+ * the verifier, so a binary search costs a few instructions a probe.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -212,7 +212,15 @@ struct {
 	__type(value, union cprof_table_slot);
 } unwind_rows SEC(".maps");
 
-/* pid -> its executable mappings and their tables, sorted by address. */
+/* File number -> where its table is in unwind_rows (struct cprof_file). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CPROF_MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct cprof_file);
+} unwind_files SEC(".maps");
+
+/* pid -> its executable mappings and their files, sorted by address. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -222,7 +230,7 @@ struct {
 } unwind_procs SEC(".maps");
 
 /*
- * Rows found lately on this CPU, direct-mapped by lookup key.  A sample
+ * Rules found lately on this CPU, direct-mapped by lookup key.  A sample
  * mostly walks the pcs of the samples before it, and a hit costs one
  * cache line where find_row's page index and halvings cost several, cold
  * at 99 Hz, and a call.
@@ -232,7 +240,7 @@ struct {
 struct row_cache_slot {
 	__u64 key;
 	__u32 gen; /* rows_gen when found */
-	struct cprof_unwind_row row;
+	struct cprof_unwind_rule rule;
 };
 
 struct row_cache {

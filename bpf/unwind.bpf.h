@@ -15,20 +15,26 @@
 #define CPROF_UNWIND_BPF_H
 
 /*
- * The last row found and the table offset it was found for: a recursive
+ * The last rule found and the table offset it was found for: a recursive
  * call returns to the same pc frame after frame.
  */
 struct row_memo {
 	__u64 key; /* row_key() of the lookup; 0: none */
-	struct cprof_unwind_row row;
+	struct cprof_unwind_rule rule;
 };
 
-/* Names a lookup of table offset @rel in @m's table; 0: no such offset. */
-static __always_inline __u64 row_key(const struct cprof_proc_map *m, __u64 rel)
+/* Names a lookup of table offset @rel in table @t; 0: no such offset. */
+static __always_inline __u64 row_key(const struct cprof_table *t, __u64 rel)
 {
-	/* first_row > 0: a table's rows follow its index */
-	return rel >> 32 ? 0 : (__u64)m->first_row << 32 | rel;
+	return rel >> 32 ? 0 : (__u64)(t->first + 1) << 32 | rel;
 }
+
+/* A mapping and its table, as a walk uses them. */
+struct cur_map {
+	__u64 start, end;       /* [start, end); end 0: none */
+	__u64 bias;             /* runtime pc - ELF virtual address */
+	struct cprof_table tab; /* its file's table, copied; nrows 0: none */
+};
 
 struct unwind_ctx {
 	struct cprof_stack *st;
@@ -40,7 +46,7 @@ struct unwind_ctx {
 	__u64 pc, sp, bp;
 	bool exact; /* pc is not a return address: the leaf, or a signal's */
 	__u32 status;
-	__u32 last_map; /* 1 + the mapping of the previous frame, 0: none */
+	struct cur_map cur;      /* the mapping of the previous frame */
 	struct row_memo memo;
 };
 
@@ -58,24 +64,58 @@ static __always_inline __u64 le_bit(__u64 a, __u64 b)
 	return 1 - ((b - a) >> 63);
 }
 
-/*
- * The mapping containing @pc, or NULL.  Mappings are sorted and disjoint.
- * The previous frame's mapping is tried first: callers are mostly in the
- * same object.
- */
-static __always_inline const struct cprof_proc_map *find_mapping(struct unwind_ctx *c, __u64 pc)
+/* Asks the loader for the table of file @file, which a sample landed in. */
+static __always_inline void ask_table(__u32 pid, __u32 file, struct cprof_file *f)
 {
-	const struct cprof_proc_maps *pm = c->pm;
+	struct cprof_file_event *ev;
+
+	f->asked = 1; /* two CPUs may both ask: the loader queues it once */
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		f->asked = 0; /* the next sample asks again */
+		return;
+	}
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = CPROF_EV_WANT_TABLE;
+	ev->pid = pid;
+	ev->file = file;
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/*
+ * The table of file number @file into @out (nrows 0: none), asking for it
+ * if it was never built.
+ */
+static __always_inline void load_table(__u32 pid, __u32 file, struct cprof_table *out)
+{
+	struct cprof_file *f = NULL;
+
+	if (file < CPROF_MAX_FILES)
+		f = bpf_map_lookup_elem(&unwind_files, &file);
+	out->nrows = 0;
+	if (!f)
+		return;
+	if (f->state == CPROF_FILE_LOADED)
+		*out = f->t;
+	else if (f->state == CPROF_FILE_UNBUILT && !f->asked)
+		ask_table(pid, file, f);
+}
+
+/*
+ * The mapping containing @pc in process @pid's entry @pm, with its table,
+ * into @out; -1: none.  Mappings are sorted and disjoint.  A global
+ * function: verified once, and what it leaves in @out is unknown to the
+ * verifier after the call, so the walk's states do not multiply by it.
+ */
+__noinline int find_mapping(const struct cprof_proc_maps *pm, __u64 pc, __u32 pid,
+			    struct cur_map *out)
+{
+	const struct cprof_proc_map *m;
 	__u32 n, lo = 0, len, half, idx;
 
-	if (!pm)
-		return NULL; /* frame pointers only */
+	if (!pm || !out)
+		return -1;
 	n = pm->n;
-	if (c->last_map) {
-		idx = (c->last_map - 1) & (CPROF_MAX_PROC_MAPS - 1);
-		if (pc >= pm->m[idx].start && pc < pm->m[idx].end)
-			return &pm->m[idx];
-	}
 	if (n > CPROF_MAX_PROC_MAPS)
 		n = CPROF_MAX_PROC_MAPS;
 	/* the last mapping with start <= pc, if any */
@@ -91,19 +131,27 @@ static __always_inline const struct cprof_proc_map *find_mapping(struct unwind_c
 	}
 	/* lo: how many mappings start at or below pc (1-based position) */
 	if (lo == 0 || lo > n)
-		return NULL;
-	idx = (lo - 1) & (CPROF_MAX_PROC_MAPS - 1);
-	if (pc >= pm->m[idx].end)
-		return NULL;
-	c->last_map = idx + 1;
-	return &pm->m[idx];
+		return -1;
+	m = &pm->m[(lo - 1) & (CPROF_MAX_PROC_MAPS - 1)];
+	if (pc >= m->end)
+		return -1;
+	out->start = m->start;
+	out->end = m->end;
+	out->bias = m->bias;
+	load_table(pid, m->file, &out->tab);
+	return 0;
 }
 
-/* Entry @k of the page index that ends at slot @end. */
-static __always_inline int index_entry(__u32 end, __u32 npages, __u32 k, __u32 *out)
+/* Slot @idx of the rows array, or NULL. */
+static __always_inline const union cprof_table_slot *table_slot(__u32 idx)
 {
-	__u32 slot = end - CPROF_INDEX_SLOTS(npages) + k / 2;
-	const union cprof_table_slot *e = bpf_map_lookup_elem(&unwind_rows, &slot);
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+/* Entry @k of table @t's page index. */
+static __always_inline int index_entry(const struct cprof_table *t, __u32 k, __u32 *out)
+{
+	const union cprof_table_slot *e = table_slot(CPROF_TABLE_INDEX_AT(t) + k / 2);
 
 	if (!e)
 		return -1;
@@ -111,62 +159,92 @@ static __always_inline int index_entry(__u32 end, __u32 npages, __u32 k, __u32 *
 	return 0;
 }
 
-/* The last row at or below @rel in the mapping's table, by binary search. */
-static __always_inline int search_row(const struct cprof_proc_map *m, __u64 rel,
-				      struct cprof_unwind_row *out)
+/* The rule number of row @idx, the rarer ones from the exceptions. */
+static __always_inline int rule_number(const struct cprof_table *t, __u32 idx, __u32 *out)
 {
-	__u32 first, nrows, npages, lo, len, half, idx, a, b;
-	__u64 page;
-	const union cprof_table_slot *r;
+	const union cprof_table_slot *s = table_slot(CPROF_TABLE_IDS_AT(t) + idx / 8);
+	__u32 at = CPROF_TABLE_EXC_AT(t), lo = 0, len = t->nexc, half;
 
-	first = m->first_row;
-	nrows = m->nrows;
-	npages = m->npages;
-	if (!nrows)
+	if (!s)
 		return -1;
-	page = rel >> (m->index_shift & 31);
-	if (page >= npages) {
-		/* past the last row's page: the last row */
-		lo = nrows - 1;
-		len = 1;
-	} else {
-		/* rows of this page, and the one before that covers its start */
-		if (index_entry(first, npages, page, &a) ||
-		    index_entry(first, npages, page + 1, &b))
-			return -1;
-		lo = a ? a - 1 : 0;
-		if (b <= lo || b > nrows)
-			return -1; /* not an index we wrote */
-		len = b - lo;
-	}
+	*out = s->id[idx & 7];
+	if (*out != CPROF_ID_ESCAPE)
+		return 0;
+	/* the last exception with row <= idx: it must be idx's */
 	for (int i = 0; i < 26; i++) { /* tables have < 2^25 rows */
-		if (!len) /* the one jump: it only leaves the loop */
+		if (!len)
 			break;
 		half = len / 2;
-		idx = first + lo + half;
-		r = bpf_map_lookup_elem(&unwind_rows, &idx);
-		if (!r)
+		s = table_slot(at + lo + half);
+		if (!s)
 			return -1;
-		lo += le_bit(r->row.pc, rel) * (len - half);
+		lo += le_bit(s->exc.row, idx) * (len - half);
 		len = half;
 	}
-	if (lo == 0)
+	s = lo ? table_slot(at + lo - 1) : NULL;
+	if (!s || s->exc.row != idx)
 		return -1;
-	idx = first + lo - 1;
-	r = bpf_map_lookup_elem(&unwind_rows, &idx);
-	if (!r)
-		return -1;
-	*out = r->row;
+	*out = s->exc.id;
 	return 0;
 }
 
 /*
- * Leaves in memo->row the last row at or below @rel in the mapping's
- * table, from this CPU's row cache when there; -1: none.  A global
- * function, checked once by the verifier rather than at every frame of the
- * walk in that frame's state.
+ * The rule of the last row at or below @rel in table @t: the rows of
+ * @rel's page by binary search over their 16-bit pcs, or the row before
+ * them, which covers the page's start.
  */
-__noinline int find_row(const struct cprof_proc_map *m, __u64 rel, struct row_memo *memo)
+static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
+				      struct cprof_unwind_rule *out)
+{
+	__u32 nrows = t->nrows, shift = t->index_shift & 31, lo, len, half, idx, a, b, num;
+	const union cprof_table_slot *s;
+	__u64 page, off;
+
+	if (!nrows)
+		return -1;
+	page = rel >> shift;
+	if (page >= t->npages) {
+		/* past the last row's page: the last row */
+		lo = nrows;
+	} else {
+		if (index_entry(t, page, &a) || index_entry(t, page + 1, &b))
+			return -1;
+		if (a > b || b > nrows)
+			return -1; /* not an index we wrote */
+		off = rel & ((1u << shift) - 1);
+		lo = a;
+		len = b - a;
+		_Static_assert(CPROF_INDEX_SHIFT_MAX < 17, "17 halvings search a page");
+		for (int i = 0; i < 17; i++) {
+			if (!len) /* the one jump: it only leaves the loop */
+				break;
+			half = len / 2;
+			idx = lo + half;
+			s = table_slot(CPROF_TABLE_PCS_AT(t) + idx / 4);
+			if (!s)
+				return -1;
+			lo += le_bit(s->pc[idx & 3], off) * (len - half);
+			len = half;
+		}
+	}
+	if (lo == 0)
+		return -1; /* below the first row */
+	if (rule_number(t, lo - 1, &num) || num >= t->nrules)
+		return -1;
+	s = table_slot(t->first + num / 2);
+	if (!s)
+		return -1;
+	*out = s->rule[num & 1];
+	return 0;
+}
+
+/*
+ * Leaves in memo->rule the rule of the last row at or below @rel in table
+ * @t, from this CPU's row cache when there; -1: none.  A global function,
+ * checked once by the verifier rather than at every frame of the walk in
+ * that frame's state.
+ */
+__noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo *memo)
 {
 	__u32 zero = 0;
 	struct row_cache *rc = bpf_map_lookup_elem(&row_cache, &zero);
@@ -174,26 +252,26 @@ __noinline int find_row(const struct cprof_proc_map *m, __u64 rel, struct row_me
 	__u32 gen = rows_gen;
 	__u64 key;
 
-	if (!m || !memo)
+	if (!t || !memo)
 		return -1;
-	key = row_key(m, rel);
+	key = row_key(t, rel);
 	if (!key)
 		return -1;
 	if (rc) {
 		e = &rc->slot[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
 		if (e->key == key && e->gen == gen) {
 			memo->key = key;
-			memo->row = e->row;
+			memo->rule = e->rule;
 			return 0;
 		}
 	}
-	if (search_row(m, rel, &memo->row))
+	if (search_row(t, rel, &memo->rule))
 		return -1;
 	memo->key = key;
 	if (e) {
 		e->key = key;
 		e->gen = gen;
-		e->row = memo->row;
+		e->rule = memo->rule;
 	}
 	return 0;
 }
@@ -325,7 +403,7 @@ static __always_inline long step_signal(struct unwind_ctx *c)
 	return step_to(c, pc, sp);
 }
 
-static __always_inline long step_dwarf(struct unwind_ctx *c, const struct cprof_unwind_row *row)
+static __always_inline long step_dwarf(struct unwind_ctx *c, const struct cprof_unwind_rule *row)
 {
 	__u64 cfa, ra, bp;
 
@@ -401,7 +479,7 @@ static long unwind_step(__u32 i, void *data)
 {
 	struct unwind_ctx *c = data;
 	struct cprof_stack *st = c->st;
-	const struct cprof_proc_map *m;
+	bool mapped = true;
 	__u32 n = st->nr;
 	__u64 lookup;
 
@@ -418,19 +496,25 @@ static long unwind_step(__u32 i, void *data)
 	/* A return address is past its call; look up the call itself. */
 	lookup = c->exact ? c->pc : c->pc - 1;
 	c->exact = false;
-	m = find_mapping(c, lookup);
-	if (!m && c->pm && !c->reported) {
-		report_new_code(c->pid);
-		c->reported = true;
+	/* Callers are mostly in the same object as the frame before. */
+	if (lookup < c->cur.start || lookup >= c->cur.end) {
+		mapped = c->pm && !find_mapping(c->pm, lookup, c->pid, &c->cur);
+		if (!mapped) {
+			c->cur.end = 0;
+			if (c->pm && !c->reported) {
+				report_new_code(c->pid);
+				c->reported = true;
+			}
+		}
 	}
-	if (m && m->nrows) {
-		__u64 rel = lookup - m->bias, key = row_key(m, rel);
+	if (mapped && c->cur.tab.nrows) {
+		__u64 rel = lookup - c->cur.bias - c->cur.tab.base, key = row_key(&c->cur.tab, rel);
 
 		/* the same row as the last frame's needs no call */
-		if ((key && key == c->memo.key) || !find_row(m, rel, &c->memo))
-			return step_dwarf(c, &c->memo.row);
+		if ((key && key == c->memo.key) || !find_row(&c->cur.tab, rel, &c->memo))
+			return step_dwarf(c, &c->memo.rule);
 	}
-	return step_fp(c, m && m->nrows);
+	return step_fp(c, mapped && c->cur.tab.nrows);
 }
 
 /*

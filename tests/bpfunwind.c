@@ -22,6 +22,7 @@ static struct cprof_stack scratch_st;
 static struct stack_window window;
 static struct row_cache cache;
 static union cprof_table_slot no_rows[1];
+static struct cprof_file files[CPROF_MAX_FILES];
 
 static void setup(void)
 {
@@ -34,9 +35,13 @@ static void setup(void)
 	shim_array(&stack_window, &window, sizeof(window), 1);
 	shim_array(&row_cache, &cache, sizeof(cache), 1);
 	shim_array(&unwind_rows, no_rows, sizeof(no_rows[0]), 0);
+	shim_array(&unwind_files, files, sizeof(files[0]), CPROF_MAX_FILES);
 	shim_hash(&unwind_procs, sizeof(__u32), sizeof(struct cprof_proc_maps), PIDS_MAX);
 	shim_hash(&new_code_seen, sizeof(__u32), sizeof(__u64), PIDS_MAX);
-	shim_ringbuf(&events, sizeof(struct cprof_event), EVENTS_MAX);
+	/* room for the biggest record the unwinder sends */
+	_Static_assert(sizeof(struct cprof_file_event) >= sizeof(struct cprof_event),
+		       "the ring's records are sized by the file event");
+	shim_ringbuf(&events, sizeof(struct cprof_file_event), EVENTS_MAX);
 }
 
 void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n)
@@ -47,32 +52,52 @@ void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n)
 	rows_gen++;
 }
 
-int bpfu_search_row(const struct cprof_proc_map *m, uint64_t rel, struct cprof_unwind_row *out)
+void bpfu_set_file(uint32_t file, const struct cprof_file *f)
 {
-	setup();
-	return search_row(m, rel, out);
+	if (file < CPROF_MAX_FILES)
+		files[file] = *f;
 }
 
-int bpfu_find_row(const struct cprof_proc_map *m, uint64_t rel, struct cprof_unwind_row *out)
+int bpfu_search_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out)
+{
+	setup();
+	return search_row(t, rel, out);
+}
+
+int bpfu_find_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out)
 {
 	struct row_memo memo = { 0 };
 	int rc;
 
 	setup();
-	rc = find_row(m, rel, &memo);
+	rc = find_row(t, rel, &memo);
 	if (rc == 0)
-		*out = memo.row;
+		*out = memo.rule;
 	return rc;
 }
 
 int bpfu_find_mapping(const struct cprof_proc_maps *pm, uint64_t pc)
 {
-	struct unwind_ctx c = { .pm = (struct cprof_proc_maps *)(uintptr_t)pm };
-	const struct cprof_proc_map *m;
+	static struct cprof_file saved[CPROF_MAX_FILES];
+	struct cur_map m = { 0 };
+	struct shim_map *ev;
+	size_t events0;
+	int rc;
 
 	setup();
-	m = find_mapping(&c, pc);
-	return m ? (int)(m - pm->m) : -1;
+	/* A lookup, not a sample: the requests for tables it makes are undone. */
+	ev = shim_find(&events, false);
+	events0 = ev->submitted;
+	memcpy(saved, files, sizeof(files));
+	rc = find_mapping(pm, pc, 0, &m);
+	memcpy(files, saved, sizeof(files));
+	ev->submitted = events0;
+	if (rc)
+		return -1;
+	for (uint32_t i = 0; i < pm->n; i++)
+		if (pm->m[i].start == m.start && pm->m[i].end == m.end)
+			return (int)i;
+	return -2; /* a mapping that is not in @pm */
 }
 
 int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_regs *regs,
@@ -109,10 +134,18 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	out->hash = c.hash;
 	out->sp = c.sp;
 	out->reads = shim_reads;
-	out->new_code = ev->submitted - events0;
-	if (out->new_code)
-		out->new_code_pid =
-			((struct cprof_event *)(ev->data + (ev->submitted - 1) * ev->value_size))->pid;
+	for (size_t i = events0; i < ev->submitted; i++) {
+		const struct cprof_file_event *fe = (const void *)(ev->data + i * ev->value_size);
+
+		if (fe->type == CPROF_EV_NEW_CODE) {
+			out->new_code++;
+			out->new_code_pid = fe->pid;
+		} else if (fe->type == CPROF_EV_WANT_TABLE) {
+			if (out->asked < sizeof(out->asked_file) / sizeof(out->asked_file[0]))
+				out->asked_file[out->asked] = fe->file;
+			out->asked++;
+		}
+	}
 	if (ev->submitted > EVENTS_MAX / 2)
 		ev->submitted = 0; /* read: room for the next walks */
 	return 0;

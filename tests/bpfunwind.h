@@ -20,16 +20,19 @@
  */
 void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n);
 
+/* Sets file @file's entry of the unwind_files array. */
+void bpfu_set_file(uint32_t file, const struct cprof_file *f);
+
 /*
- * The last row at or below @rel (< 2^32, as find_row passes it) in @m's
- * table, by search_row alone (no cache); -1: none.
+ * The rule of the last row at or below @rel (< 2^32, as find_row passes
+ * it) in table @t, by search_row alone (no cache); -1: none.
  */
-int bpfu_search_row(const struct cprof_proc_map *m, uint64_t rel, struct cprof_unwind_row *out);
+int bpfu_search_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out);
 
 /* The same as the unwinder looks a row up (find_row: this CPU's row cache first). */
-int bpfu_find_row(const struct cprof_proc_map *m, uint64_t rel, struct cprof_unwind_row *out);
+int bpfu_find_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out);
 
-/* The index in @pm of the mapping holding @pc (find_mapping, no previous frame); -1: none. */
+/* The index in @pm of the mapping holding @pc (find_mapping); -1: none. */
 int bpfu_find_mapping(const struct cprof_proc_maps *pm, uint64_t pc);
 
 /* Registers where a walk starts: pc is exact (not a return address). */
@@ -52,13 +55,17 @@ struct bpfu_walk {
 	size_t reads;              /* bpf_probe_read_user calls */
 	size_t new_code;           /* CPROF_EV_NEW_CODE events sent (pcs in no mapping) */
 	uint32_t new_code_pid;     /* ... the pid of the last one */
+	size_t asked;              /* CPROF_EV_WANT_TABLE events sent */
+	uint32_t asked_file[16];   /* ... their files, the first 16 */
 };
 
 /*
  * Walks the user stack of process @pid, whose unwind_procs entry is @pm
  * (NULL: none, frame pointers only), from @regs over @mem, with the code of
  * user_stack() in bpf/cprof.bpf.c: unwind_begin(), the registers,
- * unwind_walk().  -1 when a map is missing.
+ * unwind_walk().  The files' entries are what bpfu_set_file() last set:
+ * the walk asks for the tables of those still unbuilt, as in the kernel.
+ * -1 when a map is missing.
  */
 int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_regs *regs,
 	      const struct bpfu_memory *mem, struct bpfu_walk *out);

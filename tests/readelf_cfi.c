@@ -136,7 +136,7 @@ static struct expect expect_from(const char *cfa, const char *rbp, const char *r
 	return e;
 }
 
-static bool expect_ok(const struct cprof_unwind_row *r, const struct expect *e)
+static bool expect_ok(const struct cprof_unwind_rule *r, const struct expect *e)
 {
 	if (!r || CPROF_ROW_CFA(r) != e->cfa)
 		return false;
@@ -364,7 +364,7 @@ static void compare_readelf(const char *label, const char *path, const struct un
 			continue;
 		for (size_t k = 0; k < f->nrows; k++) {
 			const struct rf_row *r = &rf.rows[f->row0 + k];
-			const struct cprof_unwind_row *got;
+			const struct cprof_unwind_rule *got;
 
 			if (r->loc < f->start || r->loc >= f->end ||
 			    (k + 1 < f->nrows && rf.rows[f->row0 + k + 1].loc == r->loc))
@@ -382,7 +382,7 @@ static void compare_readelf(const char *label, const char *path, const struct un
 			covered |= rf.fdes[k].end > rf.fdes[k].start && rf.fdes[k].start <= f->end &&
 				   rf.fdes[k].end > f->end;
 		if (!covered) {
-			const struct cprof_unwind_row *got = row_at(t, f->end);
+			const struct cprof_unwind_rule *got = row_at(t, f->end);
 
 			ends++;
 			if ((!got || CPROF_ROW_CFA(got) != CPROF_CFA_INVALID) && bad++ < 5)
@@ -394,12 +394,12 @@ static void compare_readelf(const char *label, const char *path, const struct un
 	qsort(bounds, nb, sizeof(*bounds), u64_cmp);
 	qsort(endv, nends, sizeof(*endv), u64_cmp);
 	for (size_t i = 0; i < t->n; i++) {
-		uint64_t a = t->base + t->rows[i].pc;
+		uint64_t a = t->base + t->pcs[i];
 
 		if (!u64_has(bounds, nb, a) && extra++ < 5)
 			printf("# %s: our row at %#" PRIx64 " (%s) is at no readelf row\n", label, a,
-			       row_str(&t->rows[i]));
-		if (CPROF_ROW_CFA(&t->rows[i]) == CPROF_CFA_INVALID) {
+			       row_str(unwind_rule(t, i)));
+		if (CPROF_ROW_CFA(unwind_rule(t, i)) == CPROF_CFA_INVALID) {
 			invalid++;
 			invalid_inner += !u64_has(endv, nends, a);
 		}

@@ -470,13 +470,23 @@ static void refresh_process(struct run *r, struct process *p)
 		tables_add_process(r->tables, p, NULL);
 }
 
-static int on_event(void *ctx, const struct cprof_event *ev)
+static int on_event(void *ctx, const void *data, size_t size)
 {
+	const struct cprof_event *ev = data;
 	struct run *r = ctx;
 	char comm[CPROF_COMM_LEN + 1];
 	struct process *p;
 	bool created;
 
+	if (ev->type == CPROF_EV_WANT_TABLE || ev->type == CPROF_EV_MAPPING) {
+		const struct cprof_file_event *fe = data;
+
+		if (r->tables && size >= sizeof(*fe) && fe->type == CPROF_EV_WANT_TABLE)
+			tables_want(r->tables, fe->file);
+		return 0;
+	}
+	if (size < sizeof(*ev))
+		return 0;
 	memcpy(comm, ev->comm, CPROF_COMM_LEN);
 	comm[CPROF_COMM_LEN] = '\0';
 	switch (ev->type) {
@@ -683,6 +693,9 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 					tot->windows, tot->files);
 		}
 		sampler_poll(s, 100, on_event, r);
+		/* Tables asked for are built between polls, so events are never held up long. */
+		if (r->tables)
+			tables_build_pending(r->tables);
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -771,12 +784,14 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 			(unsigned long long)st.unwind_status[CPROF_UNWIND_BAD_CFA],
 			(unsigned long long)st.unwind_fp_only);
 		fprintf(stderr,
-			PROG ": unwind tables: %zu built in %.3f s, %zu failed, %zu without room,"
-			" %zu evicted; peak %.1f of %.1f MB (%llu rows)\n",
-			ts.built, ts.build_seconds, ts.failed, ts.no_room, ts.evicted,
-			ts.rows_peak * sizeof(struct cprof_unwind_row) / 1048576.0,
-			ts.rows_capacity * sizeof(struct cprof_unwind_row) / 1048576.0,
-			(unsigned long long)ts.rows_peak);
+			PROG ": unwind tables: %zu built in %.3f s (of %zu asked for), %zu failed,"
+			" %zu without room, %zu evicted; peak %.1f of %.1f MB; %zu loaded at the end,"
+			" %llu rows, %.1f bytes a row\n",
+			ts.built, ts.build_seconds, ts.asked, ts.failed, ts.no_room, ts.evicted,
+			ts.rows_peak * sizeof(union cprof_table_slot) / 1048576.0,
+			ts.rows_capacity * sizeof(union cprof_table_slot) / 1048576.0, ts.objects,
+			(unsigned long long)ts.rows,
+			ts.rows ? (double)ts.rows_used * sizeof(union cprof_table_slot) / ts.rows : 0.0);
 	}
 	if (r->drain_error)
 		fprintf(stderr, PROG ": %s\n", r->drain_errmsg);
@@ -818,7 +833,7 @@ int main(int argc, char **argv)
 		.n_cgroups = o.n_cgroups,
 		.counts_max = o.counts_max,
 		.unwind_rows = o.dwarf ? (uint32_t)((uint64_t)o.unwind_kb * 1024 /
-						    sizeof(struct cprof_unwind_row)) : 0,
+						    sizeof(union cprof_table_slot)) : 0,
 	};
 	ret = sampler_open(&s, &sopts, &err);
 	if (ret) {
@@ -848,6 +863,7 @@ int main(int argc, char **argv)
 			.write_rows = sampler_write_rows,
 			.retire = sampler_retire_rows,
 			.set_proc = sampler_set_proc,
+			.set_file = sampler_set_file,
 			.ctx = s,
 		};
 

@@ -63,9 +63,9 @@ static int on_ring_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 
-	if (size < sizeof(struct cprof_event) || !s->ev_fn)
+	if (size < sizeof(__u32) || !s->ev_fn)
 		return 0;
-	return s->ev_fn(s->ev_ctx, data);
+	return s->ev_fn(s->ev_ctx, data, size);
 }
 
 static int open_cpu_clock(int cpu, unsigned int freq)
@@ -317,6 +317,14 @@ int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_sl
 	memcpy((char *)m + (from - map_off), rows, len);
 	munmap(m, map_len);
 	return 0;
+}
+
+int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f)
+{
+	struct sampler *s = sampler;
+
+	return bpf_map__update_elem(s->skel->maps.unwind_files, &file, sizeof(file), f,
+				    sizeof(*f), BPF_ANY) ? -errno : 0;
 }
 
 void sampler_forget(struct sampler *s, uint32_t pid, uint64_t gen)

@@ -46,7 +46,12 @@ void sampler_close(struct sampler *s);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
 
-typedef int (*sampler_event_fn)(void *ctx, const struct cprof_event *ev);
+/*
+ * One record of the event ring: a struct cprof_event or, for
+ * CPROF_EV_WANT_TABLE and CPROF_EV_MAPPING, a struct cprof_file_event
+ * (both start with their type); @size bytes.
+ */
+typedef int (*sampler_event_fn)(void *ctx, const void *ev, size_t size);
 
 /*
  * Waits up to @timeout_ms for process events and calls @fn for each.
@@ -84,12 +89,15 @@ int sampler_unwind_rows(struct sampler *s, uint32_t *capacity);
 int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *pm);
 
 /*
- * Copies @n slots (a table's index and rows) to index @first of the rows array.  The array is mapped
- * only for the copy, so its pages never count in our resident memory: they
- * are the kernel's (BPF map memory), reported on their own.
+ * Copies @n slots of a table to index @first of the rows array.  The array
+ * is mapped only for the copy, so its pages never count in our resident
+ * memory: they are the kernel's (BPF map memory), reported on their own.
  */
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,
 		       uint32_t n);
+
+/* Writes the entry of file @file (struct tables_maps.set_file). */
+int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f);
 
 /*
  * Forgets image @gen of @pid, which has exited and been written: BPF keeps

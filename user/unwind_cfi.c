@@ -398,7 +398,7 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 
 		/* The state holds from loc up to the new location. */
 		uint64_t step, to;
-		int rc = rows_emit(rows, loc, make_row(st, ci->signal));
+		int rc = rows_emit(rows, loc, make_rule(st, ci->signal));
 
 		if (rc)
 			return rc;
@@ -413,9 +413,9 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 		return -EINVAL; /* the caller counts the CIE as skipped */
 	if (c.bad) {
 		b->skipped++;
-		return rows_emit(rows, loc, make_row(&initial_state, false));
+		return rows_emit(rows, loc, make_rule(&initial_state, false));
 	}
-	return f ? rows_emit(rows, loc, make_row(st, ci->signal)) : 0;
+	return f ? rows_emit(rows, loc, make_rule(st, ci->signal)) : 0;
 }
 
 /* ---- collecting CIEs and FDEs ----------------------------------------- */
@@ -682,7 +682,7 @@ int cfi_run(struct cfi *b, struct rowbuf *rows)
 		rows_cut(rows, f->start);
 		rc = run_cfa(b, rows, ci, f, &st, f->insns, f->insns_end);
 		if (!rc)
-			rc = rows_emit(rows, f->end, make_row(&initial_state, false));
+			rc = rows_emit(rows, f->end, make_rule(&initial_state, false));
 		if (rc)
 			return rc;
 		b->used++;

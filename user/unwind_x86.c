@@ -96,9 +96,9 @@ void def_cfa_expression(struct state *st, const uint8_t *expr, uint64_t len)
  *    register, expression) makes the row INVALID: the BPF side always
  *    reads it at CFA-8.  An RA column never mentioned is taken as CFA-8.
  */
-struct cprof_unwind_row make_row(const struct state *st, bool signal)
+struct cprof_unwind_rule make_rule(const struct state *st, bool signal)
 {
-	struct cprof_unwind_row r = { 0 };
+	struct cprof_unwind_rule r = { 0 };
 	unsigned cfa = CPROF_CFA_INVALID, rbp = CPROF_RBP_SAME;
 
 	if (signal) {

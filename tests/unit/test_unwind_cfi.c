@@ -352,7 +352,7 @@ static void test_mixed(void)
 			      "mixed: an unreadable .debug_frame leaves .eh_frame's rows",
 			      "rc %d (%s), %zu FDEs, %zu skipped", rc, err.msg, t.fdes, t.skipped);
 		else
-			CHECK(rc < 0 && t.rows == NULL,
+			CHECK(rc < 0 && t.pcs == NULL,
 			      "mixed: an unreadable .debug_frame alone is an error", "rc %d", rc);
 		unwind_table_free(&t);
 		free(img);
@@ -430,11 +430,11 @@ static void test_malformed(void)
 	{
 		img = c_image(NULL, NULL, &len);
 		rc = build_mem(img, len, &t, &err);
-		CHECK(rc == -ENOENT && t.n == 0 && t.rows == NULL,
+		CHECK(rc == -ENOENT && t.n == 0 && t.pcs == NULL,
 		      "malformed: no CFI sections is -ENOENT", "rc %d", rc);
 		memcpy(img, "\177ELG", 4);
 		rc = build_mem(img, len, &t, &err);
-		CHECK(rc < 0 && t.rows == NULL, "malformed: not ELF", "rc %d", rc);
+		CHECK(rc < 0 && t.pcs == NULL, "malformed: not ELF", "rc %d", rc);
 		rc = build_mem(img, 10, &t, &err);
 		CHECK(rc < 0, "malformed: 10-byte image", "rc %d", rc);
 		free(img);

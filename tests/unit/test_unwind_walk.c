@@ -115,11 +115,18 @@ static int stop_fixture(struct fixture *f)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The BPF side tables.c writes to: the rows array and one process's entry. */
+/*
+ * The BPF side tables.c writes to: the rows array, the files' entries (in
+ * the BPF code's own unwind_files map) and one process's entry; and the
+ * loader's side that answers the unwinder's requests for tables.
+ */
 struct bpf_side {
 	union cprof_table_slot *rows;
 	struct cprof_proc_maps pm;
 	bool have_pm;
+	struct objcache *oc;
+	struct proctab pt;
+	struct tables *tb;
 };
 
 static int side_write_rows(void *ctx, uint32_t first, const union cprof_table_slot *rows,
@@ -143,6 +150,12 @@ static int side_set_proc(void *ctx, uint32_t pid, const struct cprof_proc_maps *
 	return 0;
 }
 
+static int side_set_file(void *ctx, uint32_t file, const struct cprof_file *f)
+{
+	bpfu_set_file(file, f);
+	return 0;
+}
+
 /* As the loader's retire: the row cache forgets (rows_gen advances). */
 static int side_retire(void *ctx)
 {
@@ -152,31 +165,35 @@ static int side_retire(void *ctx)
 	return 0;
 }
 
-/* The entry and rows the loader would give the running process @pid. */
+/*
+ * The entry the loader gives the running process @pid, with the numbers of
+ * its files and no table built: they are built as walks ask for them.
+ */
 static bool load_tables(uint32_t pid, struct bpf_side *side, struct errbuf *err)
 {
 	struct tables_maps maps = { .capacity = ROWS_CAP, .set_proc = side_set_proc,
-				    .write_rows = side_write_rows, .retire = side_retire,
-				    .ctx = side };
-	struct objcache *oc = objcache_new();
-	struct tables *tb = NULL;
-	struct proctab pt;
+				    .write_rows = side_write_rows, .set_file = side_set_file,
+				    .retire = side_retire, .ctx = side };
 	struct process *p;
-	bool ok = false;
 
 	side->have_pm = false;
-	if (!oc || proctab_init(&pt, oc, NULL, "/proc")) {
-		objcache_free(oc);
+	side->oc = objcache_new();
+	if (!side->oc || proctab_init(&side->pt, side->oc, NULL, "/proc"))
 		return false;
-	}
-	p = proctab_get(&pt, pid, 1, "stackshot", NULL);
-	if (p && p->have_maps && tables_new(&tb, &maps, oc) == 0)
-		ok = tables_add_process(tb, p, err) == 0 && side->have_pm;
-	tables_free(tb);
-	proctab_free(&pt);
-	objcache_free(oc);
+	p = proctab_get(&side->pt, pid, 1, "stackshot", NULL);
 	bpfu_set_rows(side->rows, ROWS_CAP);
-	return ok;
+	return p && p->have_maps && tables_new(&side->tb, &maps, side->oc) == 0 &&
+	       tables_add_process(side->tb, p, err) == 0 && side->have_pm;
+}
+
+static void unload_tables(struct bpf_side *side)
+{
+	tables_free(side->tb);
+	side->tb = NULL;
+	if (side->oc)
+		proctab_free(&side->pt);
+	objcache_free(side->oc);
+	side->oc = NULL;
 }
 
 /* How many leading frames of @w are @s's backtrace() frames. */
@@ -198,18 +215,42 @@ static int walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct sho
 	return bpfu_walk(pid, pm, &regs, &mem, w);
 }
 
-static void check_shot(const char *variant, uint32_t pid, const struct bpf_side *side,
+/*
+ * Walks @s as samples of it would come, the loader answering the tables
+ * the walks ask for between them, until a walk asks for none (at most one
+ * walk per file).  Returns the walks taken; *@asked: the tables asked for.
+ */
+static int walk_until_built(uint32_t pid, struct bpf_side *side, const struct shot *s,
+			    struct bpfu_walk *w, size_t *asked)
+{
+	int walks = 0;
+
+	*asked = 0;
+	do {
+		if (walk(pid, &side->pm, s, s->h.stack_len, w))
+			return -1;
+		walks++;
+		*asked += w->asked;
+		for (size_t i = 0; i < w->asked && i < 16; i++)
+			tables_want(side->tb, w->asked_file[i]);
+		tables_build_pending(side->tb);
+	} while (w->asked && walks < 8);
+	return walks;
+}
+
+static void check_shot(const char *variant, uint32_t pid, struct bpf_side *side,
 		       const struct shot *s)
 {
 	static struct bpfu_walk w;
 	const char *name = fmt("%s %s", variant, s->h.place);
-	size_t same;
+	size_t same, asked;
 	int rc;
 
 	CHECK(s->h.nframes > 3 && s->frames[0] == s->h.pc,
 	      fmt("%s: backtrace() reached the capture point", name), "%llu frames",
 	      (unsigned long long)s->h.nframes);
-	rc = walk(pid, &side->pm, s, s->h.stack_len, &w);
+	rc = walk_until_built(pid, side, s, &w, &asked) < 0 ? -1 : 0;
+	printf("# %s: %zu tables asked for\n", name, asked);
 	same = agreeing(&w, s);
 	CHECK(rc == 0 && w.status == CPROF_UNWIND_OK && same == s->h.nframes &&
 		      w.st.nr == s->h.nframes,
@@ -258,7 +299,7 @@ static void check_mappings(const char *variant, const struct cprof_proc_maps *pm
  * Without the mapping of the shot's second frame (libc's qsort, say): the
  * frames up to it, and one NEW_CODE event for the process.
  */
-static void check_new_code(const char *variant, uint32_t pid, const struct bpf_side *side,
+static void check_new_code(const char *variant, uint32_t pid, struct bpf_side *side,
 			   const struct shot *s)
 {
 	static struct cprof_proc_maps pm;
@@ -305,6 +346,7 @@ static void test_variant(const char *dir, const char *tmp, const char *variant,
 	      "tables %d (%s), fixture exit %d", tables, err.msg, rc);
 	if (!tables || !load_shots(out, &s)) {
 		CHECK(false, fmt("%s: records read", variant), "%s: %zu records", out, s.n);
+		unload_tables(side);
 		free(s.buf);
 		return;
 	}
@@ -315,6 +357,19 @@ static void test_variant(const char *dir, const char *tmp, const char *variant,
 			check_new_code(variant, (uint32_t)f.pid, side, &s.v[i]);
 	}
 	CHECK(s.n == 5, fmt("%s: all five places recorded", variant), "%zu", s.n);
+	{
+		struct tables_stats st;
+
+		/*
+		 * ld.so, say, is mapped but no frame is in it: its table is never
+		 * built (the static binary maps nothing else)
+		 */
+		tables_get_stats(side->tb, &st);
+		CHECK(st.built > 0 && st.built == st.asked && (st.built < st.files || st.files == 1),
+		      fmt("%s: tables built for the files frames landed in only, once each", variant),
+		      "%zu built, %zu asked for, %zu files", st.built, st.asked, st.files);
+	}
+	unload_tables(side);
 	free(s.buf);
 }
 
