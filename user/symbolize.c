@@ -237,18 +237,16 @@ static struct objinfo *objinfo_get(struct symcache *c, struct elfobj *o)
 
 /* Where a process's copy of an object lives, for debug files found by link. */
 struct where {
-	char root[64];
 	struct elfobj_debug_opts opts;
 };
 
 static void where_init(struct where *w, const struct symbolizer *s, const struct process *p,
 		       const struct vma *v)
 {
-	snprintf(w->root, sizeof(w->root), "%s/%u/root", s->proc_root, p->pid);
 	w->opts = (struct elfobj_debug_opts){
 		.debug_root = s->debug_root,
 		.path = v->path,
-		.root_prefix = w->root,
+		.root_fd = rootfs_root_fd(p->root), /* held since the process was first seen */
 	};
 }
 
@@ -401,19 +399,13 @@ bool symbolize_maybe_jit(const struct process *p, int vma)
 	return vma < 0 || (size_t)vma >= p->maps.n || !p->objs || !p->objs[vma];
 }
 
-int symbolize_jit(const struct symbolizer *s, const struct process *p, const uint64_t *addrs,
+int symbolize_jit(const struct symbolizer *s, struct process *p, const uint64_t *addrs,
 		  size_t n, struct perfmap_table *out, struct errbuf *err)
 {
-	int fd, ret;
+	int fd = proctab_perfmap(p, err); /* borrowed */
 
 	memset(out, 0, sizeof(*out));
-	/* The map is named by the pid the process knows itself by. */
-	ret = perfmap_open(s->proc_root, p->pid, p->ns_pid ? p->ns_pid : p->pid, &fd, err);
-	if (ret)
-		return ret;
-	ret = perfmap_resolve(fd, addrs, n, out, err);
-	close(fd);
-	return ret;
+	return fd < 0 ? fd : perfmap_resolve(fd, addrs, n, out, err);
 }
 
 /* --- a window's worth ------------------------------------------------------ */

@@ -147,7 +147,6 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 	struct ksym_table ksyms = { 0 };
 	struct symbolizer sym = {
 		.debug_root = o->debug_root,
-		.proc_root = o->proc_root,
 		.addresses_only = o->addresses_only,
 		.dwarf_max_bytes = o->dwarf_max_bytes,
 		.report = o->verbose ? o->report : NULL,
@@ -183,7 +182,8 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		strcat(prefix, "-");
 	}
 	hmap_init(&used, sizeof(struct name_key), sizeof(struct name_key));
-	if (gzbatch_new(&meta.batch, o->dirfd))
+	outdir_next_window(o->out);
+	if (gzbatch_new(&meta.batch, o->out->fd))
 		say(o, "out of memory: publishing each file on its own");
 	/* Each object's DWARF read once, one at a time, for all processes. */
 	if (symbolizer_prepare(&sym, list, n, stacks, &err))
@@ -203,7 +203,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		}
 		if (o->verbose && p->maps_error)
 			say(o, "%s: no mappings: %s", name, p->maps_errmsg);
-		ret = profile_write(o->dirfd, name, p, stacks, &sym, &meta, &st, &err);
+		ret = profile_write(o->out, name, p, stacks, &sym, &meta, &st, &err);
 		if (ret) {
 			say(o, "%s", err.msg);
 			res->failed++;
