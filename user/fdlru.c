@@ -31,8 +31,7 @@ void fdlru_hold(struct fdlru *l, struct fdlru_node *n)
 		return;
 	}
 	push_front(l, n);
-	if (++l->st.held > l->st.peak)
-		l->st.peak = l->st.held;
+	l->st.held++;
 	/* @n is at the front: with max >= 1 it is never the one evicted. */
 	while (l->max && l->st.held > l->max && l->head.prev != n) {
 		struct fdlru_node *victim = l->head.prev;
@@ -42,6 +41,8 @@ void fdlru_hold(struct fdlru *l, struct fdlru_node *n)
 		l->st.evicted++;
 		victim->evict(victim);
 	}
+	if (l->st.held > l->st.peak)
+		l->st.peak = l->st.held;
 }
 
 void fdlru_touch(struct fdlru *l, struct fdlru_node *n)

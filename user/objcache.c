@@ -38,10 +38,15 @@ struct htab {
 	size_t nb, n; /* nb: a power of two */
 };
 
-/* ctime too: unlike mtime, no user can set it back after changing the file. */
+/*
+ * Not ctime: unlinking a file changes it, and a deleted file must still be
+ * found again (through map_files).  A user who rewrites a file and sets its
+ * mtime back misleads only the processes mapping that file: a file read for
+ * others is one no user can write (see find_same_content()).
+ */
 struct filekey {
 	uint64_t dev, ino, size;
-	int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+	int64_t mtime_sec, mtime_nsec;
 };
 
 struct entry;
@@ -171,8 +176,6 @@ static struct filekey filekey_of(const struct stat *st)
 		.size = (uint64_t)st->st_size,
 		.mtime_sec = st->st_mtim.tv_sec,
 		.mtime_nsec = st->st_mtim.tv_nsec,
-		.ctime_sec = st->st_ctim.tv_sec,
-		.ctime_nsec = st->st_ctim.tv_nsec,
 	};
 }
 
@@ -237,8 +240,8 @@ static void entry_evict(struct fdlru_node *n)
 /*
  * A file the object may be read from again: its own (by its whole
  * identity), or a copy found identical that no user can change.  A copy
- * a user can write may be changed without its times saying so (a dirty
- * page of a shared writable mapping), so it is never read.
+ * a user can write may be changed without its mtime saying so (set back,
+ * or a dirty page of a shared writable mapping), so it is never read.
  */
 static bool is_entry_file(const struct entry *e, int fd)
 {

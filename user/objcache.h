@@ -3,7 +3,7 @@
  * objcache: one parsed elfobj per distinct file on the host, shared by every
  * process that maps it, so that libc is parsed once, not once per process.
  *
- * Identity is the file's: (device, inode, size, mtime, ctime) of the open
+ * Identity is the file's: (device, inode, size, mtime) of the open
  * descriptor.  A build ID is only a label (anyone can stamp any build ID on
  * a binary), so two files with the same build ID share an object only when
  * their bytes are the same (a container's copy of a library) and the one
