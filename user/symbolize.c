@@ -63,6 +63,9 @@ struct objinfo {
 	size_t nlines, lines_cap;
 	struct hmap strs;  /* str_key -> str_entry */
 	struct ablock *arena;
+	/* symbolizer_prepare(): the first process seen to use it, and where */
+	const struct process *user;
+	const struct vma *user_vma;
 };
 
 struct obj_slot {
@@ -410,24 +413,23 @@ int symbolize_jit(const struct symbolizer *s, struct process *p, const uint64_t 
 
 /* --- a window's worth ------------------------------------------------------ */
 
-/* Counts @p as a user of each of its objects (once per object). */
-static int count_uses(struct symcache *c, const struct process *p)
+/*
+ * Counts @p as a user of each of its objects with sampled addresses (once
+ * per object): the others need no cache, however many a process maps.
+ */
+static void count_uses(struct symcache *c, const struct process *p)
 {
 	c->stamp++;
 	for (size_t i = 0; p->objs && i < p->maps.n; i++) {
-		struct objinfo *oi;
+		uint64_t key = (uint64_t)(uintptr_t)p->objs[i];
+		struct obj_slot *slot = p->objs[i] ? hmap_find(&c->objs, &key) : NULL;
+		struct objinfo *oi = slot ? slot->oi : NULL;
 
-		if (!p->objs[i])
-			continue;
-		oi = objinfo_get(c, p->objs[i]);
-		if (!oi)
-			return -ENOMEM;
-		if (oi->mark == c->stamp)
+		if (!oi || oi->mark == c->stamp)
 			continue;
 		oi->mark = c->stamp;
 		oi->uses = (oi->uses < 0 ? 0 : oi->uses) + 1;
 	}
-	return 0;
 }
 
 /* Registers every user address of @p's samples with its object, unresolved. */
@@ -456,23 +458,13 @@ static int collect(struct symcache *c, const struct process *p, const struct sta
 			oi = objinfo_get(c, o);
 			if (!oi || !hmap_insert(&oi->addrs, &vaddr, &created))
 				return -ENOMEM;
+			if (!oi->user) { /* for its debug links */
+				oi->user = p;
+				oi->user_vma = v;
+			}
 		}
 	}
 	return 0;
-}
-
-/* The first process of @procs mapping @o, and its mapping, for debug links. */
-static bool find_user(struct process *const *procs, size_t n, const struct elfobj *o,
-		      const struct process **pp, const struct vma **vp)
-{
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; procs[i]->objs && j < procs[i]->maps.n; j++)
-			if (procs[i]->objs[j] == o) {
-				*pp = procs[i];
-				*vp = &procs[i]->maps.v[j];
-				return true;
-			}
-	return false;
 }
 
 static bool has_samples(const struct process *p)
@@ -493,28 +485,25 @@ int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_
 	c = cache_of(s);
 	if (!c)
 		return errf(err, -ENOMEM, "symbolizer: out of memory");
-	for (size_t i = 0; i < n && !ret; i++) {
-		if (!has_samples(procs[i]))
-			continue;
-		ret = count_uses(c, procs[i]);
-		if (!ret)
+	for (size_t i = 0; i < n && !ret; i++)
+		if (has_samples(procs[i]))
 			ret = collect(c, procs[i], stacks);
-	}
 	if (ret)
 		return errf(err, ret, "symbolizer: out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (has_samples(procs[i]))
+			count_uses(c, procs[i]);
 	c->prepared = true;
 	/* One object at a time: its DWARF is open only while it is resolved. */
 	while ((slot = hmap_next(&c->objs, &it))) {
 		struct objinfo *oi = slot->oi;
-		const struct process *p;
-		const struct vma *v;
 		struct addr_entry *e;
 		struct where w;
 		size_t ai = 0;
 
-		if (!oi || !find_user(procs, n, oi->obj, &p, &v))
+		if (!oi || !oi->user)
 			continue;
-		where_init(&w, s, p, v);
+		where_init(&w, s, oi->user, oi->user_vma);
 		while ((e = hmap_next(&oi->addrs, &ai)))
 			if (!(e->flags & ADDR_DONE))
 				resolve(s, c, oi, &w.opts, e);
