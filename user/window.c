@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hmap.h"
 #include "kallsyms.h"
 #include "output.h"
 #include "profile.h"
+#include "rootfs.h"
 #include "symbolize.h"
 #include "window.h"
 
@@ -76,7 +78,7 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 	uint64_t *addrs = NULL;
 	size_t na = 0, cap = 0;
 	FILE *f;
-	int ret = 0;
+	int ret = 0, fd;
 
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct agg_entry *e;
@@ -103,9 +105,14 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 		return 1;
 	}
 	qsort(addrs, na, sizeof(*addrs), cmp_u64);
-	f = fopen("/proc/kallsyms", "re");
+	/* A host file, but opened as any other: non-blocking, regular only. */
+	fd = rootfs_open_host("/proc/kallsyms");
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		ret = errf(err, -errno, "/proc/kallsyms: %s", strerror(errno));
+		ret = fd < 0 ? fd : -errno;
+		if (fd >= 0)
+			close(fd);
+		ret = errf(err, ret, "/proc/kallsyms: %s", strerror(-ret));
 	} else {
 		ret = kallsyms_resolve(f, addrs, na, out, err);
 		fclose(f);
