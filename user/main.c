@@ -103,14 +103,11 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	return p;
 }
 
-/*
- * Reads a live process's mappings again, and its unwind tables with them;
- * unless @force, no sooner than the process's backoff allows.
- */
-static void refresh_process(struct run *r, struct process *p, bool force)
+/* Reads a live process's mappings again, and its unwind tables with them. */
+static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why)
 {
 	if (p && !p->exited &&
-	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), force) == 0 && r->tables)
+	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0 && r->tables)
 		tables_add_process(r->tables, p, NULL);
 }
 
@@ -122,7 +119,7 @@ static void refresh_deferred(struct run *r)
 
 	for (size_t i = 0; list && i < n; i++)
 		if (list[i]->refresh_pending && proctab_find(&r->procs, list[i]->pid) == list[i])
-			refresh_process(r, list[i], true);
+			refresh_process(r, list[i], REFRESH_DEFERRED);
 	free(list);
 }
 
@@ -146,10 +143,10 @@ static int on_event(void *ctx, const struct cprof_event *ev)
 		 */
 		p = process_of(r, ev->pid, ev->gen, comm, &created);
 		if (!created)
-			refresh_process(r, p, true); /* a new image: its first real snapshot */
+			refresh_process(r, p, REFRESH_EXEC);
 		break;
 	case CPROF_EV_NEW_CODE:
-		refresh_process(r, proctab_find(&r->procs, ev->pid), false);
+		refresh_process(r, proctab_find(&r->procs, ev->pid), REFRESH_NEW_CODE);
 		break;
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);
@@ -445,8 +442,8 @@ static void print_bounds(const struct run *r)
 	if (ps->deferred)
 		fprintf(stderr,
 			PROG ": re-snapshots: %zu taken, %zu deferred (at most one per %.0f-%.0f s"
-			" per process)\n", ps->refreshes, ps->deferred, PROCTAB_REFRESH_GAP_MIN,
-			PROCTAB_REFRESH_GAP_MAX);
+			" per process after the first %d)\n", ps->refreshes, ps->deferred,
+			PROCTAB_REFRESH_GAP_MIN, PROCTAB_REFRESH_GAP_MAX, PROCTAB_REFRESH_FREE);
 	if (r->tables) {
 		struct tables_stats ts;
 

@@ -400,19 +400,27 @@ struct process *proctab_get(struct proctab *t, uint32_t pid, uint64_t gen, const
 	return p;
 }
 
-int proctab_refresh(struct proctab *t, struct process *p, double now, bool force)
+int proctab_refresh(struct proctab *t, struct process *p, double now,
+		    enum proctab_refresh_why why)
 {
 	struct process fresh = { .pid = p->pid, .root = p->root };
 
-	if (!force && now < p->next_refresh) {
+	if (why == REFRESH_EXEC) {
+		p->refresh_asks = 0;
+		p->refresh_gap = 0;
+		p->next_refresh = 0;
+	}
+	if (why == REFRESH_NEW_CODE && now < p->next_refresh) {
 		p->refresh_pending = true;
 		t->st.deferred++;
 		return -EAGAIN;
 	}
-	p->refresh_gap = p->refresh_gap ? 2 * p->refresh_gap : PROCTAB_REFRESH_GAP_MIN;
-	if (p->refresh_gap > PROCTAB_REFRESH_GAP_MAX)
-		p->refresh_gap = PROCTAB_REFRESH_GAP_MAX;
-	p->next_refresh = now + p->refresh_gap;
+	if (++p->refresh_asks >= PROCTAB_REFRESH_FREE) {
+		p->refresh_gap = p->refresh_gap ? 2 * p->refresh_gap : PROCTAB_REFRESH_GAP_MIN;
+		if (p->refresh_gap > PROCTAB_REFRESH_GAP_MAX)
+			p->refresh_gap = PROCTAB_REFRESH_GAP_MAX;
+		p->next_refresh = now + p->refresh_gap;
+	}
 	p->refresh_pending = false;
 	t->st.refreshes++;
 	snapshot(t, &fresh);

@@ -33,9 +33,21 @@
 #include "procmaps.h"
 #include "rootfs.h"
 
-/* Re-snapshots of one process: at most one per gap, doubling up to the last. */
+/*
+ * Re-snapshots of one program image: the first few as asked (a process
+ * starting up maps its libraries as it is first sampled), then at most one
+ * per gap, doubling up to the last.
+ */
+#define PROCTAB_REFRESH_FREE 4
 #define PROCTAB_REFRESH_GAP_MIN 1.0
 #define PROCTAB_REFRESH_GAP_MAX 64.0
+
+/* Why a snapshot is retaken. */
+enum proctab_refresh_why {
+	REFRESH_NEW_CODE, /* code outside the known mappings: backs off */
+	REFRESH_EXEC,     /* a new program in the same record: starts afresh */
+	REFRESH_DEFERRED, /* one the backoff deferred, before a window is written */
+};
 
 /* Why the file of a mapping was not opened. */
 enum proctab_refusal {
@@ -61,6 +73,7 @@ struct process {
 	char maps_errmsg[ERRBUF_LEN];
 	size_t obj_errors;      /* mappings whose object could not be read */
 	size_t refreshes;       /* snapshots retaken (new code mapped) */
+	unsigned refresh_asks;  /* refreshes asked for since the image began */
 	double next_refresh;    /* CLOCK_MONOTONIC s before which refreshes wait */
 	double refresh_gap;
 	bool refresh_pending;   /* a refresh was deferred by the backoff */
@@ -114,13 +127,15 @@ struct process *proctab_get(struct proctab *t, uint32_t pid, uint64_t gen,
 			    const char *comm, bool *created);
 
 /*
- * Retakes the snapshot of a running process that mapped new code (dlopen):
- * the new mappings replace the old.  On failure (the process is gone) the
- * old snapshot stays.  Refreshes of a process back off (PROCTAB_REFRESH_GAP_*):
- * one asked for earlier than @now allows is deferred (-EAGAIN) and marked
- * pending, unless @force (at the end of a window, before writing).
+ * Retakes the snapshot of a running process that mapped new code (dlopen)
+ * or exec'd: the new mappings replace the old.  On failure (the process is
+ * gone) the old snapshot stays.  Refreshes for new code back off (see
+ * PROCTAB_REFRESH_*): one asked for sooner than @now allows is deferred
+ * (-EAGAIN) and marked pending, to be taken with REFRESH_DEFERRED before
+ * the window is written.
  */
-int proctab_refresh(struct proctab *t, struct process *p, double now, bool force);
+int proctab_refresh(struct proctab *t, struct process *p, double now,
+		    enum proctab_refresh_why why);
 
 /*
  * The perf map of @p to read its JIT names from: the file at its path

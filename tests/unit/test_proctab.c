@@ -269,21 +269,27 @@ static void test_many_and_backoff(void)
 	CHECK(lib_object(p, &n) && n == 3000 && e.lru.st.peak <= objects,
 	      "proctab: 3000 mappings of one file, one object and one open", "%zu mappings, %zu objects, %zu opened",
 	      n, objects, e.lru.st.peak);
-	r1 = proctab_refresh(&e.t, p, now(), false);
-	r2 = proctab_refresh(&e.t, p, now(), false);
-	CHECK(r1 == 0 && r2 == -EAGAIN && p->refresh_pending && e.t.st.refreshes == 1 &&
-	      e.t.st.deferred == 1,
-	      "proctab: a second re-snapshot within the gap is deferred", "%d %d, %zu %zu", r1,
-	      r2, e.t.st.refreshes, e.t.st.deferred);
+	for (int i = 0; i < PROCTAB_REFRESH_FREE; i++)
+		r1 = proctab_refresh(&e.t, p, now(), REFRESH_NEW_CODE);
+	r2 = proctab_refresh(&e.t, p, now(), REFRESH_NEW_CODE);
+	CHECK(r1 == 0 && r2 == -EAGAIN && p->refresh_pending &&
+	      e.t.st.refreshes == PROCTAB_REFRESH_FREE && e.t.st.deferred == 1,
+	      "proctab: the first re-snapshots as asked, then one within the gap deferred",
+	      "%d %d, %zu %zu", r1, r2, e.t.st.refreshes, e.t.st.deferred);
 	t1 = now() + PROCTAB_REFRESH_GAP_MIN + 0.1;
-	r1 = proctab_refresh(&e.t, p, t1, false);
-	r2 = proctab_refresh(&e.t, p, t1 + PROCTAB_REFRESH_GAP_MIN + 0.1, false);
+	r1 = proctab_refresh(&e.t, p, t1, REFRESH_NEW_CODE);
+	r2 = proctab_refresh(&e.t, p, t1 + PROCTAB_REFRESH_GAP_MIN + 0.1, REFRESH_NEW_CODE);
 	CHECK(r1 == 0 && r2 == -EAGAIN && p->refresh_gap == 2 * PROCTAB_REFRESH_GAP_MIN,
 	      "proctab: after the gap, one more; then the gap doubles", "%d %d, gap %.1f", r1, r2,
 	      p->refresh_gap);
-	r3 = proctab_refresh(&e.t, p, t1, true);
-	CHECK(r3 == 0 && !p->refresh_pending && e.t.st.refreshes == 3,
-	      "proctab: a forced re-snapshot (before writing) is taken", "%d", r3);
+	r3 = proctab_refresh(&e.t, p, t1, REFRESH_DEFERRED);
+	CHECK(r3 == 0 && !p->refresh_pending && e.t.st.refreshes == PROCTAB_REFRESH_FREE + 2,
+	      "proctab: a deferred re-snapshot is taken before writing", "%d", r3);
+	r3 = proctab_refresh(&e.t, p, t1, REFRESH_EXEC);
+	r1 = proctab_refresh(&e.t, p, t1, REFRESH_NEW_CODE);
+	CHECK(r3 == 0 && r1 == 0 && p->refresh_gap == 0,
+	      "proctab: an exec starts the backoff afresh", "%d %d, gap %.1f", r3, r1,
+	      p->refresh_gap);
 	env_free(&e);
 	reap(pid);
 }
