@@ -114,6 +114,26 @@ static int parse_size_kb(const char *s, unsigned long *kb)
 	return 0;
 }
 
+/* A number from @min to @max for --@name, or a one-line error saying what was wanted. */
+static int uint_option(const char *name, const char *arg, unsigned long min, unsigned long max,
+		       const char *what, unsigned long *out)
+{
+	if (!parse_uint(arg, min, max, out))
+		return 0;
+	fprintf(stderr, PROG ": --%s: '%s' is not %s (%lu-%lu)\n", name, arg, what, min, max);
+	return -1;
+}
+
+/* A size in KB from @min_kb to @max_kb for --@name (@range says it in words). */
+static int size_option(const char *name, const char *arg, unsigned long min_kb,
+		       unsigned long max_kb, const char *range, unsigned long *kb)
+{
+	if (!parse_size_kb(arg, kb) && *kb >= min_kb && *kb <= max_kb)
+		return 0;
+	fprintf(stderr, PROG ": --%s: '%s' is not a size from %s\n", name, arg, range);
+	return -1;
+}
+
 /*
  * The id of a cgroup v2 directory is its inode number.  Accepts the
  * directory itself or its path below the cgroup2 mount, as
@@ -235,26 +255,18 @@ int options_parse(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "d:i:F:o:p:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (parse_uint(optarg, 0, MAX_DURATION, &v)) {
-				fprintf(stderr, PROG ": --duration: '%s' is not a number of seconds (0-%d)\n",
-					optarg, MAX_DURATION);
+			if (uint_option("duration", optarg, 0, MAX_DURATION, "a number of seconds", &v))
 				return -1;
-			}
 			o->duration = (unsigned int)v;
 			break;
 		case 'i':
-			if (parse_uint(optarg, 1, MAX_DURATION, &v)) {
-				fprintf(stderr, PROG ": --interval: '%s' is not a number of seconds (1-%d)\n",
-					optarg, MAX_DURATION);
+			if (uint_option("interval", optarg, 1, MAX_DURATION, "a number of seconds", &v))
 				return -1;
-			}
 			o->interval = (unsigned int)v;
 			break;
 		case OPT_KEEP:
-			if (parse_uint(optarg, 1, 1000000, &v)) {
-				fprintf(stderr, PROG ": --keep: '%s' is not a number of windows\n", optarg);
+			if (uint_option("keep", optarg, 1, 1000000, "a number of windows", &v))
 				return -1;
-			}
 			o->keep = (unsigned int)v;
 			break;
 		case OPT_COMM:
@@ -275,11 +287,8 @@ int options_parse(int argc, char **argv, struct options *o)
 			o->cgroups[o->n_cgroups++] = optarg;
 			break;
 		case 'F':
-			if (parse_uint(optarg, 1, MAX_FREQUENCY, &v)) {
-				fprintf(stderr, PROG ": --frequency: '%s' is not a rate in Hz (1-%d)\n",
-					optarg, MAX_FREQUENCY);
+			if (uint_option("frequency", optarg, 1, MAX_FREQUENCY, "a rate in Hz", &v))
 				return -1;
-			}
 			o->frequency = (unsigned int)v;
 			break;
 		case 'o':
@@ -312,37 +321,24 @@ int options_parse(int argc, char **argv, struct options *o)
 			o->dwarf = !strcmp(optarg, "dwarf");
 			break;
 		case OPT_UNWIND_MEMORY:
-			if (parse_size_kb(optarg, &v) || v < 64 || v > MAX_UNWIND_KB) {
-				fprintf(stderr,
-					PROG ": --unwind-memory: '%s' is not a size from 64K to 4G\n",
-					optarg);
+			if (size_option("unwind-memory", optarg, 64, MAX_UNWIND_KB, "64K to 4G", &v))
 				return -1;
-			}
 			o->unwind_kb = v;
 			break;
 		case OPT_DWARF_MEMORY:
-			if (parse_size_kb(optarg, &v) || v < 64 || v > DWARFINFO_MAX_BYTES / 1024) {
-				fprintf(stderr,
-					PROG ": --dwarf-memory: '%s' is not a size from 64K to 512M\n",
-					optarg);
+			if (size_option("dwarf-memory", optarg, 64, DWARFINFO_MAX_BYTES / 1024,
+					"64K to 512M", &v))
 				return -1;
-			}
 			o->dwarf_kb = v;
 			break;
 		case OPT_COUNTS_MAX:
-			if (parse_uint(optarg, 16, 1 << 22, &v)) {
-				fprintf(stderr, PROG ": --counts-max: '%s' is not a count (16-%d)\n",
-					optarg, 1 << 22);
+			if (uint_option("counts-max", optarg, 16, 1 << 22, "a count", &v))
 				return -1;
-			}
 			o->counts_max = (unsigned int)v;
 			break;
 		case OPT_MAX_FILES:
-			if (parse_uint(optarg, 16, 1 << 24, &v)) {
-				fprintf(stderr, PROG ": --max-files: '%s' is not a count (16-%d)\n",
-					optarg, 1 << 24);
+			if (uint_option("max-files", optarg, 16, 1 << 24, "a count", &v))
 				return -1;
-			}
 			o->max_files = v;
 			break;
 		case OPT_FILE_MODE: {

@@ -98,19 +98,12 @@ static bool forge(const char *src, const char *dst, const uint8_t *old, const ui
 {
 	size_t n;
 	uint8_t *b = slurp(src, &n), *at;
-	FILE *f;
 	bool ok;
 
 	at = b ? memmem(b, n, old, len) : NULL;
-	if (!at) {
-		free(b);
-		return false;
-	}
-	memcpy(at, id, len);
-	f = fopen(dst, "wb");
-	ok = f && fwrite(b, 1, n, f) == n;
-	if (f)
-		ok &= fclose(f) == 0;
+	if (at)
+		memcpy(at, id, len);
+	ok = at && spit(dst, b, n);
 	free(b);
 	return ok && chmod(dst, 0755) == 0;
 }
@@ -172,16 +165,14 @@ static void test_identity(void)
 	{
 		size_t n;
 		uint8_t *b = slurp("/usr/bin/ls", &n);
-		FILE *f = b ? fopen(fmt("%s/ls.patched", tmp), "wb") : NULL;
 		struct elfobj *patched = NULL;
 		size_t compared;
 
 		objcache_get_stats(c, &st);
 		compared = st.compared;
-		if (f) {
+		if (b) {
 			b[n / 2] ^= 0xff;
-			fwrite(b, 1, n, f);
-			fclose(f);
+			spit(fmt("%s/ls.patched", tmp), b, n);
 			chmod(fmt("%s/ls.patched", tmp), 0755);
 		}
 		free(b);
@@ -326,14 +317,11 @@ out:
 
 int main(void)
 {
-	char tmpl[] = "/tmp/cprof-test-objcache-XXXXXX";
-
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!mkdtemp(tmpl)) {
-		CHECK(false, "objcache: temp dir", "%s", strerror(errno));
+	if (!temp_dir(tmp, sizeof(tmp), "objcache")) {
+		CHECK(false, "objcache: temp dir", "see above");
 		return T_EXIT();
 	}
-	snprintf(tmp, sizeof(tmp), "%s", tmpl);
 	test_fdlru();
 	test_identity();
 	test_bound();

@@ -318,15 +318,11 @@ static void test_held(void)
 
 int main(void)
 {
-	char tmpl[] = "/tmp/cprof-test-proctab-XXXXXX";
-
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!mkdtemp(tmpl)) {
-		CHECK(false, "proctab: temp dir", "%s", strerror(errno));
+	if (!temp_dir(tmp, sizeof(tmp), "proctab")) {
+		CHECK(false, "proctab: temp dir", "see above");
 		return T_EXIT();
 	}
-	chmod(tmpl, 0755);
-	snprintf(tmp, sizeof(tmp), "%s", tmpl);
 	test_attacks();
 	test_many_and_backoff();
 	test_held();

@@ -32,12 +32,7 @@ static char root[PATH_MAX - 64], host[PATH_MAX];
 
 static void put(const char *path, const char *text)
 {
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
+	spit(path, text, strlen(text));
 }
 
 /* What the file open at @fd holds (its first line). */
@@ -279,12 +274,12 @@ static void test_roots(void)
 
 int main(void)
 {
-	char tmpl[] = "/tmp/cprof-test-rootfs-XXXXXX";
+	static char tmpl[PATH_MAX - 128];
 	int rfd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!mkdtemp(tmpl)) {
-		CHECK(false, "rootfs: temp dir", "%s", strerror(errno));
+	if (!temp_dir(tmpl, sizeof(tmpl), "rootfs")) {
+		CHECK(false, "rootfs: temp dir", "see above");
 		return T_EXIT();
 	}
 	snprintf(root, sizeof(root), "%s/root", tmpl);
