@@ -4,10 +4,10 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proctab.h"
