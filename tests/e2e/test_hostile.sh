@@ -13,9 +13,13 @@
 
 T=$(mktemp -d)
 chmod 755 "$T"
+# Profiles go to a tmpfs when there is one: a run's end then waits on no
+# other writer's dirty pages (the profiles are made durable with syncfs).
+O=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
+chmod 755 "$O"
 PIDS=""
 CLEAN=""
-trap 'kill $PIDS 2>/dev/null; wait 2>/dev/null; rm -f $CLEAN; [ -n "$KEEP_TMP" ] || rm -rf "$T"' EXIT
+trap 'kill $PIDS 2>/dev/null; wait 2>/dev/null; rm -f $CLEAN; [ -n "$KEEP_TMP" ] || rm -rf "$T" "$O"' EXIT
 trap 'exit 1' INT TERM HUP PIPE
 
 $CPROF --file-mode 0666 >"$T/err" 2>&1; rc=$?
@@ -63,7 +67,7 @@ attacker() {
 	[ -n "$APID" ] || echo "# attacker $_name not ready: $(cat "$T/$_name.err")"
 }
 
-# profile NAME DURATION [CPROF OPTIONS...]: one run into $T/NAME, under
+# profile NAME DURATION [CPROF OPTIONS...]: one run into $O/NAME, under
 # $WRAP (a shell by default: "capsh --drop=... --" is one too); sets RC,
 # WALL (s), CPU (agent CPU-s) and RSS (peak KB).
 profile() {
@@ -72,7 +76,7 @@ profile() {
 	# (a hung run is stopped 20 s late: its check fails on its time)
 	/usr/bin/time -f "%e %U %S %M" -o "$T/$_name.time" timeout -k 5 $((_dur + 20)) \
 		${WRAP:-sh} -c 'exec "$0" "$@"' \
-		"$CPROF" --duration "$_dur" --output-dir "$T/$_name" "$@" 2>"$T/$_name.err"
+		"$CPROF" --duration "$_dur" --output-dir "$O/$_name" "$@" 2>"$T/$_name.err"
 	RC=$?
 	# (the last line: time says first when the command failed)
 	set -- $(tail -n1 "$T/$_name.time")
@@ -140,24 +144,24 @@ sleep 0.3
 # without a terminal, which any tty opened without O_NOCTTY would become.
 WRAP="setsid -w $NOCAPS" profile nocaps 4 \
 	--pid "$P_FIFO,$P_PTY,$P_PIVOT,$P_PERFMAP,$P_ESC,$P_NL,$P_JIT,$VICTIM"
-strings_of "$T/nocaps" >"$T/nocaps.strings"
+strings_of "$O/nocaps" >"$T/nocaps.strings"
 NOCAPS_RUN="${WALL} s of 4, ${CPU} CPU-s, exit $RC"
-nocaps_ok() { in_time 4 && [ "$RC" -eq 0 ] && [ -n "$(profile_of "$T/nocaps" $VICTIM)" ]; }
+nocaps_ok() { in_time 4 && [ "$RC" -eq 0 ] && [ -n "$(profile_of "$O/nocaps" $VICTIM)" ]; }
 check "FIFO at a deleted mapped file's path, no map_files ($NOCAPS_RUN): attacker profiled, refused as deleted" \
-	eval 'nocaps_ok && [ -n "$(profile_of "$T/nocaps" $P_FIFO)" ] &&
+	eval 'nocaps_ok && [ -n "$(profile_of "$O/nocaps" $P_FIFO)" ] &&
 		grep -q "mapped files not opened:.*deleted" "$T/nocaps.err"'
 check "symlink to the attacker's pty (profiler a session leader): no terminal, no hangup, profiled" \
-	eval 'nocaps_ok && [ -n "$(profile_of "$T/nocaps" $P_PTY)" ]'
+	eval 'nocaps_ok && [ -n "$(profile_of "$O/nocaps" $P_PTY)" ]'
 check "symlink to a 0600 host file after pivot_root: attacker profiled, neither the host file's names nor its build ID in any profile" \
-	eval 'nocaps_ok && [ -n "$(profile_of "$T/nocaps" $P_PIVOT)" ] && [ -n "$SECRET_ID" ] &&
+	eval 'nocaps_ok && [ -n "$(profile_of "$O/nocaps" $P_PIVOT)" ] && [ -n "$SECRET_ID" ] &&
 		! grep -q host_only_secret "$T/nocaps.strings" && ! grep -q "$SECRET_ID" "$T/nocaps.strings"'
 check "perf map symlinked to a root-only file: attacker profiled, no line of that file in it" \
-	eval 'nocaps_ok && [ -n "$(profile_of "$T/nocaps" $P_PERFMAP)" ] &&
+	eval 'nocaps_ok && [ -n "$(profile_of "$O/nocaps" $P_PERFMAP)" ] &&
 		! grep -q host_only_perfmap "$T/nocaps.strings"'
 check "JIT names outlive the process and its perf map" \
-	eval 'go tool pprof -raw "$(profile_of "$T/nocaps" $P_JIT)" 2>/dev/null | grep -q jit_own_function'
-go tool pprof -raw "$(profile_of "$T/nocaps" $P_ESC)" >"$T/esc.raw" 2>/dev/null
-go tool pprof -raw "$(profile_of "$T/nocaps" $P_NL)" >>"$T/esc.raw" 2>/dev/null
+	eval 'go tool pprof -raw "$(profile_of "$O/nocaps" $P_JIT)" 2>/dev/null | grep -q jit_own_function'
+go tool pprof -raw "$(profile_of "$O/nocaps" $P_ESC)" >"$T/esc.raw" 2>/dev/null
+go tool pprof -raw "$(profile_of "$O/nocaps" $P_NL)" >>"$T/esc.raw" 2>/dev/null
 check "labels escaped: comm ESC[31mred and a-newline-b shown as escapes, no control byte printed" \
 	eval 'grep -qF "comm:[\\x1b[31mred]" "$T/esc.raw" && grep -qF "thread_name:[\\x1b[31mred]" "$T/esc.raw" &&
 		grep -qF "comm:[a\\nb]" "$T/esc.raw" &&
@@ -166,14 +170,15 @@ check "labels escaped: comm ESC[31mred and a-newline-b shown as escapes, no cont
 kill $P_FIFO $P_PTY $P_PIVOT $P_PERFMAP $P_ESC $P_NL 2>/dev/null
 
 # --- the inotify race, full capabilities ------------------------------------------
-attacker race "$T/a2" "$H" race "$T/a2" 3000 20
+attacker race "$T/a2" "$H" race "$T/a2" 8000 20
 P_RACE=$APID
 profile race 3 --pid "$P_RACE,$VICTIM"
-# (its target is swapped while the snapshot opens its 3000 fillers: in time)
+# (its target is swapped while the snapshot opens its 8000 fillers: in time,
+# even when the attacker waits long for a CPU)
 check "FIFO after the inotify race, full capabilities (${WALL} s of 3, exit $RC): the swapped file refused, profiles written" \
 	eval 'in_time 3 && [ "$RC" -eq 0 ] && [ -e "$T/a2/raced" ] &&
 		grep -q "mapped files not opened: 1 not a regular file" "$T/race.err" &&
-		[ -n "$(profile_of "$T/race" $P_RACE)" ] && [ -n "$(profile_of "$T/race" $VICTIM)" ]'
+		[ -n "$(profile_of "$O/race" $P_RACE)" ] && [ -n "$(profile_of "$O/race" $VICTIM)" ]'
 kill $P_RACE 2>/dev/null
 
 # --- two binaries with one build ID: the attacker's is seen first -----------------
@@ -188,40 +193,40 @@ P_BID=$APID
 profile bid 5 --comm attacker-bid --comm victim-bid
 kill "$P_BID" 2>/dev/null
 V=$(head -n1 "$T/victim.pid")
-folded "$(profile_of "$T/bid" "$V")" >"$T/bid.folded" 2>/dev/null
+folded "$(profile_of "$O/bid" "$V")" >"$T/bid.folded" 2>/dev/null
 total=$(sum_where "$T/bid.folded" .)
 own=$(sum_where "$T/bid.folded" 'work_hot|work_cold')
 foreign=$(sum_where "$T/bid.folded" 'attacker_')
 whole=$(sum_where "$T/bid.folded" '(^|;)main;')
 check "two binaries, one build ID, the attacker's first: victim keeps its names ($own of $total samples, $foreign foreign) and whole stacks ($whole to main): tables not shared" \
-	eval '[ -n "$(profile_of "$T/bid" $P_BID)" ] && [ "$total" -ge 20 ] && [ "$foreign" -eq 0 ] &&
+	eval '[ -n "$(profile_of "$O/bid" $P_BID)" ] && [ "$total" -ge 20 ] && [ "$foreign" -eq 0 ] &&
 		[ "$own" -ge $((total * 8 / 10)) ] && [ "$whole" -ge $((total * 8 / 10)) ]'
 
 # --- --keep: a planted window from the future, in a shared directory ---------------
-mkdir -m 1777 "$T/shared"
-$NOBODY sh -c "echo planted >'$T/shared/20991231T235959Z-evil-1.pb.gz' &&
-	echo another >'$T/shared/20000101T000000Z-someone-2.pb.gz'"
+mkdir -m 1777 "$O/shared"
+$NOBODY sh -c "echo planted >'$O/shared/20991231T235959Z-evil-1.pb.gz' &&
+	echo another >'$O/shared/20000101T000000Z-someone-2.pb.gz'"
 profile shared 5 --interval 1 --keep 2 --pid "$VICTIM"
-ours=$(ls "$T/shared" | grep -v -e evil -e someone | cut -c1-16 | sort -u | wc -l)
-mode=$(stat -c %a "$(ls "$T/shared"/*-busy-"$VICTIM".pb.gz | head -n1)")
+ours=$(ls "$O/shared" | grep -v -e evil -e someone | cut -c1-16 | sort -u | wc -l)
+mode=$(stat -c %a "$(ls "$O/shared"/*-busy-"$VICTIM".pb.gz | head -n1)")
 check "--keep 2 with a planted window: planted files untouched, this run's 2 newest windows kept ($ours), profiles $mode, exit $RC" \
-	eval '[ "$RC" -eq 0 ] && [ "$(cat "$T/shared/20991231T235959Z-evil-1.pb.gz")" = planted ] &&
-		[ -e "$T/shared/20000101T000000Z-someone-2.pb.gz" ] && [ "$ours" -eq 2 ] && [ "$mode" = 600 ]'
-mkdir -m 777 "$T/open"
+	eval '[ "$RC" -eq 0 ] && [ "$(cat "$O/shared/20991231T235959Z-evil-1.pb.gz")" = planted ] &&
+		[ -e "$O/shared/20000101T000000Z-someone-2.pb.gz" ] && [ "$ours" -eq 2 ] && [ "$mode" = 600 ]'
+mkdir -m 777 "$O/open"
 profile open 1
 check "output directory others may write without the sticky bit: refused in one clear line, nothing written" \
 	eval '[ "$RC" -eq 1 ] && grep -q sticky "$T/open.err" && [ "$(wc -l <"$T/open.err")" -eq 1 ] &&
-		[ -z "$(ls -A "$T/open")" ]'
+		[ -z "$(ls -A "$O/open")" ]'
 
 # --- 20,600 distinct ELFs mapped by one process ------------------------------------
 attacker elfs "$T/a8" "$H" elfs "$T/a8" 20600 40
 P_ELFS=$APID
 profile elfs 9 --interval 3 --pid "$P_ELFS,$VICTIM"
-windows=$(ls "$T/elfs" | cut -c1-16 | sort -u | wc -l)
-victim_windows=$(ls "$T/elfs" | grep -c -- "-busy-$VICTIM.pb.gz")
+windows=$(ls "$O/elfs" | cut -c1-16 | sort -u | wc -l)
+victim_windows=$(ls "$O/elfs" | grep -c -- "-busy-$VICTIM.pb.gz")
 check "20,600 ELFs in one process, --interval 3 (${WALL} s of 9, ${CPU} CPU-s, ${RSS} KB): the victim in every window ($victim_windows of $windows), the attacker profiled, the fd bound in the summary" \
 	eval 'in_time 9 && [ "$RC" -eq 0 ] && [ "$windows" -ge 3 ] && [ "$victim_windows" -eq "$windows" ] &&
-		[ -n "$(profile_of "$T/elfs" $P_ELFS)" ] && grep -q "open files: the bound of" "$T/elfs.err"'
+		[ -n "$(profile_of "$O/elfs" $P_ELFS)" ] && grep -q "open files: the bound of" "$T/elfs.err"'
 kill "$P_ELFS" 2>/dev/null
 
 # --- 60k mappings, code beyond the first 256 executable ones ------------------------
@@ -231,5 +236,5 @@ profile maps 8 --pid "$P_MAPS,$VICTIM"
 kill "$P_MAPS" 2>/dev/null
 check "60k mappings, code beyond the first 256 executable ones: agent CPU bounded (${CPU} CPU-s in ${WALL} s of 8; 11.2 before), the cut in the summary, profiled" \
 	eval 'in_time 8 && [ "$RC" -eq 0 ] && awk "BEGIN { exit !($CPU <= 3) }" &&
-		grep -q "more than 256" "$T/maps.err" && [ -n "$(profile_of "$T/maps" $P_MAPS)" ] &&
-		[ -n "$(profile_of "$T/maps" $VICTIM)" ]'
+		grep -q "more than 256" "$T/maps.err" && [ -n "$(profile_of "$O/maps" $P_MAPS)" ] &&
+		[ -n "$(profile_of "$O/maps" $VICTIM)" ]'
