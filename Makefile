@@ -69,7 +69,7 @@ WORKLOADS  := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out t
 .PHONY: all deps run test bench clean unit-bins workloads install uninstall image deb FORCE
 all: cprof-bpf
 
-$(BUILD)/cprof.bpf.o: bpf/cprof.bpf.c bpf/cprof.h $(wildcard vmlinux/*.h) | $(BUILD)
+$(BUILD)/cprof.bpf.o: bpf/cprof.bpf.c $(wildcard bpf/*.h vmlinux/*.h) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/cprof.skel.h: $(BUILD)/cprof.bpf.o
@@ -93,9 +93,17 @@ cprof-bpf: $(BUILD)/cprof-bpf FORCE
 	@cmp -s $< $@ || { echo "cp $< $@"; cp $< $@.tmp && mv -f $@.tmp $@; }
 FORCE:
 
-$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/libcprof.a
+# Helpers the unit tests share (tests/*.c): the BPF unwinder built as plain C among them.
+TEST_HELP  := $(patsubst tests/%.c,$(BUILD)/tests/help/%.o,$(wildcard tests/*.c))
+$(BUILD)/tests/help/%.o: tests/%.c $(wildcard tests/*.h user/*.h bpf/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/libcprof.a $(LDLIBS)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/tests/libtesthelp.a: $(TEST_HELP)
+	ar rcs $@ $^
+
+$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a $(LDLIBS)
 
 # Workloads are built by the e2e tests with their own flags; this builds the
 # frame-pointer variants used by `make run`-style smoke checks and benchmarks.
@@ -117,6 +125,16 @@ $(BUILD)/workloads/nofp-static: tests/workloads/nofp.c
 $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fomit-frame-pointer -shared -fPIC -o $@ $<
+
+# test_unwind_walk's fixture, built as distribution binaries are: no frame pointers.
+STACKSHOTS := $(patsubst %,$(BUILD)/tests/stackshot-%,pie nopie static)
+STACKSHOT_nopie  := -no-pie -fno-pie
+STACKSHOT_static := -static
+$(BUILD)/tests/stackshot-%: tests/unit/stackshot.c tests/unit/stackshot.h
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -pthread $(STACKSHOT_$*) -o $@ $<
+
+$(BUILD)/tests/test_unwind_walk: | $(STACKSHOTS)
 
 unit-bins: $(UNIT_BINS)
 workloads: $(WORKLOADS)

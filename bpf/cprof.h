@@ -234,4 +234,40 @@ struct cprof_proc_maps {
 	struct cprof_proc_map m[CPROF_MAX_PROC_MAPS];
 };
 
+/*
+ * Both sides compile these layouts from this file; the asserts keep the
+ * assumptions each side makes about them where a change would break them.
+ */
+#define CPROF_FIELD_SIZE(type, field) sizeof(((type *)0)->field)
+/* Hashed as bytes by the counts map: no padding may go uninitialized. */
+_Static_assert(sizeof(struct cprof_sample_key) ==
+		       4 + 4 + 8 + 8 + 8 + CPROF_COMM_LEN, "sample key has padding");
+/* A stack class's value is struct cprof_stack cut after its last frame. */
+_Static_assert(__builtin_offsetof(struct cprof_stack, ip) == CPROF_STACK_BYTES(0),
+	       "CPROF_STACK_BYTES does not match struct cprof_stack");
+_Static_assert(sizeof(struct cprof_stack) == CPROF_STACK_BYTES(CPROF_MAX_FRAMES),
+	       "CPROF_STACK_BYTES does not match struct cprof_stack");
+_Static_assert(CPROF_SHORT_FRAMES < CPROF_MID_FRAMES && CPROF_MID_FRAMES < CPROF_MAX_FRAMES,
+	       "stack size classes out of order");
+/* The BPF side indexes frames and mappings with a mask. */
+_Static_assert((CPROF_MAX_FRAMES & (CPROF_MAX_FRAMES - 1)) == 0,
+	       "CPROF_MAX_FRAMES is not a power of two");
+_Static_assert((CPROF_MAX_PROC_MAPS & (CPROF_MAX_PROC_MAPS - 1)) == 0,
+	       "CPROF_MAX_PROC_MAPS is not a power of two");
+/* Rows array: 8-byte slots, a row or two page-index entries each. */
+_Static_assert(sizeof(struct cprof_unwind_row) == 8, "a row is not 8 bytes");
+_Static_assert(sizeof(union cprof_table_slot) == sizeof(struct cprof_unwind_row) &&
+		       CPROF_FIELD_SIZE(union cprof_table_slot, index) == 2 * sizeof(__u32),
+	       "a slot is not one row or two index entries");
+/* Written by the loader as one value per pid: no padding. */
+_Static_assert(sizeof(struct cprof_proc_map) == 3 * 8 + 4 * 4, "proc map has padding");
+_Static_assert(sizeof(struct cprof_proc_maps) ==
+		       2 * 4 + CPROF_MAX_PROC_MAPS * sizeof(struct cprof_proc_map),
+	       "proc maps have padding");
+_Static_assert(sizeof(struct cprof_event) == 4 + 4 + 8 + 8 + 8 + CPROF_COMM_LEN,
+	       "event has padding");
+_Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has padding");
+_Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX),
+	       "stats are not all u64 counters");
+
 #endif

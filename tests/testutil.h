@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 /* A formatted string from a ring of 8: for arguments, never to keep. */
@@ -87,6 +88,34 @@ static inline bool temp_dir(char *buf, size_t len, const char *name)
 		return false;
 	}
 	return true;
+}
+
+/* Address and size of a defined symbol according to nm (-D: @dynamic); name@version too. */
+static inline bool nm_sym(const char *path, bool dynamic, const char *name, uint64_t *addr,
+			  uint64_t *size)
+{
+	FILE *p = popen(fmt("nm -S --defined-only %s '%s' 2>/dev/null", dynamic ? "-D" : "",
+			    path), "r");
+	char line[1024];
+	bool found = false;
+
+	if (!p)
+		return false;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a, s;
+		char type, sym[512];
+
+		if (!found && sscanf(line, "%llx %llx %c %511s", &a, &s, &type, sym) == 4) {
+			sym[strcspn(sym, "@")] = '\0';
+			if (strcmp(sym, name) == 0) {
+				*addr = a;
+				*size = s;
+				found = true;
+			}
+		}
+	}
+	pclose(p);
+	return found;
 }
 
 #endif

@@ -314,11 +314,15 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 	}
 	for (size_t i = 0; i < p->maps.n && pm->n < CPROF_MAX_PROC_MAPS; i++) {
 		const struct vma *v = &p->maps.v[i];
-		struct cprof_proc_map *m = &pm->m[pm->n++];
 		struct elfobj *o = p->objs[i];
+		struct cprof_proc_map *m;
 		struct table *tb;
 		uint64_t v0;
 
+		/* BPF's find_mapping orders addresses below 2^63: not [vsyscall]'s. */
+		if (v->start >> 63)
+			continue;
+		m = &pm->m[pm->n++];
 		*m = (struct cprof_proc_map){ .start = v->start, .end = v->end };
 		if (!o || elfobj_file_to_vaddr(o, v->offset, &v0))
 			continue;

@@ -4,13 +4,9 @@
  * .debug_frame) compiled into compact rows (struct cprof_unwind_row in
  * bpf/cprof.h) that the BPF unwinder binary-searches by pc.
  *
- * Only what an x86-64 unwinder needs is kept: how to compute the CFA (from
- * rsp or rbp plus an offset, or the PLT and signal-frame special cases),
- * where the caller's rbp was saved, and where the outermost frame is.  The
- * return address is always at CFA - 8 on x86-64.
- *
- * The section bytes come from files any process can hand us: every read is
- * bounds-checked; a malformed CIE/FDE is skipped, never trusted.
+ * Built by unwind.c from unwind_elf (the sections), unwind_cfi (CIEs, FDEs,
+ * CFA programs), unwind_x86 (the registers that matter, made into rows) and
+ * unwind_table (rows merged, indexed and laid out for BPF).
  */
 #ifndef CPROF_UNWIND_H
 #define CPROF_UNWIND_H
@@ -38,14 +34,6 @@ int unwind_build_fd(int fd, struct unwind_table *out, struct errbuf *err);
 /* The same for an ELF image in memory (the vDSO). */
 int unwind_build_mem(const void *image, size_t len, struct unwind_table *out,
 		     struct errbuf *err);
-
-/*
- * The row that applies at @vaddr (the last one with pc <= vaddr - base),
- * or NULL.  The same search the BPF unwinder does, through the page index,
- * for tests and tools.
- */
-const struct cprof_unwind_row *unwind_find(const struct unwind_table *t,
-					   uint64_t vaddr);
 
 /* Slots the table takes in the BPF rows array: its page index, then its rows. */
 size_t unwind_slots(const struct unwind_table *t);

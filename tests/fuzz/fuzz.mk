@@ -23,15 +23,17 @@ FUZZ_DIR     := $(BUILD)/fuzz
 REPLAY_CC    ?= $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo $(FUZZ_CC) || echo $(CC))
 FUZZ_CFLAGS  := -g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
                 -Wall -Wextra -Wno-unused-parameter \
-                -Iuser -Iproto -Ibpf -Itests/fuzz -DCPROF_VERSION='"fuzz"'
+                -Iuser -Iproto -Ibpf -Itests -Itests/fuzz -DCPROF_VERSION='"fuzz"'
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIBS    := -lelf -lz
-FUZZ_HDRS    := $(wildcard tests/fuzz/*.h user/*.h proto/*.h bpf/cprof.h)
+FUZZ_HDRS    := $(wildcard tests/fuzz/*.h tests/*.h user/*.h proto/*.h bpf/*.h)
 
 # Library sources per target, and the libFuzzer options that suit its input.
-fuzz_elf_SRCS       := user/elfobj.c user/rootfs.c user/unwind.c user/errbuf.c
+UNWIND_SRCS         := $(wildcard user/unwind*.c) user/ranges.c \
+                       tests/unwindcheck.c tests/bpfunwind.c
+fuzz_elf_SRCS       := user/elfobj.c user/rootfs.c $(UNWIND_SRCS) user/errbuf.c
 fuzz_elf_OPTS       := -max_len=262144
-fuzz_ehframe_SRCS   := user/unwind.c user/errbuf.c
+fuzz_ehframe_SRCS   := $(UNWIND_SRCS) user/errbuf.c
 fuzz_ehframe_OPTS   := -max_len=65600
 fuzz_elfsyms_SRCS   := user/elfobj.c user/rootfs.c user/errbuf.c
 fuzz_elfsyms_OPTS   := -max_len=65600

@@ -72,30 +72,6 @@ static bool readelf_build_id(const char *path, char *out, size_t outsz)
 	return found;
 }
 
-/* Address and size of a defined symbol according to nm. */
-static bool nm_sym(const char *path, const char *name, uint64_t *addr, uint64_t *size)
-{
-	FILE *p = popen(fmt("nm -S --defined-only '%s' 2>/dev/null", path), "r");
-	char line[1024];
-	bool found = false;
-
-	if (!p)
-		return false;
-	while (fgets(line, sizeof(line), p)) {
-		unsigned long long a, s;
-		char type, sym[512];
-
-		if (!found && sscanf(line, "%llx %llx %c %511s", &a, &s, &type, sym) == 4 &&
-		    strcmp(sym, name) == 0) {
-			*addr = a;
-			*size = s;
-			found = true;
-		}
-	}
-	pclose(p);
-	return found;
-}
-
 struct load {
 	uint64_t off, vaddr, filesz;
 	bool exec;
@@ -240,7 +216,7 @@ static void test_fixture(const char *file, const char *const *funcs, bool want_p
 		uint64_t addr, size;
 
 		snprintf(tname, sizeof(tname), "%s: lookup %s", file, *f);
-		if (!nm_sym(path, *f, &addr, &size)) {
+		if (!nm_sym(path, false, *f, &addr, &size)) {
 			CHECK(false, tname, "nm does not list %s", *f);
 			continue;
 		}
@@ -325,8 +301,8 @@ static void check_debug_case(const char *tname, const char *path, const char *or
 		return;
 	}
 	rc = elfobj_load_symbols(o, opts, &err);
-	nm_sym(orig, "cprof_lib_static_b", &a_static, &size);
-	nm_sym(orig, "cprof_lib_exported_a", &a_exp, &size);
+	nm_sym(orig, false, "cprof_lib_static_b", &a_static, &size);
+	nm_sym(orig, false, "cprof_lib_exported_a", &a_exp, &size);
 	snprintf(n1, sizeof(n1), "%s: symbols from debug file: %s", tname,
 		 want_debug ? "yes" : "no");
 	CHECK(rc == 0 && elfobj_syms_from_debug_file(o) == want_debug, n1,

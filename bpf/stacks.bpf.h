@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * stacks.bpf.h: the stack store.  A stack is named by a 64-bit hash of its
+ * frames and stored once per epoch, in the map of its size class of the
+ * live pair (see CPROF_STACK_BYTES in cprof.h).
+ */
+#ifndef CPROF_STACKS_BPF_H
+#define CPROF_STACKS_BPF_H
+
+/* FNV-1a-style mixing of 64-bit words; collisions among < 1e5 stacks a
+ * second are ~1e-10, far below any sampling error. */
+#define HASH_SEED 0xcbf29ce484222325ULL
+
+static __always_inline __u64 hash_mix(__u64 h, __u64 word)
+{
+	h ^= word;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 32);
+}
+
+/*
+ * The final name of a stack: frames, how the walk went, and who walked it
+ * (@salt), so identical frames from different walks stay apart.
+ */
+static __always_inline __u64 hash_finish(__u64 h, const struct cprof_stack *st, __u64 salt)
+{
+	h = hash_mix(h, salt ^ ((__u64)st->status << 40) ^ st->nr);
+	return h | CPROF_STACK_HASHED;
+}
+
+/*
+ * For kernel stacks (at most CPROF_MAX_KFRAMES frames).  A plain
+ * bounded loop: a bpf_loop would make an indirect call per frame, which
+ * cost as much as the hashing.  (The unwinder hashes as it goes instead.)
+ */
+static __always_inline __u64 hash_frames(const struct cprof_stack *st, __u64 salt)
+{
+	__u64 h = HASH_SEED;
+	__u32 nr = st->nr;
+
+	for (__u32 i = 0; i < CPROF_MAX_KFRAMES; i++) {
+		if (i >= nr)
+			break;
+		h = hash_mix(h, st->ip[i]);
+	}
+	return hash_finish(h, st, salt);
+}
+
+static __always_inline struct cprof_stack *get_scratch(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/*
+ * Stores the stack in scratch under hash @h in @pair, the live one in
+ * @epoch; returns @h or why not.
+ */
+static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u64 epoch, __u64 h)
+{
+	__u32 nr = st->nr, zero = 0;
+	struct stored_stacks *seen = bpf_map_lookup_elem(&stored, &zero);
+	__u64 *slot = NULL;
+	void *map;
+	long err;
+
+	if (seen) {
+		if (seen->epoch != epoch) {
+			/* the slots name stacks of a pair drained since */
+			__builtin_memset(seen->hash, 0, sizeof(seen->hash));
+			seen->epoch = epoch;
+		}
+		slot = &seen->hash[h & (STORED_SLOTS - 1)];
+		if (*slot == h)
+			return h;
+	}
+
+	/* @pair is a constant once inlined: this folds to the class test. */
+	if (nr <= CPROF_SHORT_FRAMES)
+		map = pair ? (void *)&stacks_short1 : (void *)&stacks_short0;
+	else if (nr <= CPROF_MID_FRAMES)
+		map = pair ? (void *)&stacks_mid1 : (void *)&stacks_mid0;
+	else
+		map = pair ? (void *)&stacks_long1 : (void *)&stacks_long0;
+	/*
+	 * Most stacks were stored already: a lookup is lock-free, where an
+	 * insert that finds the key takes the bucket lock to say so.  (The
+	 * lookup is a call through the map's ops, the map being picked at
+	 * run time.  A call site per map has it inlined, ~2% of a sample,
+	 * but verifying twelve took 0.12 s more CPU at load: more than a
+	 * default 30 s run saves on any host below some 600 CPUs.)
+	 */
+	if (!bpf_map_lookup_elem(map, &h)) {
+		err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
+		if (err && err != -EEXIST /* stored meanwhile */)
+			return CPROF_STACK_ERR_FULL;
+	}
+	if (slot)
+		*slot = h;
+	return h;
+}
+
+#endif

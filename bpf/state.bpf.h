@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * state.bpf.h: everything the sampler keeps between runs of its programs:
+ * the settings the loader fixes before load, the globals it writes while
+ * sampling, and every map with the types of its values.
+ *
+ * Included once, by cprof.bpf.c (or a test's plain-C build of the
+ * unwinder, tests/bpfunwind.c), before the code that uses them.
+ */
+#ifndef CPROF_STATE_BPF_H
+#define CPROF_STATE_BPF_H
+
+/* Set by the loader before load. */
+const volatile __u32 self_tgid = 0;
+const volatile bool filter_pids = false;
+const volatile bool filter_comms = false;
+const volatile bool filter_cgroups = false;
+const volatile bool kernel_stacks = true;
+
+/*
+ * Advanced by the loader at each drain; its low bit is the live pair of
+ * count/stack maps.  Within one epoch nothing is removed from the live
+ * pair's maps.
+ */
+__u64 live_epoch = 0;
+
+/*
+ * Advanced by the loader before it frees rows of the rows array (and then
+ * waits for running programs): rows cached under an older value may name
+ * rows since replaced.
+ */
+__u32 rows_gen = 0;
+
+struct counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_COUNTS_MAX);
+	__type(key, struct cprof_sample_key);
+	__type(value, __u64);
+};
+
+/* Allocated as used; one map per size class (see CPROF_STACK_BYTES). */
+#define STACKS_MAP(frames)                                                  \
+	struct {                                                            \
+		__uint(type, BPF_MAP_TYPE_HASH);                            \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                       \
+		__uint(max_entries, CPROF_STACKS_MAX);                      \
+		__uint(key_size, sizeof(__u64));                            \
+		__uint(value_size, CPROF_STACK_BYTES(frames));              \
+	}
+
+struct lost_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_LOST_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, struct cprof_lost);
+};
+
+struct counts_map counts0 SEC(".maps"), counts1 SEC(".maps");
+STACKS_MAP(CPROF_SHORT_FRAMES) stacks_short0 SEC(".maps"), stacks_short1 SEC(".maps");
+STACKS_MAP(CPROF_MID_FRAMES) stacks_mid0 SEC(".maps"), stacks_mid1 SEC(".maps");
+STACKS_MAP(CPROF_MAX_FRAMES) stacks_long0 SEC(".maps"), stacks_long1 SEC(".maps");
+struct lost_map lost0 SEC(".maps"), lost1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_FILTER_PIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} pid_filter SEC(".maps");
+
+/* Process names (group leader comm, zero-padded) to profile. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_FILTER_COMMS);
+	__type(key, char[CPROF_COMM_LEN]);
+	__type(value, __u8);
+} comm_filter SEC(".maps");
+
+/* cgroup v2 ids to profile, with everything below them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_FILTER_CGROUPS);
+	__type(key, __u64);
+	__type(value, __u8);
+} cgroup_filter SEC(".maps");
+
+/* Processes announced to the loader (see struct cprof_known_image). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CPROF_KNOWN_PIDS);
+	__type(key, __u32);
+	__type(value, struct cprof_known_image);
+} known_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, CPROF_EVENTS_BYTES);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cprof_stats);
+} stats SEC(".maps");
+
+/* When each process last reported code outside its known mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CPROF_KNOWN_PIDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} new_code_seen SEC(".maps");
+
+/*
+ * Stacks this CPU found or put in the live pair's maps during this epoch,
+ * direct-mapped by hash: a hit needs no lookup in the stacks map (a
+ * helper call and a few cache misses).  Consecutive samples of a CPU
+ * mostly repeat a few stacks.
+ */
+#define STORED_SLOTS 16
+_Static_assert((STORED_SLOTS & (STORED_SLOTS - 1)) == 0, "slots are picked by a mask");
+struct stored_stacks {
+	__u64 epoch;
+	__u64 hash[STORED_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stored_stacks);
+} stored SEC(".maps");
+
+/* One stack being built; too big for the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cprof_stack);
+} scratch SEC(".maps");
+
+/*
+ * A window of the user stack being unwound.  Reading the stack costs a
+ * bpf_probe_read_user a frame otherwise, and that helper is most of the
+ * cost of a frame (~80 ns measured here, for 8 or 16 bytes): one read
+ * serves the frames of a whole shallow stack.  The first read asks for
+ * what the process's last walk here spanned (else 512 bytes) and each
+ * refill doubles: stack memory above the live frames is mostly cold, and
+ * a 4 KiB first read cost 3-4 times what a 512-byte one did for a
+ * 20-frame stack (~800 bytes).
+ */
+#define STACK_WINDOW 4096
+#define WINDOW_FIRST 512
+#define WINDOW_AHEAD 128 /* refilled when less than this is left above sp */
+#define SPAN_SLOTS 8
+_Static_assert((STACK_WINDOW & (STACK_WINDOW - 1)) == 0 && (SPAN_SLOTS & (SPAN_SLOTS - 1)) == 0,
+	       "window offsets and span slots are masked");
+struct stack_window {
+	__u64 lo;   /* user address of b[0] */
+	__u32 len;  /* bytes of b read, 0: none */
+	__u32 next; /* bytes the next fill asks for */
+	/*
+	 * The bytes of stack the last walks of a few processes on this CPU
+	 * spanned, direct-mapped by pid: the next sample of a process mostly
+	 * walks as deep, and one read of that size costs less than a small
+	 * read and a refill (the cost of a read is mostly per call).
+	 */
+	struct window_span {
+		__u32 pid, bytes;
+	} span[SPAN_SLOTS];
+	__u8 b[STACK_WINDOW + 16]; /* + room for a read at the last offset */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_window);
+} stack_window SEC(".maps");
+
+/*
+ * The loader waits for running programs by updating this map-in-map:
+ * the kernel does a synchronize_rcu() on every update of one, and BPF
+ * programs on perf events and tracepoints run inside RCU read sections.
+ */
+struct sync_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sync_inner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct sync_inner);
+} sync_outer SEC(".maps");
+
+/*
+ * Unwind rows of every loaded object, each table a contiguous range.  The
+ * loader sizes it before load (the row budget) and writes rows through an
+ * mmap; lookups in an array map are inlined by the verifier, so a binary
+ * search costs a few instructions a probe.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, union cprof_table_slot);
+} unwind_rows SEC(".maps");
+
+/* pid -> its executable mappings and their tables, sorted by address. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, CPROF_UNWIND_PROCS);
+	__type(key, __u32);
+	__type(value, struct cprof_proc_maps);
+} unwind_procs SEC(".maps");
+
+/*
+ * Rows found lately on this CPU, direct-mapped by lookup key.  A sample
+ * mostly walks the pcs of the samples before it, and a hit costs one
+ * cache line where find_row's page index and halvings cost several, cold
+ * at 99 Hz, and a call.
+ */
+#define ROW_CACHE_BITS 9
+#define ROW_CACHE_SLOTS (1 << ROW_CACHE_BITS)
+struct row_cache_slot {
+	__u64 key;
+	__u32 gen; /* rows_gen when found */
+	struct cprof_unwind_row row;
+};
+
+struct row_cache {
+	struct row_cache_slot slot[ROW_CACHE_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct row_cache);
+} row_cache SEC(".maps");
+
+#endif

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The BPF unwinder, walking real stacks: the code of bpf/unwind.bpf.h
+ * (built as plain C, tests/bpfunwind.h) over tables the loader's own code
+ * built (proctab's snapshot of a live process, tables.c laying them out
+ * into a rows array) and stacks that process recorded (stackshot.c, built
+ * without frame pointers: PIE, non-PIE, static).  Each walk must give
+ * exactly the frames glibc's backtrace() gave in the same place: libgcc's
+ * DWARF unwinder, an implementation independent of ours.
+ *
+ * Also: find_mapping over the process's entry; a stack cut short ends the
+ * walk as a read failure after the frames it had; a pc in no mapping
+ * sends one NEW_CODE event.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpfunwind.h"
+#include "objcache.h"
+#include "proctab.h"
+#include "stackshot.h"
+#include "tables.h"
+#include "testlib.h"
+#include "testutil.h"
+
+#define ROWS_CAP (1u << 20) /* slots of the rows array: libc takes ~30k */
+
+struct shot {
+	struct shot_header h;
+	const uint64_t *frames; /* backtrace()'s, h.nframes of them */
+	const uint8_t *stack;   /* h.stack_len bytes from h.sp on */
+};
+
+struct shots {
+	struct shot v[16];
+	size_t n;
+	uint8_t *buf;
+};
+
+/* The records of @path, checked for size; false when there are none. */
+static bool load_shots(const char *path, struct shots *s)
+{
+	size_t len = 0, off = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->buf = slurp(path, &len);
+	while (s->buf && off + sizeof(struct shot_header) <= len && s->n < 16) {
+		struct shot *sh = &s->v[s->n];
+
+		memcpy(&sh->h, s->buf + off, sizeof(sh->h));
+		off += sizeof(sh->h);
+		if (memcmp(sh->h.magic, SHOT_MAGIC, sizeof(sh->h.magic)) ||
+		    sh->h.nframes > SHOT_MAX_FRAMES || sh->h.stack_len > len ||
+		    off + sh->h.nframes * 8 + sh->h.stack_len > len)
+			break;
+		sh->h.place[sizeof(sh->h.place) - 1] = '\0';
+		sh->frames = (const uint64_t *)(s->buf + off);
+		off += sh->h.nframes * 8;
+		sh->stack = s->buf + off;
+		off += sh->h.stack_len;
+		s->n++;
+	}
+	return s->n > 0 && off == len;
+}
+
+/* The fixture, running until its stdin (@hold) closes. */
+struct fixture {
+	pid_t pid;
+	int hold;
+};
+
+/* Runs @exe with @out as its file and waits for its "ready". */
+static bool start_fixture(const char *exe, const char *out, struct fixture *f)
+{
+	int in[2], ready[2];
+	char buf[8] = "";
+	ssize_t n;
+
+	f->pid = -1;
+	if (pipe2(in, O_CLOEXEC) || pipe2(ready, O_CLOEXEC))
+		return false;
+	f->pid = fork();
+	if (f->pid == 0) {
+		dup2(in[0], 0);
+		dup2(ready[1], 1);
+		execl(exe, exe, out, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(ready[1]);
+	f->hold = in[1];
+	n = f->pid > 0 ? read(ready[0], buf, sizeof(buf) - 1) : -1;
+	close(ready[0]);
+	return n == 6 && strcmp(buf, "ready\n") == 0;
+}
+
+static int stop_fixture(struct fixture *f)
+{
+	int status = 0;
+
+	if (f->pid <= 0)
+		return -1;
+	close(f->hold);
+	if (waitpid(f->pid, &status, 0) != f->pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The BPF side tables.c writes to: the rows array and one process's entry. */
+struct bpf_side {
+	union cprof_table_slot *rows;
+	struct cprof_proc_maps pm;
+	bool have_pm;
+};
+
+static int side_write_rows(void *ctx, uint32_t first, const union cprof_table_slot *rows,
+			   uint32_t n)
+{
+	struct bpf_side *s = ctx;
+
+	if ((uint64_t)first + n > ROWS_CAP)
+		return -ERANGE;
+	memcpy(&s->rows[first], rows, (size_t)n * sizeof(*rows));
+	return 0;
+}
+
+static int side_set_proc(void *ctx, uint32_t pid, const struct cprof_proc_maps *pm)
+{
+	struct bpf_side *s = ctx;
+
+	s->have_pm = pm != NULL;
+	if (pm)
+		s->pm = *pm;
+	return 0;
+}
+
+/* As the loader's retire: the row cache forgets (rows_gen advances). */
+static int side_retire(void *ctx)
+{
+	struct bpf_side *s = ctx;
+
+	bpfu_set_rows(s->rows, ROWS_CAP);
+	return 0;
+}
+
+/* The entry and rows the loader would give the running process @pid. */
+static bool load_tables(uint32_t pid, struct bpf_side *side, struct errbuf *err)
+{
+	struct tables_maps maps = { .capacity = ROWS_CAP, .set_proc = side_set_proc,
+				    .write_rows = side_write_rows, .retire = side_retire,
+				    .ctx = side };
+	struct objcache *oc = objcache_new();
+	struct tables *tb = NULL;
+	struct proctab pt;
+	struct process *p;
+	bool ok = false;
+
+	side->have_pm = false;
+	if (!oc || proctab_init(&pt, oc, NULL, "/proc", NULL, NULL)) {
+		objcache_free(oc);
+		return false;
+	}
+	p = proctab_get(&pt, pid, 1, "stackshot", NULL);
+	if (p && p->have_maps && tables_new(&tb, &maps, oc) == 0)
+		ok = tables_add_process(tb, p, err) == 0 && side->have_pm;
+	tables_free(tb);
+	proctab_free(&pt);
+	objcache_free(oc);
+	bpfu_set_rows(side->rows, ROWS_CAP);
+	return ok;
+}
+
+/* How many leading frames of @w are @s's backtrace() frames. */
+static size_t agreeing(const struct bpfu_walk *w, const struct shot *s)
+{
+	size_t k = 0;
+
+	while (k < w->st.nr && k < s->h.nframes && w->st.ip[k] == s->frames[k])
+		k++;
+	return k;
+}
+
+static int walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct shot *s,
+		size_t stack_len, struct bpfu_walk *w)
+{
+	struct bpfu_regs regs = { s->h.pc, s->h.sp, s->h.bp };
+	struct bpfu_memory mem = { s->h.sp, s->stack, stack_len };
+
+	return bpfu_walk(pid, pm, &regs, &mem, w);
+}
+
+static void check_shot(const char *variant, uint32_t pid, const struct bpf_side *side,
+		       const struct shot *s)
+{
+	static struct bpfu_walk w;
+	const char *name = fmt("%s %s", variant, s->h.place);
+	size_t same;
+	int rc;
+
+	CHECK(s->h.nframes > 3 && s->frames[0] == s->h.pc,
+	      fmt("%s: backtrace() reached the capture point", name), "%llu frames",
+	      (unsigned long long)s->h.nframes);
+	rc = walk(pid, &side->pm, s, s->h.stack_len, &w);
+	same = agreeing(&w, s);
+	CHECK(rc == 0 && w.status == CPROF_UNWIND_OK && same == s->h.nframes &&
+		      w.st.nr == s->h.nframes,
+	      fmt("%s: the BPF walk gives backtrace()'s %llu frames", name,
+		  (unsigned long long)s->h.nframes),
+	      "rc %d, status %u, %u frames; frame %zu: ours %#llx, backtrace() %#llx", rc,
+	      w.status, w.st.nr, same,
+	      (unsigned long long)(same < w.st.nr ? w.st.ip[same] : 0),
+	      (unsigned long long)(same < s->h.nframes ? s->frames[same] : 0));
+	CHECK((w.st.status & CPROF_STACK_F_DWARF) && !(w.st.status & CPROF_STACK_F_FP) &&
+		      w.new_code == 0,
+	      fmt("%s: every frame by CFI, every pc in a mapping", name),
+	      "stack flags %#x, %zu NEW_CODE events", w.st.status, w.new_code);
+	printf("# %s: %u frames, %zu stack reads for %llu bytes of stack\n", name, w.st.nr,
+	       w.reads, (unsigned long long)s->h.stack_len);
+
+	/* Half the stack the walk took: the frames up to there, then a read failure. */
+	rc = walk(pid, &side->pm, s, (w.sp - s->h.sp) / 2, &w);
+	same = agreeing(&w, s);
+	CHECK(rc == 0 && w.status == CPROF_UNWIND_READ && w.st.nr > 0 && same == w.st.nr &&
+		      w.st.nr < s->h.nframes,
+	      fmt("%s: half the stack: backtrace()'s first frames, then READ", name),
+	      "status %u, %u frames, %zu of them right", w.status, w.st.nr, same);
+}
+
+/* find_mapping over the entry: each mapping's first and last byte, and the gaps. */
+static void check_mappings(const char *variant, const struct cprof_proc_maps *pm)
+{
+	size_t bad = 0, n = pm->n;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cprof_proc_map *m = &pm->m[i];
+
+		bad += bpfu_find_mapping(pm, m->start) != (int)i;
+		bad += bpfu_find_mapping(pm, m->end - 1) != (int)i;
+		if (i + 1 == n || m->end < pm->m[i + 1].start)
+			bad += bpfu_find_mapping(pm, m->end) != -1;
+	}
+	bad += n && bpfu_find_mapping(pm, pm->m[0].start - 1) != -1;
+	CHECK(n > 0 && bad == 0,
+	      fmt("%s: find_mapping finds each of %zu mappings and nothing between", variant, n),
+	      "%zu wrong", bad);
+}
+
+/*
+ * Without the mapping of the shot's second frame (libc's qsort, say): the
+ * frames up to it, and one NEW_CODE event for the process.
+ */
+static void check_new_code(const char *variant, uint32_t pid, const struct bpf_side *side,
+			   const struct shot *s)
+{
+	static struct cprof_proc_maps pm;
+	static struct bpfu_walk w;
+	int gone = bpfu_find_mapping(&side->pm, s->frames[1] - 1);
+	int rc;
+
+	if (gone < 0) {
+		CHECK(false, fmt("%s: the second frame of %s is in a mapping", variant, s->h.place),
+		      "%#llx in none", (unsigned long long)s->frames[1]);
+		return;
+	}
+	pm = side->pm;
+	memmove(&pm.m[gone], &pm.m[gone + 1], (pm.n - (uint32_t)gone - 1) * sizeof(pm.m[0]));
+	pm.n--;
+	rc = walk(pid, &pm, s, s->h.stack_len, &w);
+	CHECK(rc == 0 && w.new_code == 1 && w.new_code_pid == pid && agreeing(&w, s) >= 2,
+	      fmt("%s %s: a pc in no mapping sends one NEW_CODE event", variant, s->h.place),
+	      "rc %d, %zu events (pid %u), %zu frames right", rc, w.new_code, w.new_code_pid,
+	      agreeing(&w, s));
+}
+
+static void test_variant(const char *dir, const char *tmp, const char *variant,
+			 struct bpf_side *side)
+{
+	char exe[PATH_MAX], out[PATH_MAX];
+	struct errbuf err = { "" };
+	struct fixture f;
+	struct shots s = { 0 };
+	bool tables;
+	int rc;
+
+	if (snprintf(exe, sizeof(exe), "%s/stackshot-%s", dir, variant) >= (int)sizeof(exe) ||
+	    snprintf(out, sizeof(out), "%s/%s.shots", tmp, variant) >= (int)sizeof(out) ||
+	    !start_fixture(exe, out, &f)) {
+		CHECK(false, fmt("%s: the fixture records its stacks", variant),
+		      "%s did not say ready (built by make unit-bins?)", exe);
+		stop_fixture(&f);
+		return;
+	}
+	tables = load_tables((uint32_t)f.pid, side, &err);
+	rc = stop_fixture(&f);
+	CHECK(tables && rc == 0, fmt("%s: tables of the live process, by the loader's code", variant),
+	      "tables %d (%s), fixture exit %d", tables, err.msg, rc);
+	if (!tables || !load_shots(out, &s)) {
+		CHECK(false, fmt("%s: records read", variant), "%s: %zu records", out, s.n);
+		free(s.buf);
+		return;
+	}
+	check_mappings(variant, &side->pm);
+	for (size_t i = 0; i < s.n; i++) {
+		check_shot(variant, (uint32_t)f.pid, side, &s.v[i]);
+		if (strcmp(variant, "pie") == 0 && strcmp(s.v[i].h.place, "qsort") == 0)
+			check_new_code(variant, (uint32_t)f.pid, side, &s.v[i]);
+	}
+	CHECK(s.n == 5, fmt("%s: all five places recorded", variant), "%zu", s.n);
+	free(s.buf);
+}
+
+int main(void)
+{
+	static const char *const variants[] = { "pie", "nopie", "static" };
+	char self[PATH_MAX], tmpl[] = "/tmp/test_unwind_walk.XXXXXX";
+	struct bpf_side side = { 0 };
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (n <= 0 || !mkdtemp(tmpl)) {
+		printf("not ok - test_unwind_walk: no /proc/self/exe or temporary directory\n");
+		return 1;
+	}
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0'; /* the fixtures are built beside this test */
+	side.rows = calloc(ROWS_CAP, sizeof(*side.rows));
+	if (!side.rows)
+		return 2;
+	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++)
+		test_variant(self, tmpl, variants[i], &side);
+	free(side.rows);
+	sh(fmt("rm -rf '%s'", tmpl));
+	return T_EXIT();
+}
