@@ -419,7 +419,7 @@ static long unwind_step(__u32 i, void *data)
 	lookup = c->exact ? c->pc : c->pc - 1;
 	c->exact = false;
 	m = find_mapping(c, lookup);
-	if (!m && c->pm && !c->reported) {
+	if (!m && c->pm && !c->reported && !(c->pm->flags & CPROF_PROC_MAPS_TRUNCATED)) {
 		report_new_code(c->pid);
 		c->reported = true;
 	}

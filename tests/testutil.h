@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A formatted string from a ring of 8: for arguments, never to keep. */
 static inline char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
@@ -70,6 +71,23 @@ static inline bool spit(const char *path, const void *buf, size_t len)
 		return false;
 	ok = fwrite(buf, 1, len, f) == len;
 	return fclose(f) == 0 && ok;
+}
+
+/*
+ * A new directory /tmp/cprof-test-@name-XXXXXX into @buf (mode 0755, so
+ * that processes of other users in a test can reach it); false, said on
+ * stderr, when it can't be made.
+ */
+static inline bool temp_dir(char *buf, size_t len, const char *name)
+{
+	char tmpl[PATH_MAX];
+
+	snprintf(tmpl, sizeof(tmpl), "/tmp/cprof-test-%s-XXXXXX", name);
+	if (!mkdtemp(tmpl) || chmod(tmpl, 0755) || (size_t)snprintf(buf, len, "%s", tmpl) >= len) {
+		perror(tmpl);
+		return false;
+	}
+	return true;
 }
 
 /* Address and size of a defined symbol according to nm (-D: @dynamic); name@version too. */

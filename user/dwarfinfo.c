@@ -72,6 +72,7 @@ struct dfile {
 struct dwarfinfo {
 	struct dfile main, alt; /* alt.elf NULL: no dwz file */
 	Dwarf *dw, *alt_dw;
+	bool separate; /* main is a separate debug file, not the object */
 	uint64_t bytes;
 	/* Fallback CU index, built on the first miss when there are no aranges. */
 	bool cu_index_built;
@@ -347,11 +348,11 @@ static bool find_separate(struct dfile *d, const struct elfobj *o,
 	dirlen = (int)(slash - opts->path);
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", dirlen, opts->path, name) <
 	    sizeof(path))
-		found = try_fd(d, rootfs_open(opts->root_prefix, path), true, max,
+		found = try_fd(d, rootfs_openat(opts->root_fd, path), true, max,
 			       NULL, 0, &crc);
 	if (!found && (size_t)snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen,
 				       opts->path, name) < sizeof(path))
-		found = try_fd(d, rootfs_open(opts->root_prefix, path), true, max,
+		found = try_fd(d, rootfs_openat(opts->root_fd, path), true, max,
 			       NULL, 0, &crc);
 	if (!found && root && *root &&
 	    (size_t)snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, opts->path, name) <
@@ -404,9 +405,15 @@ int dwarfinfo_open(struct dwarfinfo **out, const struct elfobj *o,
 		return errf(err, -ENOMEM, "out of memory");
 	d->main.fd = d->alt.fd = -1;
 	elfobj_source(o, &fd, &img, &len);
+	/*
+	 * libdw keeps reading the file: a copy of the descriptor, since the
+	 * object's own may be closed for the descriptor bound meanwhile.
+	 */
+	if (fd >= 0)
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	/* The in-memory vDSO image carries no DWARF. */
-	if (fd < 0 || (!try_fd(&d->main, fd, false, max_bytes, NULL, 0, NULL) &&
-		       !find_separate(&d->main, o, opts, max_bytes))) {
+	d->separate = fd < 0 || !try_fd(&d->main, fd, true, max_bytes, NULL, 0, NULL);
+	if (d->separate && !find_separate(&d->main, o, opts, max_bytes)) {
 		uint64_t over = d->main.over;
 
 		free(d);
@@ -459,7 +466,7 @@ uint64_t dwarfinfo_bytes(const struct dwarfinfo *d)
 
 bool dwarfinfo_separate(const struct dwarfinfo *d)
 {
-	return d->main.own;
+	return d->separate;
 }
 
 /* --- the CU of an address ------------------------------------------------ */

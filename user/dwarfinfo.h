@@ -42,7 +42,7 @@ struct dwarf_frame {
 /*
  * Opens the DWARF of @o: the object's own .debug_info if it has one, else
  * its separate debug file (@opts as for elfobj_load_symbols(): debug_root
- * for build-ID lookups, path and root_prefix for .gnu_debuglink).  A debug
+ * for build-ID lookups, path and root_fd for .gnu_debuglink).  A debug
  * file must carry @o's build ID, or match the CRC of .gnu_debuglink when @o
  * has none.  DWARF whose sections would take more than @max_bytes (0:
  * DWARFINFO_MAX_BYTES, which is also the most allowed) is not opened.

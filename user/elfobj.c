@@ -63,7 +63,9 @@ struct ablock {
 };
 
 struct elfobj {
-	struct src src;
+	struct src src;  /* src.fd -1: closed for the descriptor bound (or an image) */
+	const struct elfobj_file_ops *ops;
+	void *ops_ctx;
 	char *label;     /* for messages: the file's path, or "ELF image in memory" */
 	uint64_t pagesz; /* mapping granularity, for elfobj_file_to_vaddr() */
 
@@ -451,6 +453,37 @@ void elfobj_free(struct elfobj *o)
 	free(o);
 }
 
+void elfobj_set_file_ops(struct elfobj *o, const struct elfobj_file_ops *ops, void *ctx)
+{
+	o->ops = ops;
+	o->ops_ctx = ctx;
+}
+
+void elfobj_close_file(struct elfobj *o)
+{
+	if (o->src.fd >= 0 && o->ops) {
+		close(o->src.fd);
+		o->src.fd = -1;
+	}
+}
+
+/* Makes the object's bytes readable: reopens a file closed for the bound. */
+static int src_ready(struct elfobj *o)
+{
+	if (o->src.mem)
+		return 0;
+	if (o->src.fd < 0) {
+		int fd = o->ops ? o->ops->reopen(o->ops_ctx) : -EBADF;
+
+		if (fd < 0)
+			return fd;
+		o->src.fd = fd;
+	}
+	if (o->ops && o->ops->used)
+		o->ops->used(o->ops_ctx);
+	return 0;
+}
+
 const char *elfobj_build_id(const struct elfobj *o)
 {
 	return o->build_id_hex;
@@ -702,11 +735,11 @@ static bool find_debug_file(const struct elfobj *o, const struct elfobj_debug_op
 	dirlen = (int)(slash - opts->path);
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", dirlen, opts->path, link) <
 		    sizeof(path) &&
-	    try_debug_fd(o, rootfs_open(opts->root_prefix, path), false, &crc, buf, d))
+	    try_debug_fd(o, rootfs_openat(opts->root_fd, path), false, &crc, buf, d))
 		return true;
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen, opts->path, link) <
 		    sizeof(path) &&
-	    try_debug_fd(o, rootfs_open(opts->root_prefix, path), false, &crc, buf, d))
+	    try_debug_fd(o, rootfs_openat(opts->root_fd, path), false, &crc, buf, d))
 		return true;
 	if (root && *root &&
 	    (size_t)snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, opts->path, link) <
@@ -1002,6 +1035,9 @@ static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 	Elf *e;
 	int rc;
 
+	rc = src_ready(o);
+	if (rc)
+		return errf(err, rc, "%s: reopening: %s", o->label, strerror(-rc));
 	rc = elf_open_src(&o->src, o->label, &e, err);
 	if (rc)
 		return rc;
@@ -1114,6 +1150,17 @@ bool elfobj_syms_from_debug_file(const struct elfobj *o)
 
 void elfobj_source(const struct elfobj *o, int *fd, const void **image, size_t *len)
 {
+	/*
+	 * Reopening a closed file changes no value of the object, only its
+	 * cache of a descriptor: hence const, and the cast.
+	 */
+	struct elfobj *mut = (struct elfobj *)o;
+
+	*fd = -1;
+	*image = NULL;
+	*len = 0;
+	if (src_ready(mut))
+		return;
 	*fd = o->src.fd;
 	*image = o->src.fd < 0 ? o->src.mem : NULL;
 	*len = o->src.size;

@@ -63,6 +63,9 @@ struct objinfo {
 	size_t nlines, lines_cap;
 	struct hmap strs;  /* str_key -> str_entry */
 	struct ablock *arena;
+	/* symbolizer_prepare(): the first process seen to use it, and where */
+	const struct process *user;
+	const struct vma *user_vma;
 };
 
 struct obj_slot {
@@ -237,18 +240,16 @@ static struct objinfo *objinfo_get(struct symcache *c, struct elfobj *o)
 
 /* Where a process's copy of an object lives, for debug files found by link. */
 struct where {
-	char root[64];
 	struct elfobj_debug_opts opts;
 };
 
 static void where_init(struct where *w, const struct symbolizer *s, const struct process *p,
 		       const struct vma *v)
 {
-	snprintf(w->root, sizeof(w->root), "%s/%u/root", s->proc_root, p->pid);
 	w->opts = (struct elfobj_debug_opts){
 		.debug_root = s->debug_root,
 		.path = v->path,
-		.root_prefix = w->root,
+		.root_fd = rootfs_root_fd(p->root), /* held since the process was first seen */
 	};
 }
 
@@ -401,41 +402,34 @@ bool symbolize_maybe_jit(const struct process *p, int vma)
 	return vma < 0 || (size_t)vma >= p->maps.n || !p->objs || !p->objs[vma];
 }
 
-int symbolize_jit(const struct symbolizer *s, const struct process *p, const uint64_t *addrs,
+int symbolize_jit(const struct symbolizer *s, struct process *p, const uint64_t *addrs,
 		  size_t n, struct perfmap_table *out, struct errbuf *err)
 {
-	int fd, ret;
+	int fd = proctab_perfmap(p, err); /* borrowed */
 
 	memset(out, 0, sizeof(*out));
-	/* The map is named by the pid the process knows itself by. */
-	ret = perfmap_open(s->proc_root, p->pid, p->ns_pid ? p->ns_pid : p->pid, &fd, err);
-	if (ret)
-		return ret;
-	ret = perfmap_resolve(fd, addrs, n, out, err);
-	close(fd);
-	return ret;
+	return fd < 0 ? fd : perfmap_resolve(fd, addrs, n, out, err);
 }
 
 /* --- a window's worth ------------------------------------------------------ */
 
-/* Counts @p as a user of each of its objects (once per object). */
-static int count_uses(struct symcache *c, const struct process *p)
+/*
+ * Counts @p as a user of each of its objects with sampled addresses (once
+ * per object): the others need no cache, however many a process maps.
+ */
+static void count_uses(struct symcache *c, const struct process *p)
 {
 	c->stamp++;
 	for (size_t i = 0; p->objs && i < p->maps.n; i++) {
-		struct objinfo *oi;
+		uint64_t key = (uint64_t)(uintptr_t)p->objs[i];
+		struct obj_slot *slot = p->objs[i] ? hmap_find(&c->objs, &key) : NULL;
+		struct objinfo *oi = slot ? slot->oi : NULL;
 
-		if (!p->objs[i])
-			continue;
-		oi = objinfo_get(c, p->objs[i]);
-		if (!oi)
-			return -ENOMEM;
-		if (oi->mark == c->stamp)
+		if (!oi || oi->mark == c->stamp)
 			continue;
 		oi->mark = c->stamp;
 		oi->uses = (oi->uses < 0 ? 0 : oi->uses) + 1;
 	}
-	return 0;
 }
 
 /* Registers every user address of @p's samples with its object, unresolved. */
@@ -464,23 +458,13 @@ static int collect(struct symcache *c, const struct process *p, const struct sta
 			oi = objinfo_get(c, o);
 			if (!oi || !hmap_insert(&oi->addrs, &vaddr, &created))
 				return -ENOMEM;
+			if (!oi->user) { /* for its debug links */
+				oi->user = p;
+				oi->user_vma = v;
+			}
 		}
 	}
 	return 0;
-}
-
-/* The first process of @procs mapping @o, and its mapping, for debug links. */
-static bool find_user(struct process *const *procs, size_t n, const struct elfobj *o,
-		      const struct process **pp, const struct vma **vp)
-{
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; procs[i]->objs && j < procs[i]->maps.n; j++)
-			if (procs[i]->objs[j] == o) {
-				*pp = procs[i];
-				*vp = &procs[i]->maps.v[j];
-				return true;
-			}
-	return false;
 }
 
 static bool has_samples(const struct process *p)
@@ -501,28 +485,25 @@ int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_
 	c = cache_of(s);
 	if (!c)
 		return errf(err, -ENOMEM, "symbolizer: out of memory");
-	for (size_t i = 0; i < n && !ret; i++) {
-		if (!has_samples(procs[i]))
-			continue;
-		ret = count_uses(c, procs[i]);
-		if (!ret)
+	for (size_t i = 0; i < n && !ret; i++)
+		if (has_samples(procs[i]))
 			ret = collect(c, procs[i], stacks);
-	}
 	if (ret)
 		return errf(err, ret, "symbolizer: out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (has_samples(procs[i]))
+			count_uses(c, procs[i]);
 	c->prepared = true;
 	/* One object at a time: its DWARF is open only while it is resolved. */
 	while ((slot = hmap_next(&c->objs, &it))) {
 		struct objinfo *oi = slot->oi;
-		const struct process *p;
-		const struct vma *v;
 		struct addr_entry *e;
 		struct where w;
 		size_t ai = 0;
 
-		if (!oi || !find_user(procs, n, oi->obj, &p, &v))
+		if (!oi || !oi->user)
 			continue;
-		where_init(&w, s, p, v);
+		where_init(&w, s, oi->user, oi->user_vma);
 		while ((e = hmap_next(&oi->addrs, &ai)))
 			if (!(e->flags & ADDR_DONE))
 				resolve(s, c, oi, &w.opts, e);

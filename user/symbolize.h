@@ -44,7 +44,6 @@ struct symcache;
 
 struct symbolizer {
 	const char *debug_root; /* "/usr/lib/debug" */
-	const char *proc_root;  /* "/proc" */
 	const struct ksym_table *ksyms; /* may be NULL: kernel frames unnamed */
 	/*
 	 * --symbolize=none: user frames in ELF objects keep only their
@@ -103,7 +102,7 @@ bool symbolize_maybe_jit(const struct process *p, int vma);
  * Names the JIT addresses @addrs of @p from its perf map into @out (see
  * perfmap_resolve()).  -ENOENT when the process has no perf map.
  */
-int symbolize_jit(const struct symbolizer *s, const struct process *p,
+int symbolize_jit(const struct symbolizer *s, struct process *p,
 		  const uint64_t *addrs, size_t n, struct perfmap_table *out,
 		  struct errbuf *err);
 

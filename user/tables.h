@@ -44,6 +44,7 @@ struct tables_stats {
 	size_t no_room;      /* objects left without a table: budget full */
 	size_t evicted;
 	size_t processes;    /* processes with an entry now */
+	size_t truncated;    /* entries cut at CPROF_MAX_PROC_MAPS executable mappings */
 	uint64_t rows_used, rows_capacity, rows_peak; /* slots: rows and page indexes */
 	double build_seconds; /* spent building tables */
 };

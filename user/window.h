@@ -19,12 +19,13 @@
 #include "proctab.h"
 #include "stackstore.h"
 
+struct outdir;
+
 struct window_opts {
-	int dirfd;
+	struct outdir *out;    /* where the profiles go (a new window of it) */
 	bool stamped;          /* prefix file names with the start time */
 	unsigned int frequency;
 	const char *debug_root;
-	const char *proc_root;
 	bool addresses_only;   /* --symbolize=none: see struct symbolizer */
 	uint64_t dwarf_max_bytes; /* see struct symbolizer */
 	/* where per-file problems are told (may be NULL) */

@@ -43,7 +43,7 @@ fuzz_kallsyms_SRCS  := user/kallsyms.c user/addrsearch.c user/errbuf.c
 fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
 fuzz_pprof_SRCS     := proto/pprof.c
 fuzz_pprof_OPTS     := -max_len=16384
-fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/errbuf.c
+fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/fdlru.c user/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
 fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
 fuzz_cgroup_OPTS    := -max_len=8192

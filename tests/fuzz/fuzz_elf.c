@@ -20,7 +20,6 @@
 static const struct elfobj_debug_opts no_files = {
 	.debug_root = "/nonexistent-cprof-fuzz/debug",
 	.path = "/nonexistent-cprof-fuzz/bin/object",
-	.root_prefix = "",
 };
 
 static void check_symbols(const struct elfobj *o)

@@ -46,7 +46,6 @@ enum { B_SYMTAB, B_STRTAB, B_DYNSYM, B_DYNSTR, B_NOTE, B_LINK, NBLOBS };
 static const struct elfobj_debug_opts no_files = {
 	.debug_root = "/nonexistent-cprof-fuzz/debug",
 	.path = "/nonexistent-cprof-fuzz/bin/object",
-	.root_prefix = "",
 };
 
 struct seg_in {

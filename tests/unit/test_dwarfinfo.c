@@ -231,10 +231,14 @@ static size_t compare_with_addr2line(struct dwarfinfo *d, const char *bin, const
 static struct dwarfinfo *open_dwarf(struct elfobj *o, const char *debug_root, const char *path,
 				    int *rc)
 {
-	struct elfobj_debug_opts opts = { .debug_root = debug_root, .path = path, .root_prefix = "" };
+	/* The host's root, in which @path is found. */
+	struct elfobj_debug_opts opts = { .debug_root = debug_root, .path = path,
+					  .root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) };
 	struct dwarfinfo *d = NULL;
 
 	*rc = o ? dwarfinfo_open(&d, o, &opts, 0, NULL) : -EBADF;
+	if (opts.root_fd > 0)
+		close(opts.root_fd);
 	return d;
 }
 

@@ -165,7 +165,7 @@ static bool load_tables(uint32_t pid, struct bpf_side *side, struct errbuf *err)
 	bool ok = false;
 
 	side->have_pm = false;
-	if (!oc || proctab_init(&pt, oc, NULL, "/proc")) {
+	if (!oc || proctab_init(&pt, oc, NULL, "/proc", NULL, NULL)) {
 		objcache_free(oc);
 		return false;
 	}
