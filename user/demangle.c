@@ -18,6 +18,9 @@ static void append(const char *s, size_t n, void *opaque)
 	struct out *o = opaque;
 	size_t room = o->len - 1 - o->used;
 
+	/* The Rust demangler hands empty pieces as (NULL, 0): nothing to copy. */
+	if (!n)
+		return;
 	if (n > room)
 		n = room;
 	memcpy(o->buf + o->used, s, n);

@@ -28,7 +28,8 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIBS    := -lelf -lz
 FUZZ_HDRS    := $(wildcard tests/fuzz/*.h user/*.h proto/*.h bpf/cprof.h)
 
-# Library sources per target, and the libFuzzer options that suit its input.
+# Library sources per target, the libFuzzer options that suit its input,
+# and the libraries it needs beyond FUZZ_LIBS.
 fuzz_elf_SRCS       := user/elfobj.c user/rootfs.c user/unwind.c user/errbuf.c
 fuzz_elf_OPTS       := -max_len=262144
 fuzz_ehframe_SRCS   := user/unwind.c user/errbuf.c
@@ -45,6 +46,9 @@ fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/errbu
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
 fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
 fuzz_cgroup_OPTS    := -max_len=8192
+fuzz_demangle_SRCS  := user/demangle.c
+fuzz_demangle_OPTS  := -max_len=8192 -dict=tests/fuzz/demangle.dict
+fuzz_demangle_LIBS  := -liberty
 
 # A target is built only when its harness and every source it needs exist
 # (perfmap and cgroup parsing arrive with their own changes).
@@ -55,11 +59,11 @@ FUZZ_TARGETS ?= $(FUZZ_READY)
 define FUZZ_RULES
 $(FUZZ_DIR)/fuzz-$(1): tests/fuzz/fuzz_$(1).c $(fuzz_$(1)_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $$(dir $$@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS) $(fuzz_$(1)_LIBS)
 
 $(FUZZ_DIR)/replay-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/replay.c $(fuzz_$(1)_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $$(dir $$@)
-	$(REPLAY_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c tests/fuzz/replay.c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS)
+	$(REPLAY_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c tests/fuzz/replay.c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS) $(fuzz_$(1)_LIBS)
 endef
 $(foreach t,$(FUZZ_READY),$(eval $(call FUZZ_RULES,$(t))))
 

@@ -109,6 +109,18 @@ cgroup)
 	done
 	rm -f "$dir/cgroup-$n"
 	;;
+demangle)
+	# Mangled names of this machine's C++ (and any Rust) objects: one per
+	# seed, the first byte choosing the small buffer's size.
+	for f in /usr/lib/x86_64-linux-gnu/libstdc++.so.6 $(small_elfs 60) $(big_elfs); do
+		nm -D --defined-only "$f" 2>/dev/null
+		nm --defined-only "$f" 2>/dev/null
+	done | awk '$3 ~ /^_[ZR]/ { sub(/@.*/, "", $3); print $3 }' | sort -u | awk 'NR % 13 == 1' | head -n 300 >"$tmp/names"
+	while read -r sym; do
+		printf '%s%s' "$(printf "\\$(printf %o $((n % 200 + 20)))")" "$sym" >"$dir/sym-$n"
+		n=$((n + 1))
+	done <"$tmp/names"
+	;;
 esac
 # Identical inputs waste the fuzzer's first pass.
 echo "seed.sh: $n seeds for $name in $dir" >&2
