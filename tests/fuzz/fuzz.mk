@@ -30,11 +30,11 @@ FUZZ_HDRS    := $(wildcard tests/fuzz/*.h user/*.h proto/*.h bpf/cprof.h)
 
 # Library sources per target, the libFuzzer options that suit its input,
 # and the libraries it needs beyond FUZZ_LIBS.
-fuzz_elf_SRCS       := user/elfobj.c user/rootfs.c user/unwind.c user/errbuf.c
+fuzz_elf_SRCS       := user/elfobj.c user/symsel.c user/rootfs.c user/unwind.c user/errbuf.c
 fuzz_elf_OPTS       := -max_len=262144
 fuzz_ehframe_SRCS   := user/unwind.c user/errbuf.c
 fuzz_ehframe_OPTS   := -max_len=65600
-fuzz_elfsyms_SRCS   := user/elfobj.c user/rootfs.c user/errbuf.c
+fuzz_elfsyms_SRCS   := user/elfobj.c user/symsel.c user/rootfs.c user/errbuf.c
 fuzz_elfsyms_OPTS   := -max_len=65600
 fuzz_procmaps_SRCS  := user/procmaps.c user/errbuf.c
 fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
