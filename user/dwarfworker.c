@@ -313,7 +313,7 @@ static bool child_demangle(const struct req *q, uint8_t *in, struct out *b)
 }
 
 static void __attribute__((noreturn)) child_main(const struct dwarfworker_opts *o, int sock,
-						   pid_t parent)
+						   pid_t parent, unsigned child)
 {
 	struct sandbox_opts so = {
 		.serve_fd = sock,
@@ -354,7 +354,7 @@ static void __attribute__((noreturn)) child_main(const struct dwarfworker_opts *
 		case REQ_LOOKUP:
 		case REQ_DEMANGLE:
 			if (o->child_hook)
-				o->child_hook(nreq);
+				o->child_hook(nreq, child);
 			nreq++;
 			if (!(q.type == REQ_LOOKUP ? child_lookup(slots, &q, &b)
 						   : child_demangle(&q, names, &b)) ||
@@ -541,7 +541,7 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		child_main(&w->o, sv[1], parent);
+		child_main(&w->o, sv[1], parent, w->st.spawned);
 	}
 	close(sv[1]);
 	w->sock = sv[0];

@@ -49,8 +49,11 @@ struct dwarfworker_opts {
 	unsigned timeout_ms;  /* per request (0: DWARFWORKER_TIMEOUT_MS) */
 	/* No child: libdw in this process (tests and fuzzing), same interface. */
 	bool in_process;
-	/* Tests: runs in the child before each lookup request is served. */
-	void (*child_hook)(unsigned long request);
+	/*
+	 * Tests: runs in the child before each lookup or demangling request
+	 * is served: @request counts them, @child the children started before.
+	 */
+	void (*child_hook)(unsigned long request, unsigned child);
 };
 
 struct dwarfworker;

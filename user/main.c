@@ -63,13 +63,14 @@ struct options {
 	bool dwarf;               /* unwind user stacks with CFI tables */
 	unsigned long unwind_kb;  /* budget of the rows array */
 	unsigned long dwarf_kb;   /* most DWARF one object may load for lines */
+	unsigned long symbol_kb;  /* symbol tables and names held at once */
 	unsigned int counts_max;  /* entries per counts map (0: default) */
 };
 
 /* What the windows of a run wrote, for the summary. */
 struct totals {
 	size_t windows, files, failed;
-	size_t dwarf_too_big; /* of the last window */
+	struct symbolizer_stats sym; /* of the last window */
 	uint64_t samples, lost;
 	double sampled_s, write_s; /* write_s: of the last window */
 };
@@ -139,6 +140,9 @@ static void usage(FILE *f)
 		"      --dwarf-memory SIZE  most memory one object's DWARF may take to give\n"
 		"                         source lines and inlined calls (default 8M, max\n"
 		"                         512M); bigger ones get function names only\n"
+		"      --symbol-memory SIZE  most memory symbol tables and the names kept\n"
+		"                         for sampled addresses may take at once, across\n"
+		"                         objects (default 32M); frames past it stay unnamed\n"
 		"      --counts-max N     distinct stacks counted per drain (default %d);\n"
 		"                         samples beyond it show as [lost samples]\n"
 		"  -v, --verbose          show libbpf and per-process diagnostics\n"
@@ -267,6 +271,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_CGROUP,
 		OPT_SYMBOLIZE,
 		OPT_DWARF_MEMORY,
+		OPT_SYMBOL_MEMORY,
 	};
 	static const struct option longopts[] = {
 		{ "duration", required_argument, NULL, 'd' },
@@ -282,6 +287,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 		{ "dwarf-memory", required_argument, NULL, OPT_DWARF_MEMORY },
+		{ "symbol-memory", required_argument, NULL, OPT_SYMBOL_MEMORY },
 		{ "counts-max", required_argument, NULL, OPT_COUNTS_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -305,6 +311,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		 * peak under 16 MB; libc6-dbg's libc (8.6 MB) is over it.
 		 */
 		.dwarf_kb = 8 * 1024,
+		.symbol_kb = SYMBOLIZE_SYMBOL_MEMORY / 1024,
 	};
 	while ((c = getopt_long(argc, argv, "d:i:F:o:p:vhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -402,6 +409,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -1;
 			}
 			o->dwarf_kb = v;
+			break;
+		case OPT_SYMBOL_MEMORY:
+			if (parse_size_kb(optarg, &v) || v < 64 || v > MAX_UNWIND_KB) {
+				fprintf(stderr,
+					PROG ": --symbol-memory: '%s' is not a size from 64K to 4G\n",
+					optarg);
+				return -1;
+			}
+			o->symbol_kb = v;
 			break;
 		case OPT_COUNTS_MAX:
 			if (parse_uint(optarg, 16, 1 << 22, &v)) {
@@ -622,6 +638,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		.proc_root = "/proc",
 		.addresses_only = !o->symbolize,
 		.dwarf_max_bytes = (uint64_t)o->dwarf_kb * 1024,
+		.symbol_max_bytes = (uint64_t)o->symbol_kb * 1024,
 		.report = report_line,
 		.verbose = o->verbose,
 	};
@@ -633,7 +650,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	tot->failed += res.failed;
 	tot->samples += res.samples;
 	tot->lost += res.lost;
-	tot->dwarf_too_big = res.dwarf_too_big;
+	tot->sym = res.sym;
 	tot->write_s = now_s(CLOCK_MONOTONIC) - stop;
 	if (o->keep && output_prune_windows(r->dirfd, o->keep, &err) < 0)
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
@@ -747,13 +764,27 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 		fprintf(stderr, PROG ": wrote %zu profiles (%llu samples) to %s in %.3f s%s\n",
 			sum->files, (unsigned long long)sum->samples, o->output_dir, sum->write_s,
 			sum->failed ? ", some failed (see above)" : "");
-	if (sum->dwarf_too_big)
+	if (sum->sym.dwarf_too_big)
 		fprintf(stderr,
 			PROG ": %zu object%s named without source lines: DWARF over"
 			" --dwarf-memory (%lu%s)%s\n",
-			sum->dwarf_too_big, sum->dwarf_too_big == 1 ? "" : "s",
+			sum->sym.dwarf_too_big, sum->sym.dwarf_too_big == 1 ? "" : "s",
 			o->dwarf_kb % 1024 ? o->dwarf_kb : o->dwarf_kb / 1024,
 			o->dwarf_kb % 1024 ? "K" : "M", o->verbose ? "" : "; -v names them");
+	if (sum->sym.dwarf_failed)
+		fprintf(stderr,
+			PROG ": %zu object%s named without source lines: the sandboxed DWARF reader"
+			" crashed, hung or hit its limits on them%s\n",
+			sum->sym.dwarf_failed, sum->sym.dwarf_failed == 1 ? "" : "s",
+			o->verbose ? "" : "; -v names them");
+	if (sum->sym.symbols_over || sum->sym.names_dropped)
+		fprintf(stderr,
+			PROG ": symbol memory over --symbol-memory (%lu%s): %zu object%s without"
+			" function names, %zu names dropped; peak %.1f MB\n",
+			o->symbol_kb % 1024 ? o->symbol_kb : o->symbol_kb / 1024,
+			o->symbol_kb % 1024 ? "K" : "M", sum->sym.symbols_over,
+			sum->sym.symbols_over == 1 ? "" : "s", sum->sym.names_dropped,
+			sum->sym.symbol_peak / 1048576.0);
 	if (r->tables) {
 		struct tables_stats ts;
 		uint64_t stopped = 0;

@@ -44,8 +44,9 @@ static const char fixture[] =
 /* What the child does before lookup request N: set before it is forked. */
 static int crash_at = -1, hang_at = -1, probe_at = -1;
 
-static void hook(unsigned long request)
+static void hook(unsigned long request, unsigned child)
 {
+	(void)child;
 	if ((long)request == crash_at)
 		abort(); /* SIGABRT: not caught by the sanitizers, which catch SIGSEGV */
 	if ((long)request == hang_at)
