@@ -521,7 +521,8 @@ static void build_cu_index(struct dwarfinfo *d)
 		off = next;
 	}
 done:
-	qsort(d->cus, d->ncus, sizeof(*d->cus), cmp_range);
+	if (d->ncus)
+		qsort(d->cus, d->ncus, sizeof(*d->cus), cmp_range);
 }
 
 static bool find_cu(struct dwarfinfo *d, uint64_t addr, Dwarf_Die *cu)

@@ -46,6 +46,10 @@ fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/errbu
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
 fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
 fuzz_cgroup_OPTS    := -max_len=8192
+fuzz_dwarfinfo_SRCS := user/dwarfinfo.c user/dwarfimage.c user/elfobj.c user/symsel.c \
+                       user/rootfs.c user/errbuf.c
+fuzz_dwarfinfo_OPTS := -max_len=65700
+fuzz_dwarfinfo_LIBS := -ldw
 fuzz_demangle_SRCS  := user/demangle.c
 fuzz_demangle_OPTS  := -max_len=8192 -dict=tests/fuzz/demangle.dict
 fuzz_demangle_LIBS  := -liberty
@@ -69,7 +73,7 @@ $(foreach t,$(FUZZ_READY),$(eval $(call FUZZ_RULES,$(t))))
 
 $(FUZZ_DIR)/seedgen: tests/fuzz/seedgen.c
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g -Wall -Wextra -o $@ $<
+	$(CC) -O1 -g -Wall -Wextra -o $@ $< -lz
 
 .PHONY: fuzz fuzz-bins fuzz-regress fuzz-replay-bins
 fuzz-bins: $(patsubst %,$(FUZZ_DIR)/fuzz-%,$(FUZZ_TARGETS)) $(FUZZ_DIR)/seedgen

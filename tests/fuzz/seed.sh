@@ -109,6 +109,26 @@ cgroup)
 	done
 	rm -f "$dir/cgroup-$n"
 	;;
+dwarfinfo)
+	# Objects with DWARF: built here (gcc and clang, DWARF 4 and 5, C and
+	# C++), this tree's workloads, and the smallest of the host's debug files.
+	cat >"$tmp/x.cc" <<'CC'
+template <typename T> struct Box { T v; __attribute__((noinline)) T get() const { return v * 2; } };
+static inline __attribute__((always_inline)) int twice(int x) { return x + x; }
+int main(int argc, char **) { Box<long> b{argc}; return (int)b.get() + twice(argc); }
+CC
+	for f in $(built_elfs); do
+		"$seedgen" dwarf "$f" "$dir/dwarf-$n" 65536 && n=$((n + 1))
+	done
+	for v in "gcc -gdwarf-4 -O1 t.c" "clang -g -O2 t.c" "clang -gdwarf-4 -O2 t.c" "g++ -g -O2 x.cc"; do
+		# shellcheck disable=SC2086
+		(cd "$tmp" && $v -o "$tmp/v$n") 2>/dev/null &&
+			"$seedgen" dwarf "$tmp/v$n" "$dir/dwarf-$n" 65536 && n=$((n + 1))
+	done
+	for f in $(small_elfs 60) $(ls -S /usr/lib/debug/.build-id/*/*.debug 2>/dev/null | tail -n 20); do
+		"$seedgen" dwarf "$f" "$dir/dwarf-$n" 65536 && n=$((n + 1))
+	done
+	;;
 demangle)
 	# Mangled names of this machine's C++ (and any Rust) objects: one per
 	# seed, the first byte choosing the small buffer's size.

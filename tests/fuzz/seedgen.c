@@ -9,6 +9,7 @@
  *   seedgen ehframe FILE OUT [MAXBYTES]   .eh_frame (+ .debug_frame)
  *   seedgen debugframe FILE OUT [MAXBYTES] .debug_frame alone
  *   seedgen elfsyms FILE OUT [MAXBYTES]   symbol/string tables, notes, debuglink
+ *   seedgen dwarf FILE OUT [MAXBYTES]     DWARF sections lines read, 8 function starts
  *
  * Exit status 0: seed written; 1: the object lacks what the mode needs.
  */
@@ -22,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 struct obj {
 	const uint8_t *p;
@@ -205,6 +207,101 @@ static int elfsyms(const struct obj *o, FILE *out, size_t max)
 	return 0;
 }
 
+/* A section's bytes, inflated if it is ELF-compressed (Debian's debug files), at most @max. */
+static const uint8_t *plain_bytes(const struct obj *o, const Elf64_Shdr *s, size_t max,
+				  size_t *len, uint8_t **owned)
+{
+	const uint8_t *raw = bytes(o, s, o->size, len);
+	Elf64_Chdr ch;
+	uLongf out;
+
+	*owned = NULL;
+	if (!raw || !(s->sh_flags & SHF_COMPRESSED)) {
+		if (*len > max)
+			*len = max;
+		return raw;
+	}
+	if (*len < sizeof(ch))
+		return NULL;
+	memcpy(&ch, raw, sizeof(ch));
+	if (ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > (64u << 20) ||
+	    !(*owned = malloc(ch.ch_size ? ch.ch_size : 1)))
+		return NULL;
+	out = (uLongf)ch.ch_size;
+	if (uncompress(*owned, &out, raw + sizeof(ch), (uLong)(*len - sizeof(ch))) != Z_OK) {
+		free(*owned);
+		*owned = NULL;
+		return NULL;
+	}
+	*len = out < max ? out : max;
+	return *owned;
+}
+
+/* fuzz_dwarfinfo's format: its sections uncompressed, addresses of 8 functions. */
+static int dwarf(const struct obj *o, FILE *out, size_t max)
+{
+	static const char *const names[11] = {
+		".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str",
+		".debug_aranges", ".debug_rnglists", ".debug_ranges", ".debug_addr",
+		".debug_str_offsets", ".debug_types",
+	};
+	const Elf64_Shdr *symtab = find(o, ".symtab");
+	uint8_t *owned[11] = { NULL };
+	const uint8_t *b[11];
+	size_t len[11], left = max, nsym = 0, nfunc = 0, k = 0;
+	uint64_t addrs[8] = { 0 };
+	uint16_t flags = 0, zmask = 0;
+	uint32_t zero = 0;
+
+	for (int i = 0; i < 11; i++) {
+		const Elf64_Shdr *sh = find(o, names[i]);
+
+		b[i] = sh ? plain_bytes(o, sh, left, &len[i], &owned[i]) : NULL;
+		if (!b[i])
+			len[i] = 0;
+		left -= len[i];
+	}
+	if (!len[0]) {
+		for (int i = 0; i < 11; i++)
+			free(owned[i]);
+		return 1;
+	}
+	if (symtab && symtab->sh_offset <= o->size &&
+	    symtab->sh_size <= o->size - symtab->sh_offset)
+		nsym = symtab->sh_size / sizeof(Elf64_Sym);
+	for (size_t i = 0; i < nsym; i++) {
+		const Elf64_Sym *sym = (const Elf64_Sym *)(o->p + symtab->sh_offset) + i;
+
+		nfunc += ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_value;
+	}
+	for (size_t i = 0, seen = 0; i < nsym && k < 8; i++) {
+		const Elf64_Sym *sym = (const Elf64_Sym *)(o->p + symtab->sh_offset) + i;
+
+		if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_value)
+			continue;
+		/* Spread over the table: every (nfunc / 8)th function. */
+		if (seen++ % (nfunc / 8 + 1) == 0)
+			addrs[k++] = sym->st_value;
+	}
+	if (o->eh->e_type == ET_EXEC)
+		flags |= 4;
+	put(out, &flags, 2);
+	put(out, &zmask, 2);
+	put(out, &zero, 4);
+	put(out, &zero, 4);
+	for (int i = 0; i < 11; i++) {
+		uint32_t l = (uint32_t)len[i];
+
+		put(out, &l, 4);
+	}
+	put(out, addrs, sizeof(addrs));
+	for (int i = 0; i < 11; i++) {
+		put(out, b[i], len[i]);
+		free(owned[i]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct obj o;
@@ -213,7 +310,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 4 || argc > 5) {
-		fprintf(stderr, "usage: seedgen ehframe|debugframe|elfsyms FILE OUT [MAXBYTES]\n");
+		fprintf(stderr, "usage: seedgen ehframe|debugframe|elfsyms|dwarf FILE OUT [MAXBYTES]\n");
 		return 2;
 	}
 	max = argc == 5 ? strtoul(argv[4], NULL, 0) : 65536;
@@ -228,6 +325,8 @@ int main(int argc, char **argv)
 		rc = ehframe(&o, out, max, true);
 	else if (!strcmp(argv[1], "elfsyms"))
 		rc = elfsyms(&o, out, max);
+	else if (!strcmp(argv[1], "dwarf"))
+		rc = dwarf(&o, out, max);
 	else
 		rc = 2;
 	if (fclose(out) || rc) {
