@@ -50,6 +50,13 @@ fuzz_dwarfinfo_SRCS := user/dwarfinfo.c user/dwarfimage.c user/elfobj.c user/sym
                        user/rootfs.c user/errbuf.c
 fuzz_dwarfinfo_OPTS := -max_len=65700
 fuzz_dwarfinfo_LIBS := -ldw
+fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/dwarfworker.c user/sandbox.c \
+                       user/dwarfinfo.c user/dwarfimage.c user/demangle.c user/elfobj.c \
+                       user/symsel.c user/rootfs.c user/errbuf.c user/hmap.c user/procmaps.c \
+                       user/stackstore.c user/aggregate.c user/perfmap.c user/addrsearch.c \
+                       user/kallsyms.c
+fuzz_symbolize_OPTS := -max_len=65700
+fuzz_symbolize_LIBS := -ldw -liberty
 fuzz_demangle_SRCS  := user/demangle.c
 fuzz_demangle_OPTS  := -max_len=8192 -dict=tests/fuzz/demangle.dict
 fuzz_demangle_LIBS  := -liberty

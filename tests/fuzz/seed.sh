@@ -64,6 +64,11 @@ elf)
 		head -c 65536 "$f" >"$dir/head-$n" && n=$((n + 1))
 	done
 	;;
+symbolize)
+	for f in $(small_elfs 60) $(big_elfs) $(built_elfs); do
+		"$seedgen" symbolize "$f" "$dir/sym-$n" 65536 && n=$((n + 1))
+	done
+	;;
 ehframe | elfsyms)
 	for f in $(small_elfs 60) $(big_elfs) $(built_elfs); do
 		"$seedgen" "$name" "$f" "$dir/$name-$n" 65536 && n=$((n + 1))
