@@ -780,11 +780,11 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 	if (sum->sym.symbols_over || sum->sym.names_dropped)
 		fprintf(stderr,
 			PROG ": symbol memory over --symbol-memory (%lu%s): %zu object%s without"
-			" function names, %zu names dropped; peak %.1f MB\n",
+			" function names, %zu names dropped; peak %llu KB\n",
 			o->symbol_kb % 1024 ? o->symbol_kb : o->symbol_kb / 1024,
 			o->symbol_kb % 1024 ? "K" : "M", sum->sym.symbols_over,
 			sum->sym.symbols_over == 1 ? "" : "s", sum->sym.names_dropped,
-			sum->sym.symbol_peak / 1048576.0);
+			(unsigned long long)(sum->sym.symbol_peak / 1024));
 	if (r->tables) {
 		struct tables_stats ts;
 		uint64_t stopped = 0;
