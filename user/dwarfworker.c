@@ -124,12 +124,13 @@ static bool put(struct out *b, const void *data, size_t n)
 	return true;
 }
 
-static bool child_read(void *buf, size_t len)
+/* Reads (or writes) exactly @len bytes on the socket; false when it closed or failed. */
+static bool child_io(void *buf, size_t len, bool writing)
 {
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = read(SANDBOX_SERVE_FD, p, len);
+		ssize_t n = writing ? write(SANDBOX_SERVE_FD, p, len) : read(SANDBOX_SERVE_FD, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -141,21 +142,14 @@ static bool child_read(void *buf, size_t len)
 	return true;
 }
 
+static bool child_read(void *buf, size_t len)
+{
+	return child_io(buf, len, false);
+}
+
 static bool child_write(const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(SANDBOX_SERVE_FD, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
+	return child_io((void *)buf, len, true);
 }
 
 static bool send_reply(int rc, const struct out *payload)
@@ -531,7 +525,7 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return errf(err, -errno, "DWARF reader: socketpair: %s", strerror(errno));
-	fflush(NULL); /* nothing buffered may be written twice */
+	/* The child leaves by _exit(): nothing buffered here is written twice. */
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;

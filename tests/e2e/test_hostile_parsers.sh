@@ -35,26 +35,17 @@ CC=${CC:-cc}
 W=$BUILD/workloads
 AS_NOBODY="setpriv --reuid nobody --regid nogroup --clear-groups"
 
-# start VAR COMMAND...: a workload that prints its pid first, in the background.
-start() {
-	_var=$1
-	shift
-	_out=$T/pid.$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
-	"$@" >"$_out" 2>/dev/null &
-	BG="$BG $!"
-	_p=$(wait_pid_file "$_out") || _p=
-	eval "$_var=\$_p"
-}
-
-stop_all() {
-	for p in $BG; do kill "$p" 2>/dev/null; done
-	for p in $BG; do wait "$p" 2>/dev/null; done
-	BG=
-}
-
-# mostly PART TOTAL: PART is at least 80% of TOTAL (and TOTAL is not 0).
-mostly() {
-	[ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * 80)) ]
+# named_mostly NAME PROFILE PATTERN: ok when frames matching PATTERN are in
+# at least 80% of PROFILE's samples.
+named_mostly() {
+	folded "$2" >"$T/folded"
+	_total=$(sum_where "$T/folded" '.')
+	_part=$(sum_where "$T/folded" "$3")
+	if [ "$_total" -gt 0 ] && [ $((_part * 100)) -ge $((_total * 80)) ]; then
+		ok "$1 ($_part of $_total samples)"
+	else
+		fail "$1" "$_part of $_total samples match $3"
+	fi
 }
 
 # peak_kb PID OUT: until PID exits, every 50 ms, the proportional set size
@@ -121,11 +112,7 @@ else
 		sh -c "[ $rc -eq 0 ] && [ -n '$hf' ] && [ -n '$bf' ] && gzip -t '$hf' '$bf'" ||
 		sed 's/^/# /' "$T/err1" | head -n 20
 	if [ -n "$hf" ]; then
-		folded "$hf" >"$T/hostile.folded"
-		total=$(sum_where "$T/hostile.folded" '.')
-		named=$(sum_where "$T/hostile.folded" 'hostile_spin')
-		check "hostile DWARF: named from symbols (hostile_spin in $named of $total samples)" \
-			mostly "$named" "$total"
+		named_mostly "hostile DWARF: named from symbols (hostile_spin)" "$hf" 'hostile_spin'
 	else
 		fail "hostile DWARF: named from symbols" "no profile of the hostile process"
 	fi
@@ -186,11 +173,7 @@ else
 	fail "4M symbols x 6: memory under 128 MiB" "peak RSS ${maxrss:-?} KB, Pss ${pss:-?} KB; $(head -n 3 "$T/err2")"
 fi
 if [ -n "$gf" ]; then
-	folded "$gf" >"$T/big.folded"
-	total=$(sum_where "$T/big.folded" '.')
-	hot=$(sum_where "$T/big.folded" ';hot_[0-3]$')
-	check "4M symbols x 6: frames named (hot_0..3 in $hot of $total samples)" \
-		mostly "$hot" "$total"
+	named_mostly "4M symbols x 6: frames named (hot_0..3)" "$gf" ';hot_[0-3]$'
 else
 	fail "4M symbols x 6: frames named" "no profile: $(head -n 3 "$T/err2")"
 fi

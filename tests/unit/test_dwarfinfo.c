@@ -588,22 +588,21 @@ static void test_unterminated(void)
 	}
 	og = open_obj(good);
 	dg = open_dwarf(og, NULL, NULL, &rc);
-	ob = open_obj(fmt("%s/fx5.ls", tmp));
-	db = open_dwarf(ob, NULL, NULL, &rcb);
-	same = alike(dg, db, start, size, true, &total);
-	CHECK(rc == 0 && rcb == 0 && total > 10 && same == total,
-	      ".debug_line_str without a NUL: every address of outer() keeps its names and lines",
-	      "rc %d/%d, %zu of %zu addresses alike", rc, rcb, same, total);
-	dwarfinfo_free(db);
-	elfobj_free(ob);
-	ob = open_obj(fmt("%s/fx5.s", tmp));
-	db = open_dwarf(ob, NULL, NULL, &rcb);
-	same = alike(dg, db, start, size, false, &total);
-	CHECK(rc == 0 && rcb == 0 && total > 10 && same == total,
-	      ".debug_str without a NUL: every address of outer() keeps its lines",
-	      "rc %d/%d, %zu of %zu addresses alike", rc, rcb, same, total);
-	dwarfinfo_free(db);
-	elfobj_free(ob);
+	for (int i = 0; i < 2; i++) {
+		/* Names are in .debug_str (or inline): with it broken, lines only are compared. */
+		static const char *const what[2] = {
+			".debug_line_str without a NUL: every address of outer() keeps its names and lines",
+			".debug_str without a NUL: every address of outer() keeps its lines",
+		};
+
+		ob = open_obj(fmt("%s/fx5.%s", tmp, i ? "s" : "ls"));
+		db = open_dwarf(ob, NULL, NULL, &rcb);
+		same = alike(dg, db, start, size, i == 0, &total);
+		CHECK(rc == 0 && rcb == 0 && total > 10 && same == total, what[i],
+		      "rc %d/%d, %zu of %zu addresses alike", rc, rcb, same, total);
+		dwarfinfo_free(db);
+		elfobj_free(ob);
+	}
 	dwarfinfo_free(dg);
 	elfobj_free(og);
 }

@@ -28,19 +28,6 @@
 
 static char tmp[PATH_MAX - 256];
 
-static const char fixture[] =
-	"static volatile int sink;\n"
-	"static inline __attribute__((always_inline)) int leaf(int x) { sink += x; return sink * 3; }\n"
-	"static inline __attribute__((always_inline)) int mid(int x) { return leaf(x + 1) + leaf(x + 2); }\n"
-	"__attribute__((noinline)) int outer(int x)\n"
-	"{\n"
-	"\tint s = 0;\n"
-	"\tfor (int i = 0; i < x; i++)\n"
-	"\t\ts += mid(i);\n"
-	"\treturn s;\n"
-	"}\n"
-	"int main(int argc, char **argv) { (void)argv; return outer(argc) & 1; }\n";
-
 /* What the child does before lookup request N: set before it is forked. */
 static int crash_at = -1, hang_at = -1, probe_at = -1;
 
@@ -60,12 +47,12 @@ static void hook(unsigned long request, unsigned child)
 	}
 }
 
-/* Every address of outer(), from nm. */
+/* Every address of outer_w(), from nm. */
 static size_t addresses(const char *bin, uint64_t *out, size_t max)
 {
 	char line[256];
 	unsigned long long a = 0, s = 0;
-	FILE *f = popen(fmt("nm -S '%s' | grep ' outer$'", bin), "r");
+	FILE *f = popen(fmt("nm -S '%s' | grep ' outer_w$'", bin), "r");
 	size_t n = 0;
 
 	if (f && fgets(line, sizeof(line), f))
@@ -205,8 +192,7 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	snprintf(tmp, sizeof(tmp), "/tmp/cprof-dwarfworker-XXXXXX");
-	if (!mkdtemp(tmp) || !spit(fmt("%s/fx.c", tmp), fixture, sizeof(fixture) - 1) ||
-	    sh(fmt("cd '%s' && gcc -O2 -g -o fx fx.c", tmp))) {
+	if (!mkdtemp(tmp) || build_fixture_inlines(tmp, "w", "fx")) {
 		T_SKIP("dwarfworker", "cannot compile the fixture");
 		return 0;
 	}
@@ -222,7 +208,7 @@ int main(void)
 	dwarfworker_new(&wp, &(struct dwarfworker_opts){ .in_process = true });
 	dwarfworker_new(&w, &o);
 	r = lookup(wp, &src, addrs, na, &in_proc, &err, NULL);
-	CHECK(r == (long)na && na > 10, "in process: every address of outer() answered",
+	CHECK(r == (long)na && na > 10, "in process: every address of outer_w() answered",
 	      "%ld of %zu: %s", r, na, err.msg);
 	r = lookup(w, &src, addrs, na, &child, &err, &h);
 	for (size_t i = 0; i < na; i++)

@@ -28,19 +28,6 @@
 
 static char tmp[PATH_MAX - 256];
 
-static const char fixture[] =
-	"static volatile int sink;\n"
-	"static inline __attribute__((always_inline)) int leaf(int x) { sink += x; return sink * 3; }\n"
-	"static inline __attribute__((always_inline)) int mid(int x) { return leaf(x + 1) + leaf(x + 2); }\n"
-	"__attribute__((noinline)) int outer_NAME(int x)\n"
-	"{\n"
-	"\tint s = 0;\n"
-	"\tfor (int i = 0; i < x; i++)\n"
-	"\t\ts += mid(i);\n"
-	"\treturn s;\n"
-	"}\n"
-	"int main(int argc, char **argv) { (void)argv; return outer_NAME(argc) & 1; }\n";
-
 #define BASE_A 0x400000ull
 #define BASE_B 0x800000ull
 #define MAXA 2048
@@ -314,10 +301,8 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	snprintf(tmp, sizeof(tmp), "/tmp/cprof-symbolize-XXXXXX");
-	if (!mkdtemp(tmp) ||
-	    sh(fmt("cd '%s' && printf '%%s' '%s' | sed s/NAME/a/ > fxa.c && "
-		   "printf '%%s' '%s' | sed s/NAME/b/ > fxb.c && "
-		   "gcc -O2 -g -o fxa fxa.c && gcc -O2 -g -o fxb fxb.c", tmp, fixture, fixture))) {
+	if (!mkdtemp(tmp) || build_fixture_inlines(tmp, "a", "fxa") ||
+	    build_fixture_inlines(tmp, "b", "fxb")) {
 		T_SKIP("symbolize", "cannot compile the fixtures");
 		return 0;
 	}
