@@ -386,6 +386,20 @@ static bool reap(pid_t pid, int ms, int *status)
 	}
 }
 
+/*
+ * A message the child sent, as printable text in @buf: it ends up on the
+ * agent's stderr, and a child is not trusted with terminal escapes.
+ */
+static const char *child_text(const uint8_t *p, size_t n, char *buf, size_t len)
+{
+	size_t k = n < len - 1 ? n : len - 1;
+
+	for (size_t i = 0; i < k; i++)
+		buf[i] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+	buf[k] = '\0';
+	return buf;
+}
+
 /* Forgets the child and everything open in it. */
 static void drop_child(struct dwarfworker *w)
 {
@@ -547,9 +561,7 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 	if (r.rc) {
 		char msg[ERRBUF_LEN];
 
-		snprintf(msg, sizeof(msg), "%.*s", (int)(r.len < sizeof(msg) ? r.len : sizeof(msg) - 1),
-			 (const char *)w->rbuf);
-		return fail(w, err, msg);
+		return fail(w, err, child_text(w->rbuf, r.len, msg, sizeof(msg)));
 	}
 	return 0;
 }
@@ -656,10 +668,12 @@ int dwarfworker_open(struct dwarfworker *w, const struct dwarf_source *src, uint
 		return fail(w, err, "sent a malformed reply");
 	memcpy(&bytes, w->rbuf, sizeof(bytes));
 	if (r.rc) {
-		size_t n = r.len - sizeof(bytes);
+		char msg[ERRBUF_LEN];
+		/* What dwarfinfo_open_fds() returns; anything else is not for us to pass on. */
+		int rc2 = r.rc == -ENOENT || r.rc == -EFBIG || r.rc == -ENOMEM ? r.rc : -ENOEXEC;
 
-		return errf(err, r.rc, "%.*s", (int)(n < ERRBUF_LEN ? n : ERRBUF_LEN - 1),
-			    (const char *)w->rbuf + sizeof(bytes));
+		return errf(err, rc2, "%s",
+			    child_text(w->rbuf + sizeof(bytes), r.len - sizeof(bytes), msg, sizeof(msg)));
 	}
 	w->slots[slot] = (struct slot){ .used = true, .handle = q.handle };
 	*handle = q.handle;

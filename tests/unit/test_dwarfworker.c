@@ -29,7 +29,7 @@
 static char tmp[PATH_MAX - 256];
 
 /* What the child does before lookup request N: set before it is forked. */
-static int crash_at = -1, hang_at = -1, probe_at = -1;
+static int crash_at = -1, hang_at = -1, probe_at = -1, garbage_at = -1;
 
 static void hook(unsigned long request, unsigned child)
 {
@@ -38,6 +38,13 @@ static void hook(unsigned long request, unsigned child)
 		abort(); /* SIGABRT: not caught by the sanitizers, which catch SIGSEGV */
 	if ((long)request == hang_at)
 		sleep(60);
+	if ((long)request == garbage_at) {
+		/* A reply header and bytes that are no frames, ahead of the real reply. */
+		static const uint8_t junk[] = { 0, 0, 0, 0, 3, 0, 0, 0, 'a', 'b', 'c' };
+
+		if (write(SANDBOX_SERVE_FD, junk, sizeof(junk)) != (ssize_t)sizeof(junk))
+			_exit(45);
+	}
 	if ((long)request == probe_at) {
 		/* Inside the sandbox: these must be refused. */
 		if (open("/etc/hostname", O_RDONLY) >= 0 || errno != EPERM)
@@ -184,7 +191,7 @@ int main(void)
 	struct errbuf err = { "" };
 	struct dwarf_source src;
 	struct elfobj *obj = NULL;
-	uint64_t addrs[256];
+	uint64_t addrs[256] = { 0 };
 	size_t na, same = 0;
 	uint32_t h;
 	long r;
@@ -262,6 +269,18 @@ int main(void)
 	dwarfworker_stats(w, &st);
 	CHECK(r == (long)na && st.spawned == 2, "after a crash: a fresh child answers everything",
 	      "%ld of %zu, %u children: %s", r, na, st.spawned, err.msg);
+
+	/* A malformed reply: the child is killed, its answers so far kept. */
+	dwarfworker_free(w);
+	garbage_at = 1;
+	dwarfworker_new(&w, &o);
+	r = lookup(w, &src, addrs, 200, &child, &err, NULL);
+	dwarfworker_stats(w, &st);
+	CHECK(r == DWARFWORKER_BATCH && strstr(err.msg, "malformed") && st.failures == 1 &&
+	      st.pid == 0,
+	      "child answering garbage on its second batch: killed, the first batch kept",
+	      "%ld answered, %u failures: %s", r, st.failures, err.msg);
+	garbage_at = -1;
 
 	/* A hang: killed at the deadline, and the run goes on. */
 	dwarfworker_free(w);
