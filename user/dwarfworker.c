@@ -530,6 +530,15 @@ static int send_req(struct dwarfworker *w, const struct req *q, const void *tail
 	return 0;
 }
 
+/* No child could be made: a failure like a child's (the worker gives up after a few). */
+static int spawn_failed(struct dwarfworker *w, struct errbuf *err, const char *what, int errnum)
+{
+	w->st.failures++;
+	if (w->st.failures >= DWARFWORKER_MAX_FAILURES)
+		w->st.gave_up = true;
+	return errf(err, -ECHILD, "DWARF reader not started: %s: %s", what, strerror(errnum));
+}
+
 static int spawn(struct dwarfworker *w, struct errbuf *err)
 {
 	int sv[2];
@@ -538,14 +547,14 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 	int rc;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		return errf(err, -errno, "DWARF reader: socketpair: %s", strerror(errno));
+		return spawn_failed(w, err, "socketpair", errno);
 	/* The child leaves by _exit(): nothing buffered here is written twice. */
 	pid = fork();
 	if (pid < 0) {
-		rc = -errno;
+		rc = errno;
 		close(sv[0]);
 		close(sv[1]);
-		return errf(err, rc, "DWARF reader: fork: %s", strerror(-rc));
+		return spawn_failed(w, err, "fork", rc);
 	}
 	if (pid == 0) {
 		close(sv[0]);
