@@ -67,8 +67,8 @@ void dwarfworker_free(struct dwarfworker *w);
  * Opens the DWARF of @src (its descriptors are sent, not taken) as
  * *@handle.  -ENOENT/-EFBIG/-ENOEXEC as dwarfinfo_open_fds() says of the
  * files; -ECHILD when the child failed or could not be started (@err
- * says how: signal, timeout,
- * malformed reply); -ECANCELED once the worker has given up.
+ * says how: signal, timeout, malformed reply); -ECANCELED once the worker
+ * has given up.
  */
 int dwarfworker_open(struct dwarfworker *w, const struct dwarf_source *src, uint32_t *handle,
 		     struct errbuf *err);
