@@ -606,7 +606,8 @@ size_t dwarfinfo_lookup(struct dwarfinfo *d, uint64_t vaddr, struct dwarf_frame 
 	row = dwarf_getsrc_die(&cu, vaddr);
 	if (row) {
 		file = dwarf_linesrc(row, NULL, NULL);
-		if (dwarf_lineno(row, &line))
+		/* A line program can count past INT_MAX: that is no line. */
+		if (dwarf_lineno(row, &line) || line < 0)
 			line = 0;
 	}
 	nscopes = dwarf_getscopes(&cu, vaddr, &scopes);
@@ -628,7 +629,7 @@ size_t dwarfinfo_lookup(struct dwarfinfo *d, uint64_t vaddr, struct dwarf_frame 
 		if (!is_function(s))
 			continue;
 		f.name = die_name(s);
-		if (dwarf_decl_line(s, &f.start_line))
+		if (dwarf_decl_line(s, &f.start_line) || f.start_line < 0)
 			f.start_line = 0;
 		/* Full: the outermost frame overwrites the last slot. */
 		frames[n < max ? n++ : max - 1] = f;
