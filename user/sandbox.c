@@ -4,9 +4,9 @@
  *
  * The order matters: the capability bounding set can only be dropped
  * while still privileged, the identity change clears the permitted and
- * effective sets (and resets dumpability, so that is set after), and the
- * seccomp filter comes last since the steps before it need syscalls it
- * refuses.
+ * effective sets (and resets dumpability and the parent-death signal, so
+ * those are set after), and the seccomp filter comes last since the steps
+ * before it need syscalls it refuses.
  */
 #include <endian.h>
 #include <errno.h>
@@ -218,6 +218,9 @@ int sandbox_enter(const struct sandbox_opts *o, pid_t parent, struct errbuf *err
 		rc = drop_caps();
 	if (rc)
 		return errf(err, rc, "sandbox: dropping privileges: %s", strerror(-rc));
+	/* A change of user clears the parent-death signal: set it again. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		return errf(err, -ESRCH, "sandbox: parent gone");
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return errf(err, -errno, "sandbox: prctl: %s", strerror(errno));
 	build(&prog, SANDBOX_SERVE_FD);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dwarfinfo.h"
@@ -338,6 +339,54 @@ int main(void)
 		CHECK(r == 1 && !strcmp(got[0], "<r::outer::Thing<u32>>::crunch"),
 		      "... and the next names demangled by a fresh child", "%ld: %s", r, err.msg);
 		dwarfworker_free(w);
+	}
+
+	/*
+	 * The agent killed while its child hangs in a request (so the closed
+	 * socket can't end it): the parent-death signal must, though the
+	 * child's change of user clears it unless set again after.
+	 */
+	{
+		int pfd[2];
+		pid_t agent = -1, wpid = 0;
+
+		hang_at = 0;
+		if (pipe(pfd) == 0 && (agent = fork()) == 0) {
+			struct dwarfworker *aw;
+			struct dwarfworker_stats ast;
+			uint32_t ah;
+
+			dwarfworker_new(&aw, &o);
+			dwarfworker_open(aw, &src, &ah, &err);
+			dwarfworker_stats(aw, &ast);
+			if (write(pfd[1], &ast.pid, sizeof(ast.pid)) < 0)
+				_exit(1);
+			dwarfworker_lookup(aw, ah, addrs, 1, 8, record, &child, &err);
+			_exit(0);
+		}
+		hang_at = -1;
+		if (read(pfd[0], &wpid, sizeof(wpid)) == (ssize_t)sizeof(wpid) && wpid > 0) {
+			bool gone = false;
+
+			usleep(300000); /* the request in, the child asleep in it */
+			kill(agent, SIGKILL);
+			waitpid(agent, NULL, 0);
+			for (int i = 0; i < 100 && !gone; i++) {
+				/* Dead and reaped by init, or a zombie waiting for it. */
+				gone = kill(wpid, 0) < 0 || status_has(wpid, "State:", "Z");
+				if (!gone)
+					usleep(10000);
+			}
+			CHECK(gone, "agent killed mid-request: its hanging DWARF child dies with it",
+			      "pid %d alive", (int)wpid);
+			if (!gone)
+				kill(wpid, SIGKILL);
+		} else {
+			CHECK(false, "agent killed mid-request: its hanging DWARF child dies with it",
+			      "no worker started");
+		}
+		close(pfd[0]);
+		close(pfd[1]);
 	}
 
 	/* Recycling: a fresh child after its share of objects. */
