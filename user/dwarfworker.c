@@ -76,6 +76,7 @@ struct dwarfworker {
 	uint32_t gen;          /* children started: part of every handle */
 	struct slot slots[DWARFWORKER_MAX_OPEN]; /* the agent's view of what is open */
 	unsigned objects;      /* opened by the current child */
+	unsigned requests;     /* ... and lookup or demangling requests it served */
 	uint64_t bytes;
 	struct dwarfworker_stats st;
 	uint8_t *rbuf;         /* a reply */
@@ -408,6 +409,7 @@ static void drop_child(struct dwarfworker *w)
 	w->sock = -1;
 	w->pid = 0;
 	w->objects = 0;
+	w->requests = 0;
 	w->bytes = 0;
 	memset(w->slots, 0, sizeof(w->slots));
 	w->gen++;
@@ -604,6 +606,8 @@ int dwarfworker_new(struct dwarfworker **out, const struct dwarfworker_opts *o)
 		w->o.max_bytes = DWARFINFO_MAX_BYTES;
 	if (!w->o.timeout_ms)
 		w->o.timeout_ms = DWARFWORKER_TIMEOUT_MS;
+	if (!w->o.recycle_requests)
+		w->o.recycle_requests = DWARFWORKER_RECYCLE_REQUESTS;
 	w->sock = -1;
 	w->sbuf = malloc(FRAMES_CAP * (NAME_CAP + 2 * PATH_CAP + 3));
 	if (!w->sbuf) {
@@ -759,6 +763,7 @@ long dwarfworker_lookup(struct dwarfworker *w, uint32_t handle, const uint64_t *
 				 .n = (uint32_t)k };
 		struct rep r;
 
+		w->requests++;
 		if (send_req(w, &q, addrs + done, k * sizeof(addrs[0]), NULL, 0, err) ||
 		    recv_reply(w, &r, now_ms() + w->o.timeout_ms, err))
 			return (long)done;
@@ -819,6 +824,7 @@ long dwarfworker_demangle(struct dwarfworker *w, const char *const *names, size_
 			len += sizeof(l) + l;
 		}
 		q.arg = len;
+		w->requests++;
 		if (send_req(w, &q, buf, len, NULL, 0, err) ||
 		    recv_reply(w, &r, now_ms() + w->o.timeout_ms, err))
 			break;
@@ -868,6 +874,7 @@ void dwarfworker_close(struct dwarfworker *w, uint32_t handle)
 		any |= w->slots[i].used;
 	/* libdw's leaks go with the child: a fresh one after its share of work. */
 	if (!any && (w->objects >= DWARFWORKER_RECYCLE_OBJECTS ||
+		     w->requests >= w->o.recycle_requests ||
 		     w->bytes >= DWARFWORKER_RECYCLE_BYTES)) {
 		retire(w);
 		w->st.recycled++;

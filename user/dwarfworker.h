@@ -18,8 +18,10 @@
  * request: the caller names that object without lines.  The next request
  * starts a new child.  After DWARFWORKER_MAX_FAILURES failures the worker
  * gives up for its lifetime (a window), so hostile objects can't each
- * cost a timeout.  libdw's leaks die with the child: a fresh one replaces
- * it after DWARFWORKER_RECYCLE_OBJECTS objects or _BYTES of DWARF.
+ * cost a timeout.  libdw's leaks die with the child (about 0.5 KB per
+ * lookup in malformed DWARF): a fresh one replaces it after
+ * DWARFWORKER_RECYCLE_OBJECTS objects, _REQUESTS requests or _BYTES of
+ * DWARF, once no object is open in it.
  */
 #ifndef CPROF_DWARFWORKER_H
 #define CPROF_DWARFWORKER_H
@@ -35,6 +37,7 @@
 #define DWARFWORKER_TIMEOUT_MS      5000
 #define DWARFWORKER_MAX_FAILURES    3
 #define DWARFWORKER_RECYCLE_OBJECTS 256
+#define DWARFWORKER_RECYCLE_REQUESTS 4096
 #define DWARFWORKER_RECYCLE_BYTES   (1ull << 30)
 /* Addresses per lookup request: a reply stays under DWARFWORKER_MAX_REPLY. */
 #define DWARFWORKER_BATCH           64
@@ -49,6 +52,8 @@ struct dwarfworker_opts {
 	unsigned timeout_ms;  /* per request (0: DWARFWORKER_TIMEOUT_MS) */
 	/* No child: libdw in this process (tests and fuzzing), same interface. */
 	bool in_process;
+	/* Requests a child serves before it is replaced (0: DWARFWORKER_RECYCLE_REQUESTS). */
+	unsigned recycle_requests;
 	/*
 	 * Tests: runs in the child before each lookup or demangling request
 	 * is served: @request counts them, @child the children started before.

@@ -399,6 +399,25 @@ int main(void)
 	      "a child is replaced after its share of objects", "%u recycled, %u spawned, %u failed",
 	      st.recycled, st.spawned, st.failures);
 	dwarfworker_free(w);
+	{
+		size_t n = (size_t)DWARFWORKER_BATCH * 8;
+		uint64_t *many = malloc(n * sizeof(*many));
+		static struct got sink;
+
+		for (size_t i = 0; many && i < n; i++)
+			many[i] = addrs[i % na];
+		dwarfworker_new(&w, &(struct dwarfworker_opts){ .recycle_requests = 8 });
+		r = many ? dwarfworker_open(w, &src, &h, &err) : -ENOMEM;
+		if (!r)
+			r = dwarfworker_lookup(w, h, many, n, 1, record, &sink, &err);
+		dwarfworker_close(w, h);
+		dwarfworker_stats(w, &st);
+		CHECK(r == (long)n && st.recycled == 1 && st.pid == 0,
+		      "... and after its share of requests, once its object is closed",
+		      "%ld of %zu answered, %u recycled: %s", r, n, st.recycled, err.msg);
+		dwarfworker_free(w);
+		free(many);
+	}
 	dwarfworker_free(wp);
 	dwarfinfo_source_close(&src);
 	elfobj_free(obj);
