@@ -1,9 +1,15 @@
-# cprof-bpf — system-wide CPU profiler.  See README.md and ../shared/DESIGN.md.
+# cprof-bpf — system-wide CPU profiler.  See README.md and docs/DESIGN.md.
 #
 #   make              build ./cprof-bpf (BPF object embedded via a skeleton)
+#   make STATIC=1     the same, linked statically (build-static/): runs on a
+#                     host without libbpf, libelf, libdw, zlib
 #   sudo make run     install missing packages, build, profile the host 30 s
 #   sudo make test    install missing packages, build, run every test
 #   sudo make bench   benchmarks against bpftrace and perf -> bench/RESULTS.md
+#   sudo make install install the binary, man page and systemd unit under
+#                     PREFIX (/usr/local); DESTDIR stages them; make uninstall
+#   make image        container image cprof-bpf:VERSION (podman, static binary)
+#   make deb          Debian package -> build-deb/cprof-bpf_VERSION_ARCH.deb
 #   make deps         install the Debian packages the build and tests need
 
 VERSION    := 0.1.0
@@ -11,18 +17,37 @@ CC         ?= gcc
 CLANG      ?= clang
 BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 ARCH       := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-# Sanitizer builds go to their own tree so objects never mix.
+# Sanitizer and static builds go to their own trees so objects never mix.
+ifeq ($(SANITIZE)$(STATIC),11)
+$(error SANITIZE=1 and STATIC=1 do not mix: the sanitizer runtimes are shared libraries)
+endif
 ifeq ($(SANITIZE),1)
 BUILD      ?= build-san
+else ifeq ($(STATIC),1)
+BUILD      ?= build-static
 else
 BUILD      ?= build
 endif
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+# podman calls it localhost/cprof-bpf:VERSION, the name deploy/ uses
+IMAGE      ?= cprof-bpf:$(VERSION)
+PODMAN     ?= podman
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
               -Wformat=2 -D_GNU_SOURCE -DCPROF_VERSION='"$(VERSION)"' \
               -I$(BUILD) -Iuser -Iproto -Ibpf -fno-strict-aliasing
 LDLIBS     := -lbpf -ldw -lelf -lz -liberty
+ifeq ($(STATIC),1)
+# libdw.so brings its decompressors itself; the archive needs them named.
+# No NSS or dlopen is used, so a static glibc is safe here.
+LDFLAGS    += -static
+LDLIBS     := -lbpf -ldw -lelf -llzma -lbz2 -lz -liberty
+endif
 ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS    += -fsanitize=address,undefined
@@ -41,7 +66,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/plugin.c,$(wildcard tests/workloads/*.c))) \
               $(BUILD)/workloads/nofp-nopie $(BUILD)/workloads/nofp-static $(BUILD)/workloads/libplugin.so
 
-.PHONY: all deps run test bench clean unit-bins workloads
+.PHONY: all deps run test bench clean unit-bins workloads install uninstall image deb FORCE
 all: cprof-bpf
 
 $(BUILD)/cprof.bpf.o: bpf/cprof.bpf.c bpf/cprof.h $(wildcard vmlinux/*.h) | $(BUILD)
@@ -54,7 +79,7 @@ $(BUILD)/user/sampler.o: $(BUILD)/cprof.skel.h
 
 $(BUILD)/%.o: %.c $(wildcard user/*.h proto/*.h bpf/cprof.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libcprof.a: $(LIB_OBJS)
 	ar rcs $@ $^
@@ -62,9 +87,11 @@ $(BUILD)/libcprof.a: $(LIB_OBJS)
 $(BUILD)/cprof-bpf: $(BUILD)/user/main.o $(BUILD)/user/sampler.o $(BUILD)/libcprof.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Replaced by rename, so a running ./cprof-bpf never blocks a rebuild.
-cprof-bpf: $(BUILD)/cprof-bpf
-	cp $< $@.tmp && mv -f $@.tmp $@
+# Replaced by rename, so a running ./cprof-bpf never blocks a rebuild;
+# compared rather than dated, as `make` and `make STATIC=1` share the name.
+cprof-bpf: $(BUILD)/cprof-bpf FORCE
+	@cmp -s $< $@ || { echo "cp $< $@"; cp $< $@.tmp && mv -f $@.tmp $@; }
+FORCE:
 
 $(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/libcprof.a
 	@mkdir -p $(dir $@)
@@ -112,8 +139,39 @@ bench: deps
 	$(MAKE) cprof-bpf workloads
 	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh
 
+# The unit names the binary where this installs it.
+install: cprof-bpf
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(UNITDIR)
+	install -m 755 cprof-bpf $(DESTDIR)$(BINDIR)/cprof-bpf
+	install -m 644 docs/cprof-bpf.1 $(DESTDIR)$(MANDIR)/man1/cprof-bpf.1
+	sed 's|/usr/local/bin/cprof-bpf|$(BINDIR)/cprof-bpf|' deploy/cprof-bpf.service \
+		> $(DESTDIR)$(UNITDIR)/cprof-bpf.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/cprof-bpf.service
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/cprof-bpf $(DESTDIR)$(MANDIR)/man1/cprof-bpf.1 \
+		$(DESTDIR)$(UNITDIR)/cprof-bpf.service
+
+# A FROM scratch image around the static binary: no registry needed.
+image:
+	@sh tools/deps.sh build image
+	$(MAKE) STATIC=1 BUILD=build-static build-static/cprof-bpf
+	$(PODMAN) build -f Containerfile -t $(IMAGE) .
+
+# Built from a copy of the sources in DEBDIR, where the package lands too
+# (dpkg-buildpackage writes beside the source tree).
+DEBDIR     ?= build-deb
+DEB_SRCS   := Makefile README.md bpf debian deploy docs proto tools user vmlinux
+deb:
+	@sh tools/deps.sh build package
+	rm -rf $(DEBDIR)
+	mkdir -p $(DEBDIR)/cprof-bpf-$(VERSION)
+	cp -a $(DEB_SRCS) $(DEBDIR)/cprof-bpf-$(VERSION)/
+	cd $(DEBDIR)/cprof-bpf-$(VERSION) && dpkg-buildpackage -b -us -uc
+	lintian $(LINTIAN_FLAGS) --fail-on error $(DEBDIR)/cprof-bpf_$(VERSION)_*.changes
+
 clean:
-	rm -rf build build-san cprof-bpf
+	rm -rf build build-san build-static build-deb cprof-bpf
 
 # Fuzz targets (make fuzz) live with their rules in tests/fuzz/.
 -include tests/fuzz/fuzz.mk

@@ -55,7 +55,8 @@ static int check_privileges(struct errbuf *err)
 	if (has_cap(data, 39 /* CAP_BPF */) && has_cap(data, CAP_PERFMON))
 		return 0;
 	return errf(err, -EPERM,
-		    "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): run as root");
+		    "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): run as root,"
+		    " in a container given those capabilities");
 }
 
 static int on_ring_event(void *ctx, void *data, size_t size)
@@ -129,8 +130,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		return ret;
 	if (access(BTF_PATH, R_OK))
 		return errf(err, -ENOENT,
-			    "no kernel BTF at %s (needs a kernel built with CONFIG_DEBUG_INFO_BTF)",
-			    BTF_PATH);
+			    "no kernel BTF at %s: needs a kernel built with CONFIG_DEBUG_INFO_BTF"
+			    " and, in a container, the host's /sys/kernel/btf mounted", BTF_PATH);
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -172,9 +173,12 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	}
 	ret = cprof_bpf__load(s->skel);
 	if (ret) {
+		/* The capabilities are there: EPERM is a filter's (seccomp, an LSM). */
 		ret = errf(err, -errno ? -errno : -EINVAL,
-			   "loading the BPF program failed: %s (run with -v for the verifier log)",
-			   strerror(errno));
+			   "loading the BPF program failed: %s (%s)", strerror(errno),
+			   errno == EPERM ? "a seccomp profile or LSM may forbid bpf();"
+					    " in a container, run it unconfined" :
+					    "run with -v for the verifier log");
 		goto fail;
 	}
 	for (size_t i = 0; i < opts->n_pids; i++) {

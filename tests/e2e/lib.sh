@@ -28,6 +28,26 @@ require_root() {
 	fi
 }
 
+# For the tests of what gets installed (test_install.sh, test_image.sh):
+# prints a skip for each line of NAMES and exits unless this is root, not
+# a SANITIZE=1 run (nothing installed is sanitized: the plain run tests it),
+# and tools/deps.sh installs its GROUPS.
+require_install_deps() { # NAMES GROUP...
+	_names=$1
+	shift
+	_why=""
+	if [ "$(id -u)" -ne 0 ]; then
+		_why="needs root"
+	elif [ "${SANITIZE:-}" = 1 ]; then
+		_why="SANITIZE=1: nothing installed is sanitized (the plain run tests it)"
+	elif ! _out=$(sh tools/deps.sh "$@" 2>&1); then
+		_why="tools/deps.sh $* failed: $(echo "$_out" | tail -n1)"
+	fi
+	[ -z "$_why" ] && return 0
+	echo "$_names" | while read -r _n; do skip "$_n" "$_why"; done
+	exit 0
+}
+
 # folded FILE: one line per sample, "COUNT<TAB>LABELS<TAB>root;...;leaf",
 # from `go tool pprof -raw`.  LABELS is the sample's label text as printed.
 # A location with inlined functions contributes all of them, outermost
@@ -72,6 +92,19 @@ folded() {
 # sum_where FOLDED PATTERN: total count of samples whose line matches PATTERN.
 sum_where() {
 	awk -F '\t' -v pat="$2" '$0 ~ pat { s += $1 } END { print s + 0 }' "$1"
+}
+
+# split_named FOLDED: "NAMED TOTAL" for a profile of `nofp split`: the
+# samples whose stack runs main;stage_one;stage_two;work_hot or work_cold
+# (unwound whole and named from the binary), and all of them.
+split_named() {
+	echo "$(sum_where "$1" 'main;stage_one;stage_two;work_(hot|cold)') $(sum_where "$1" '.')"
+}
+
+# mostly_named NAMED TOTAL: enough samples, and at least 90% named (the
+# first ones of a process may come before its unwind tables).
+mostly_named() {
+	[ "$2" -ge 30 ] && [ $(($1 * 10)) -ge $(($2 * 9)) ]
 }
 
 # Waits up to 5 s for a process to print its pid on stdout into FILE.
