@@ -49,8 +49,6 @@ static const int plain[] = {
 	__NR_exit_group, __NR_rt_sigreturn, __NR_rt_sigprocmask, __NR_futex, __NR_getpid,
 	__NR_gettid, __NR_clock_gettime, __NR_gettimeofday, __NR_sched_yield, __NR_getrandom,
 	__NR_sigaltstack, __NR_restart_syscall, __NR_clock_nanosleep, __NR_nanosleep,
-	/* abort() and raise(), on itself: an unexpected fault must still end it. */
-	__NR_tgkill,
 };
 
 struct prog {
@@ -76,7 +74,7 @@ static void allow_if(struct prog *p, int nr)
  * and the blocks that load an argument end in a return, so the number
  * need not be reloaded.
  */
-static void build(struct prog *p, int serve_fd)
+static void build(struct prog *p, int serve_fd, pid_t self)
 {
 	emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					     offsetof(struct seccomp_data, arch)));
@@ -115,6 +113,16 @@ static void build(struct prog *p, int serve_fd)
 	emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_HI(2)));
 	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
 	emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, DENY));
+	emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+
+	/*
+	 * tgkill: on itself only (abort() and raise(): an unexpected fault
+	 * must still end it), never another process of its uid (uid 0, when
+	 * the agent could not give it another).
+	 */
+	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 0, 3));
+	emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)));
+	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)self, 0, 1));
 	emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 
 	emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, DENY));
@@ -159,24 +167,30 @@ static int set_limit(int what, rlim_t v)
 	return setrlimit(what, &rl) ? -errno : 0;
 }
 
-/* A user of its own, no groups; the bounding set first, while we may. */
+/*
+ * A user of its own, no groups; the bounding set first, while we may.  An
+ * agent that is root without CAP_SETUID, CAP_SETGID or CAP_SETPCAP (the
+ * systemd unit bounds its capabilities so) can't: it keeps uid 0 and
+ * loses every capability below, and the filter keeps it from opening,
+ * signalling or exec'ing anything, which is what the uid would have done.
+ */
 static int drop_identity(void)
 {
 	if (geteuid() != 0)
 		return 0; /* unprivileged already: capabilities are dropped below */
 	for (int cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL && errno != EPERM)
 			return -errno;
-	if (setgroups(0, NULL))
+	if (setgroups(0, NULL) && errno != EPERM)
 		return -errno;
 	if (setresgid(SANDBOX_ID, SANDBOX_ID, SANDBOX_ID) &&
-	    setresgid(SANDBOX_ID_ALT, SANDBOX_ID_ALT, SANDBOX_ID_ALT))
+	    setresgid(SANDBOX_ID_ALT, SANDBOX_ID_ALT, SANDBOX_ID_ALT) && errno != EPERM)
 		return -errno;
 	/* An id outside a user namespace's map is EINVAL: nobody is mapped nearly always. */
 	if (setresuid(SANDBOX_ID, SANDBOX_ID, SANDBOX_ID) &&
-	    setresuid(SANDBOX_ID_ALT, SANDBOX_ID_ALT, SANDBOX_ID_ALT))
+	    setresuid(SANDBOX_ID_ALT, SANDBOX_ID_ALT, SANDBOX_ID_ALT) && errno != EPERM)
 		return -errno;
-	return geteuid() == 0 ? -EPERM : 0;
+	return 0;
 }
 
 static int drop_caps(void)
@@ -223,7 +237,7 @@ int sandbox_enter(const struct sandbox_opts *o, pid_t parent, struct errbuf *err
 		return errf(err, -ESRCH, "sandbox: parent gone");
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return errf(err, -errno, "sandbox: prctl: %s", strerror(errno));
-	build(&prog, SANDBOX_SERVE_FD);
+	build(&prog, SANDBOX_SERVE_FD, getpid());
 	if (prog.n >= MAX_INSNS)
 		return errf(err, -E2BIG, "sandbox: filter too long");
 	fprog = (struct sock_fprog){ .len = prog.n, .filter = prog.insn };

@@ -10,9 +10,10 @@
  * open files and file writes are capped by rlimits; it becomes a user of
  * its own (an id no account or container range uses, else nobody) with
  * no groups and no capabilities left in any set, and is not dumpable (no
- * ptrace, no /proc/PID/mem); no_new_privs; and a seccomp filter allows
- * only reading and writing descriptors it holds, memory management and
- * exiting.  Anything else the filter refuses with EPERM (libdw's attempts
+ * ptrace, no /proc/PID/mem) -- or, for a root agent that may not change
+ * user (no CAP_SETUID), keeps uid 0 without any capability; no_new_privs;
+ * and a seccomp filter allows only reading and writing descriptors it
+ * holds, memory management, signalling itself and exiting.  Anything else the filter refuses with EPERM (libdw's attempts
  * to open split-DWARF files or realpath() a descriptor fail harmlessly);
  * a different syscall architecture kills it.
  */

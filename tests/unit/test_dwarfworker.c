@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -385,6 +387,63 @@ int main(void)
 			CHECK(false, "agent killed mid-request: its hanging DWARF child dies with it",
 			      "no worker started");
 		}
+		close(pfd[0]);
+		close(pfd[1]);
+	}
+
+	/*
+	 * An agent that is root without CAP_SETUID, CAP_SETGID and CAP_SETPCAP
+	 * (the systemd unit's bounding set): its child keeps uid 0 but no
+	 * capability, and still works.
+	 */
+	if (geteuid() == 0) {
+		int pfd[2];
+		pid_t agent = -1;
+		char res[64] = "";
+
+		if (pipe(pfd) == 0 && (agent = fork()) == 0) {
+			struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+			struct __user_cap_data_struct data[2];
+			struct dwarfworker *aw;
+			struct dwarfworker_stats ast;
+			static struct got g;
+			long n;
+
+			syscall(SYS_capget, &hdr, data);
+			for (int k = 0; k < 2; k++) {
+				uint32_t drop = k ? 0 : (1u << CAP_SETUID | 1u << CAP_SETGID | 1u << CAP_SETPCAP);
+
+				data[k].effective &= ~drop;
+				data[k].permitted &= ~drop;
+				data[k].inheritable &= ~drop;
+			}
+			if (syscall(SYS_capset, &hdr, data))
+				_exit(1);
+			dwarfworker_new(&aw, &(struct dwarfworker_opts){ 0 });
+			n = lookup(aw, &src, addrs, na, &g, &err, &h);
+			dwarfworker_stats(aw, &ast);
+			snprintf(res, sizeof(res), "%ld %d %d %d", n, status_has(ast.pid, "Uid:", "0\t0\t0"),
+				 status_has(ast.pid, "CapEff:", "0000000000000000"),
+				 status_has(ast.pid, "Seccomp:", "2"));
+			if (write(pfd[1], res, sizeof(res)) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		if (agent > 0 && read(pfd[0], res, sizeof(res)) > 0) {
+			long n = 0;
+			int uid0 = 0, nocaps = 0, filtered = 0;
+
+			sscanf(res, "%ld %d %d %d", &n, &uid0, &nocaps, &filtered);
+			CHECK(n == (long)na && uid0 && nocaps && filtered,
+			      "root agent without CAP_SETUID/SETGID/SETPCAP: its child keeps uid 0, "
+			      "no capability, filtered, and answers",
+			      "'%s'", res);
+		} else {
+			CHECK(false, "root agent without CAP_SETUID/SETGID/SETPCAP: its child works",
+			      "no answer");
+		}
+		if (agent > 0)
+			waitpid(agent, NULL, 0);
 		close(pfd[0]);
 		close(pfd[1]);
 	}
