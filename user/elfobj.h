@@ -85,14 +85,35 @@ int elfobj_load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 			struct errbuf *err);
 
 /*
+ * Loads anew (replacing what was loaded) the function symbols, as
+ * elfobj_load_symbols() does, or when @vaddrs is not NULL only those that
+ * name one of its @n addresses (sorted, strictly increasing; see
+ * symsel.h): elfobj_lookup() of those addresses then finds what it would
+ * in the full table, in memory that grows with @n, not with the table.
+ * -EFBIG, nothing kept, when the table would take more than @max_bytes
+ * (elfobj_symbols_bytes()).
+ */
+int elfobj_load_symbols_for(struct elfobj *o, const struct elfobj_debug_opts *opts,
+			    const uint64_t *vaddrs, size_t n, uint64_t max_bytes,
+			    struct errbuf *err);
+
+/* Frees the symbols loaded; a later load reads them again. */
+void elfobj_unload_symbols(struct elfobj *o);
+
+/* Memory the loaded symbols take (their table and names). */
+size_t elfobj_symbols_bytes(const struct elfobj *o);
+
+/*
  * The function symbol containing @vaddr (the nearest one below it when
- * sizes are unknown), or NULL.  Valid after elfobj_load_symbols().
+ * sizes are unknown), or NULL; NULL too when that symbol's name is empty
+ * or could not be kept.  Valid after a load.
  */
 const struct elfobj_sym *elfobj_lookup(const struct elfobj *o, uint64_t vaddr);
 
 /*
- * All function symbols, sorted by start address with one symbol per
- * address; @n receives the count.  Valid after elfobj_load_symbols().
+ * All function symbols loaded, sorted by start address with one symbol
+ * per address; @n receives the count.  A symbol whose name is empty or
+ * could not be kept has name NULL (it still ends the one below it).
  */
 const struct elfobj_sym *elfobj_symbols(const struct elfobj *o, size_t *n);
 

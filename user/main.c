@@ -44,7 +44,7 @@
 /* What the windows of a run wrote, for the summary. */
 struct totals {
 	size_t windows, files, failed;
-	size_t dwarf_too_big; /* of the last window */
+	struct symbolizer_stats sym; /* of the last window */
 	uint64_t samples, lost;
 	double sampled_s, write_s; /* write_s: of the last window */
 };
@@ -274,6 +274,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		.debug_root = "/usr/lib/debug",
 		.addresses_only = !o->symbolize,
 		.dwarf_max_bytes = (uint64_t)o->dwarf_kb * 1024,
+		.symbol_max_bytes = (uint64_t)o->symbol_kb * 1024,
 		.report = report_line,
 		.verbose = o->verbose,
 	};
@@ -286,7 +287,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	tot->failed += res.failed;
 	tot->samples += res.samples;
 	tot->lost += res.lost;
-	tot->dwarf_too_big = res.dwarf_too_big;
+	tot->sym = res.sym;
 	tot->write_s = now_s(CLOCK_MONOTONIC) - stop;
 	if (o->keep && outdir_prune(&r->out, o->keep, &err) < 0)
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
@@ -481,13 +482,27 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 		fprintf(stderr, PROG ": wrote %zu profiles (%llu samples) to %s in %.3f s%s\n",
 			sum->files, (unsigned long long)sum->samples, o->output_dir, sum->write_s,
 			sum->failed ? ", some failed (see above)" : "");
-	if (sum->dwarf_too_big)
+	if (sum->sym.dwarf_too_big)
 		fprintf(stderr,
 			PROG ": %zu object%s named without source lines: DWARF over"
 			" --dwarf-memory (%lu%s)%s\n",
-			sum->dwarf_too_big, sum->dwarf_too_big == 1 ? "" : "s",
+			sum->sym.dwarf_too_big, sum->sym.dwarf_too_big == 1 ? "" : "s",
 			o->dwarf_kb % 1024 ? o->dwarf_kb : o->dwarf_kb / 1024,
 			o->dwarf_kb % 1024 ? "K" : "M", o->verbose ? "" : "; -v names them");
+	if (sum->sym.dwarf_failed)
+		fprintf(stderr,
+			PROG ": %zu object%s named without source lines: the sandboxed DWARF reader"
+			" crashed, hung or hit its limits on them%s\n",
+			sum->sym.dwarf_failed, sum->sym.dwarf_failed == 1 ? "" : "s",
+			o->verbose ? "" : "; -v names them");
+	if (sum->sym.symbols_over || sum->sym.names_dropped)
+		fprintf(stderr,
+			PROG ": symbol memory over --symbol-memory (%lu%s): %zu object%s without"
+			" function names, %zu names dropped; peak %llu KB\n",
+			o->symbol_kb % 1024 ? o->symbol_kb : o->symbol_kb / 1024,
+			o->symbol_kb % 1024 ? "K" : "M", sum->sym.symbols_over,
+			sum->sym.symbols_over == 1 ? "" : "s", sum->sym.names_dropped,
+			(unsigned long long)(sum->sym.symbol_peak / 1024));
 	if (r->tables) {
 		struct tables_stats ts;
 		uint64_t stopped = 0;

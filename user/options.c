@@ -13,6 +13,7 @@
 #include "dwarfinfo.h"
 #include "options.h"
 #include "output.h"
+#include "symbolize.h"
 
 #define MAX_FREQUENCY 20000
 #define MAX_DURATION (365 * 24 * 3600)
@@ -54,6 +55,9 @@ static void usage(FILE *f)
 		"      --dwarf-memory SIZE  most memory one object's DWARF may take to give\n"
 		"                         source lines and inlined calls (default 8M, max\n"
 		"                         512M); bigger ones get function names only\n"
+		"      --symbol-memory SIZE  most memory symbol tables and the names kept\n"
+		"                         for sampled addresses may take at once, across\n"
+		"                         objects (default 32M); frames past it stay unnamed\n"
 		"      --counts-max N     distinct stacks counted per drain (default %d);\n"
 		"                         samples beyond it show as [lost samples]\n"
 		"      --max-files N      files kept open for processes' binaries and perf\n"
@@ -207,6 +211,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		OPT_CGROUP,
 		OPT_SYMBOLIZE,
 		OPT_DWARF_MEMORY,
+		OPT_SYMBOL_MEMORY,
 		OPT_MAX_FILES,
 		OPT_FILE_MODE,
 	};
@@ -224,6 +229,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 		{ "dwarf-memory", required_argument, NULL, OPT_DWARF_MEMORY },
+		{ "symbol-memory", required_argument, NULL, OPT_SYMBOL_MEMORY },
 		{ "counts-max", required_argument, NULL, OPT_COUNTS_MAX },
 		{ "max-files", required_argument, NULL, OPT_MAX_FILES },
 		{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
@@ -249,6 +255,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		 * peak under 16 MB; libc6-dbg's libc (8.6 MB) is over it.
 		 */
 		.dwarf_kb = 8 * 1024,
+		.symbol_kb = SYMBOLIZE_SYMBOL_MEMORY / 1024,
 		.max_files = DEFAULT_MAX_FILES,
 		.file_mode = OUTPUT_FILE_MODE,
 	};
@@ -330,6 +337,11 @@ int options_parse(int argc, char **argv, struct options *o)
 					"64K to 512M", &v))
 				return -1;
 			o->dwarf_kb = v;
+			break;
+		case OPT_SYMBOL_MEMORY:
+			if (size_option("symbol-memory", optarg, 64, MAX_UNWIND_KB, "64K to 4G", &v))
+				return -1;
+			o->symbol_kb = v;
 			break;
 		case OPT_COUNTS_MAX:
 			if (uint_option("counts-max", optarg, 16, 1 << 22, "a count", &v))

@@ -36,6 +36,7 @@ struct options {
 	bool dwarf;               /* unwind user stacks with CFI tables */
 	unsigned long unwind_kb;  /* budget of the rows array */
 	unsigned long dwarf_kb;   /* most DWARF one object may load for lines */
+	unsigned long symbol_kb;  /* symbol tables and names held at once */
 	unsigned int counts_max;  /* entries per counts map (0: default) */
 	unsigned long max_files;  /* descriptors held for processes' files */
 	unsigned int file_mode;   /* of the profiles */

@@ -156,6 +156,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		.debug_root = o->debug_root,
 		.addresses_only = o->addresses_only,
 		.dwarf_max_bytes = o->dwarf_max_bytes,
+		.symbol_max_bytes = o->symbol_max_bytes,
 		.report = o->verbose ? o->report : NULL,
 		.report_ctx = o->report_ctx,
 	};
@@ -229,7 +230,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		}
 	}
 	res->files = queued;
-	res->dwarf_too_big = symbolizer_dwarf_too_big(&sym);
+	symbolizer_stats(&sym, &res->sym);
 	hmap_free(&used);
 	free(list);
 	symbolizer_free(&sym);

@@ -18,6 +18,7 @@
 
 #include "proctab.h"
 #include "stackstore.h"
+#include "symbolize.h"
 
 struct outdir;
 
@@ -28,6 +29,7 @@ struct window_opts {
 	const char *debug_root;
 	bool addresses_only;   /* --symbolize=none: see struct symbolizer */
 	uint64_t dwarf_max_bytes; /* see struct symbolizer */
+	uint64_t symbol_max_bytes; /* see struct symbolizer */
 	/* where per-file problems are told (may be NULL) */
 	void (*report)(void *ctx, const char *msg);
 	void *report_ctx;
@@ -36,7 +38,7 @@ struct window_opts {
 
 struct window_result {
 	size_t files, failed;
-	size_t dwarf_too_big; /* objects named without lines: DWARF over the cap */
+	struct symbolizer_stats sym; /* objects without lines or names: bounds hit, reader failed */
 	uint64_t samples, lost;
 };
 
