@@ -79,7 +79,6 @@ struct dwarfinfo {
 	Dwarf *dw, *alt_dw;
 	bool separate; /* main is a separate debug file, not the object */
 	uint64_t bytes;
-	bool separate;
 	/* Fallback CU index, built on the first miss when there are no aranges. */
 	bool cu_index_built;
 	struct cu_range *cus;

@@ -166,7 +166,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int pass = 0; pass < 2; pass++) {
 		struct symbolizer sym = {
 			.debug_root = "/nonexistent-cprof-fuzz/debug",
-			.proc_root = "/nonexistent-cprof-fuzz/proc",
 			.symbol_max_bytes = (flags & F_BUDGET) ? budget : 0,
 			.lines_in_process = true,
 		};

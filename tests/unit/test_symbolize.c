@@ -167,7 +167,6 @@ static struct symbolizer base_sym(void)
 {
 	return (struct symbolizer){
 		.debug_root = "/nonexistent-cprof-test",
-		.proc_root = "/proc",
 		.dwarf_child_hook = hook,
 	};
 }
