@@ -312,9 +312,15 @@ struct cprof_proc_map {
 	__u32 file;       /* its number in unwind_files; CPROF_NO_FILE: none */
 	__u32 pad;
 };
+/*
+ * The process maps more executable mappings than fit: the table has the
+ * first CPROF_MAX_PROC_MAPS, and a pc outside them is no news (no
+ * CPROF_EV_NEW_CODE: a new snapshot would be truncated the same way).
+ */
+#define CPROF_PROC_MAPS_TRUNCATED 1u
 struct cprof_proc_maps {
 	__u32 n;
-	__u32 pad;
+	__u32 flags; /* CPROF_PROC_MAPS_* */
 	struct cprof_proc_map m[CPROF_MAX_PROC_MAPS];
 };
 

@@ -501,7 +501,8 @@ static long unwind_step(__u32 i, void *data)
 		mapped = c->pm && !find_mapping(c->pm, lookup, c->pid, &c->cur);
 		if (!mapped) {
 			c->cur.end = 0;
-			if (c->pm && !c->reported) {
+			if (c->pm && !c->reported &&
+			    !(c->pm->flags & CPROF_PROC_MAPS_TRUNCATED)) {
 				report_new_code(c->pid);
 				c->reported = true;
 			}

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A formatted string from a ring of 8: for arguments, never to keep. */
 static inline char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
@@ -72,6 +73,23 @@ static inline bool spit(const char *path, const void *buf, size_t len)
 	return fclose(f) == 0 && ok;
 }
 
+/*
+ * A new directory /tmp/cprof-test-@name-XXXXXX into @buf (mode 0755, so
+ * that processes of other users in a test can reach it); false, said on
+ * stderr, when it can't be made.
+ */
+static inline bool temp_dir(char *buf, size_t len, const char *name)
+{
+	char tmpl[PATH_MAX];
+
+	snprintf(tmpl, sizeof(tmpl), "/tmp/cprof-test-%s-XXXXXX", name);
+	if (!mkdtemp(tmpl) || chmod(tmpl, 0755) || (size_t)snprintf(buf, len, "%s", tmpl) >= len) {
+		perror(tmpl);
+		return false;
+	}
+	return true;
+}
+
 /* Address and size of a defined symbol according to nm (-D: @dynamic); name@version too. */
 static inline bool nm_sym(const char *path, bool dynamic, const char *name, uint64_t *addr,
 			  uint64_t *size)
@@ -98,6 +116,37 @@ static inline bool nm_sym(const char *path, bool dynamic, const char *name, uint
 	}
 	pclose(p);
 	return found;
+}
+
+/*
+ * A C program for tests that look lines up: outer_NAME() is never inlined
+ * and its loop inlines mid() and leaf() (three frames deep at leaf's
+ * line).  Callers replace NAME (sed s/NAME/x/) to tell objects apart.
+ */
+static inline const char *fixture_inlines(void)
+{
+	return "static volatile int sink;\n"
+	       "static inline __attribute__((always_inline)) int leaf(int x) { sink += x; return sink * 3; }\n"
+	       "static inline __attribute__((always_inline)) int mid(int x) { return leaf(x + 1) + leaf(x + 2); }\n"
+	       "__attribute__((noinline)) int outer_NAME(int x)\n"
+	       "{\n"
+	       "\tint s = 0;\n"
+	       "\tfor (int i = 0; i < x; i++)\n"
+	       "\t\ts += mid(i);\n"
+	       "\treturn s;\n"
+	       "}\n"
+	       "int main(int argc, char **argv) { (void)argv; return outer_NAME(argc) & 1; }\n";
+}
+
+/* Compiles fixture_inlines() with NAME as @name into @dir/@out (gcc -O2 -g). */
+static inline int build_fixture_inlines(const char *dir, const char *name, const char *out)
+{
+	const char *src = fixture_inlines();
+
+	if (!spit(fmt("%s/%s.c.in", dir, out), src, strlen(src)))
+		return -1;
+	return sh(fmt("cd '%s' && sed s/NAME/%s/ %s.c.in > %s.c && gcc -O2 -g -o %s %s.c", dir, name,
+		      out, out, out, out));
 }
 
 #endif

@@ -18,13 +18,21 @@ static void append(const char *s, size_t n, void *opaque)
 	struct out *o = opaque;
 	size_t room = o->len - 1 - o->used;
 
+	/* The Rust demangler hands empty pieces as (NULL, 0): nothing to copy. */
+	if (!n)
+		return;
 	if (n > room)
 		n = room;
 	memcpy(o->buf + o->used, s, n);
 	o->used += n;
 }
 
-size_t demangle(const char *sym, char *buf, size_t len)
+bool demangle_is_v0(const char *sym)
+{
+	return sym && sym[0] == '_' && sym[1] == 'R';
+}
+
+static size_t run(const char *sym, char *buf, size_t len, bool v0)
 {
 	struct out o = { .buf = buf, .len = len };
 	int ok = 0;
@@ -33,7 +41,7 @@ size_t demangle(const char *sym, char *buf, size_t len)
 		return 0;
 	buf[0] = '\0';
 	/* Itanium and legacy Rust names start "_Z", v0 Rust names "_R". */
-	if (!sym || sym[0] != '_' || (sym[1] != 'Z' && sym[1] != 'R') ||
+	if (!sym || sym[0] != '_' || (sym[1] != 'Z' && (sym[1] != 'R' || !v0)) ||
 	    strnlen(sym, DEMANGLE_MAX_INPUT + 1) > DEMANGLE_MAX_INPUT)
 		return 0;
 	/*
@@ -53,4 +61,14 @@ size_t demangle(const char *sym, char *buf, size_t len)
 	}
 	buf[o.used] = '\0';
 	return o.used;
+}
+
+size_t demangle(const char *sym, char *buf, size_t len)
+{
+	return run(sym, buf, len, false);
+}
+
+size_t demangle_v0(const char *sym, char *buf, size_t len)
+{
+	return run(sym, buf, len, true);
 }

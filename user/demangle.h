@@ -12,6 +12,7 @@
 #ifndef CPROF_DEMANGLE_H
 #define CPROF_DEMANGLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -25,8 +26,19 @@
  * Writes the demangled form of @sym into @buf (@len > 0 bytes, always
  * NUL-terminated, truncated if need be) and returns its length.  Returns 0
  * and leaves @buf empty when @sym is not a C++ or Rust mangled name (plain
- * C names such as "main"), cannot be demangled, or is too long.
+ * C names such as "main"), cannot be demangled, is too long, or is a Rust
+ * v0 name (demangle_is_v0()).
  */
 size_t demangle(const char *sym, char *buf, size_t len);
+
+/*
+ * Rust v0 names ("_R...") are not demangled by demangle(): libiberty's v0
+ * demangler loops as many times as a binder count in the name says, up to
+ * 2^64 (an 82-byte name kept c++filt busy for 6 minutes), so one hostile
+ * symbol would stall the agent.  demangle_v0() does them too, for a process
+ * that is killed when it takes too long (the DWARF worker, dwarfworker.h).
+ */
+bool demangle_is_v0(const char *sym);
+size_t demangle_v0(const char *sym, char *buf, size_t len);
 
 #endif

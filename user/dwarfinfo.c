@@ -16,9 +16,9 @@
  *    function out, whose line is the call's DW_AT_call_file/call_line.
  *    This is what eu-addr2line -i and llvm-symbolizer print.
  *
- * Before libdw sees a file we check its header (a hostile section count
- * would make libelf allocate without bound) and add up the sizes its debug
- * sections will have once loaded, decompressed included.
+ * Before libelf sees a file we check its header (a hostile section count
+ * would make it allocate without bound); libdw sees only the image of its
+ * debug sections that dwarfimage.c makes.
  *
  * DWARF shrunk by dwz refers to a shared "alt" file named in
  * .gnu_debugaltlink.  libdw would look for it itself, opening whatever path
@@ -60,18 +60,24 @@ struct cu_range {
 	uint64_t cu_off; /* offset of the CU's DIE in .debug_info */
 };
 
-/* One ELF file libdw reads. */
+/* A file found for an object's DWARF, not read yet. */
 struct dfile {
 	int fd;        /* owned when @own */
 	bool own;
+	struct dwarfimage_scan scan;
+	uint64_t over; /* none taken: the most a candidate needed over the budget */
+};
+
+/* A file read: its image, and libelf's handle on the image. */
+struct dimage {
+	struct dwarfimage img;
 	Elf *elf;
-	uint64_t bytes; /* its debug sections, decompressed */
-	uint64_t over;  /* none opened: the most a candidate needed over the budget */
 };
 
 struct dwarfinfo {
-	struct dfile main, alt; /* alt.elf NULL: no dwz file */
+	struct dimage main, alt; /* alt.elf NULL: no dwz file */
 	Dwarf *dw, *alt_dw;
+	bool separate; /* main is a separate debug file, not the object */
 	uint64_t bytes;
 	/* Fallback CU index, built on the first miss when there are no aranges. */
 	bool cu_index_built;
@@ -108,88 +114,6 @@ static bool header_ok(int fd, uint64_t size)
 	return n <= MAX_SECTIONS;
 }
 
-/*
- * Sections libdw would load (decompress, for a compressed debug file) but
- * lines and inlined calls never read: variable locations, CFI (our
- * unwinder has its own), name indexes, macros.  libc6-dbg's .debug_loclists
- * alone is 1.4 MB decompressed.
- */
-static bool unused_by_lines(const char *name)
-{
-	static const char *const unused[] = {
-		"loc", "loclists", "frame", "pubnames", "pubtypes", "macinfo", "macro",
-	};
-	const char *base = name[1] == 'z' ? name + 8 : name + 7; /* past "." [z] "debug_" */
-
-	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++)
-		if (!strcmp(base, unused[i]))
-			return true;
-	return false;
-}
-
-/*
- * Adds up what the .debug_* sections will cost once libdw loads them, and
- * tells whether there is a .debug_info with contents.  Compressed sections
- * count at their decompressed size, which their header (ours to read, not
- * libelf's) claims.  Sections unused_by_lines() are hidden from libdw
- * (marked NOBITS in our in-memory copy of the headers, which libdw skips)
- * and not counted.
- */
-static bool debug_sections(Elf *e, int fd, uint64_t *bytes, bool *has_info)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	uint64_t total = 0;
-
-	*has_info = false;
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		uint64_t sz;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(name = elf_strptr(e, shstrndx, sh.sh_name)))
-			continue;
-		/* libdw reads these whole: a real one is a name and an ID. */
-		if (!strcmp(name, ".gnu_debugaltlink") && sh.sh_size > LINK_BYTES)
-			return false;
-		if (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8))
-			continue;
-		if (unused_by_lines(name)) {
-			sh.sh_type = SHT_NOBITS;
-			if (gelf_update_shdr(scn, &sh))
-				continue;
-		}
-		sz = sh.sh_size;
-		if (sh.sh_flags & SHF_COMPRESSED) {
-			Elf64_Chdr ch;
-
-			if (pread(fd, &ch, sizeof(ch), (off_t)sh.sh_offset) != (ssize_t)sizeof(ch))
-				return false;
-			sz = ch.ch_size;
-		} else if (name[1] == 'z') {
-			uint8_t hdr[12];
-
-			/* "ZLIB" and the size, big-endian. */
-			if (pread(fd, hdr, sizeof(hdr), (off_t)sh.sh_offset) != (ssize_t)sizeof(hdr) ||
-			    memcmp(hdr, "ZLIB", 4))
-				return false;
-			sz = 0;
-			for (int i = 4; i < 12; i++)
-				sz = sz << 8 | hdr[i];
-		}
-		if (sz > DWARFINFO_MAX_BYTES - total)
-			return false;
-		total += sz;
-		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
-			*has_info = sz > 0;
-	}
-	*bytes = total;
-	return true;
-}
-
 static bool crc_matches(int fd, uint64_t size, uint32_t want)
 {
 	uint8_t *buf = malloc(CRC_CHUNK);
@@ -215,9 +139,8 @@ static bool crc_matches(int fd, uint64_t size, uint32_t want)
 static bool try_fd(struct dfile *f, int fd, bool own, uint64_t budget, const uint8_t *want_id,
 		   size_t want_id_len, const uint32_t *want_crc)
 {
+	struct dwarfimage_scan sc;
 	struct stat st;
-	bool has_info = false;
-	uint64_t bytes = 0;
 	Elf *e = NULL;
 
 	if (fd < 0)
@@ -236,14 +159,17 @@ static bool try_fd(struct dfile *f, int fd, bool own, uint64_t budget, const uin
 		if (n <= 0 || (size_t)n != want_id_len || memcmp(id, want_id, want_id_len))
 			goto reject;
 	}
-	if (!debug_sections(e, fd, &bytes, &has_info) || !has_info)
+	if (dwarfimage_scan(e, fd, &sc, NULL) || !sc.has_info)
 		goto reject;
-	if (bytes > budget) {
-		if (bytes > f->over)
-			f->over = bytes;
+	if (sc.bytes > budget) {
+		if (sc.bytes > f->over)
+			f->over = sc.bytes;
 		goto reject;
 	}
-	*f = (struct dfile){ .fd = fd, .own = own, .elf = e, .bytes = bytes };
+	elf_end(e);
+	f->fd = fd;
+	f->own = own;
+	f->scan = sc;
 	return true;
 reject:
 	if (e)
@@ -255,11 +181,9 @@ reject:
 
 static void dfile_close(struct dfile *f)
 {
-	if (f->elf)
-		elf_end(f->elf);
 	if (f->own && f->fd >= 0)
 		close(f->fd);
-	*f = (struct dfile){ .fd = -1 };
+	f->fd = -1;
 }
 
 /* "<root>/.build-id/xx/rest.debug" for a raw build ID. */
@@ -347,11 +271,11 @@ static bool find_separate(struct dfile *d, const struct elfobj *o,
 	dirlen = (int)(slash - opts->path);
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", dirlen, opts->path, name) <
 	    sizeof(path))
-		found = try_fd(d, rootfs_open(opts->root_prefix, path), true, max,
+		found = try_fd(d, rootfs_openat(opts->root_fd, path), true, max,
 			       NULL, 0, &crc);
 	if (!found && (size_t)snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen,
 				       opts->path, name) < sizeof(path))
-		found = try_fd(d, rootfs_open(opts->root_prefix, path), true, max,
+		found = try_fd(d, rootfs_openat(opts->root_fd, path), true, max,
 			       NULL, 0, &crc);
 	if (!found && root && *root &&
 	    (size_t)snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, opts->path, name) <
@@ -361,38 +285,113 @@ static bool find_separate(struct dfile *d, const struct elfobj *o,
 }
 
 /*
- * The dwz file of d->dw, if its DWARF has one: by build ID under the host's
- * debug root only.  False when there is one and it cannot be used.
+ * The dwz file of @main, if its DWARF has one: by build ID under the
+ * host's debug root only.  False when there is one and it cannot be used.
  */
-static bool attach_alt(struct dwarfinfo *d, const struct elfobj_debug_opts *opts, uint64_t max)
+static bool find_alt(struct dfile *alt, const struct dfile *main,
+		     const struct elfobj_debug_opts *opts, uint64_t max)
 {
+	const uint8_t *id = main->scan.alt_id;
+	size_t n = main->scan.alt_id_len;
 	char path[PATH_MAX];
-	const char *name;
-	const void *id;
-	ssize_t n = dwelf_dwarf_gnu_debugaltlink(d->dw, &name, &id);
 
-	if (n == 0)
+	if (!n)
 		return true;
-	if (n < 0 || !build_id_path(path, sizeof(path), opts ? opts->debug_root : NULL, id,
-				    (size_t)n) ||
-	    !try_fd(&d->alt, rootfs_open_host(path), true, max - d->bytes, id, (size_t)n, NULL))
-		return false;
-	d->alt_dw = dwarf_begin_elf(d->alt.elf, DWARF_C_READ, NULL);
-	if (!d->alt_dw)
-		return false;
-	dwarf_setalt(d->dw, d->alt_dw);
-	d->bytes += d->alt.bytes;
-	return true;
+	return build_id_path(path, sizeof(path), opts ? opts->debug_root : NULL, id, n) &&
+	       try_fd(alt, rootfs_open_host(path), true, max - main->scan.bytes, id, n, NULL);
 }
 
-int dwarfinfo_open(struct dwarfinfo **out, const struct elfobj *o,
-		   const struct elfobj_debug_opts *opts, uint64_t max_bytes,
-		   struct errbuf *err)
+int dwarfinfo_locate(struct dwarf_source *src, const struct elfobj *o,
+		     const struct elfobj_debug_opts *opts, uint64_t max_bytes,
+		     struct errbuf *err)
 {
-	struct dwarfinfo *d;
+	struct dfile main = { .fd = -1 }, alt = { .fd = -1 };
 	const void *img;
 	size_t len;
 	int fd;
+
+	*src = (struct dwarf_source){ .fd = -1, .alt_fd = -1 };
+	if (!max_bytes || max_bytes > DWARFINFO_MAX_BYTES)
+		max_bytes = DWARFINFO_MAX_BYTES;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return errf(err, -ENOSYS, "libelf: %s", elf_errmsg(-1));
+	elfobj_source(o, &fd, &img, &len);
+	/* The in-memory vDSO image carries no DWARF. */
+	if (fd < 0 || (!try_fd(&main, fd, false, max_bytes, NULL, 0, NULL) &&
+		       !find_separate(&main, o, opts, max_bytes))) {
+		if (main.over)
+			return errf(err, -EFBIG, "DWARF of %.1f MB, over the %.1f MB allowed",
+				    main.over / 1048576.0, max_bytes / 1048576.0);
+		return errf(err, -ENOENT, "no DWARF");
+	}
+	if (!find_alt(&alt, &main, opts, max_bytes)) {
+		uint64_t over = alt.over ? main.scan.bytes + alt.over : 0;
+
+		dfile_close(&main);
+		if (over)
+			return errf(err, -EFBIG,
+				    "DWARF of %.1f MB with its dwz file, over the %.1f MB allowed",
+				    over / 1048576.0, max_bytes / 1048576.0);
+		return errf(err, -ENOENT, "DWARF refers to a dwz file that is not installed");
+	}
+	*src = (struct dwarf_source){
+		.fd = main.fd,
+		.alt_fd = alt.fd,
+		.own_fd = main.own,
+		.bytes = main.scan.bytes + (alt.fd >= 0 ? alt.scan.bytes : 0),
+	};
+	return 0;
+}
+
+void dwarfinfo_source_close(struct dwarf_source *src)
+{
+	if (src->own_fd && src->fd >= 0)
+		close(src->fd);
+	if (src->alt_fd >= 0)
+		close(src->alt_fd);
+	*src = (struct dwarf_source){ .fd = -1, .alt_fd = -1 };
+}
+
+/* Reads the file at @fd into @di: its image, open with libelf. */
+static int read_image(struct dimage *di, int fd, uint64_t max, struct errbuf *err)
+{
+	struct stat st;
+	Elf *e;
+	int rc;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !header_ok(fd, (uint64_t)st.st_size))
+		return errf(err, -ENOEXEC, "not a 64-bit ELF file of this host's byte order");
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		return errf(err, -ENOEXEC, "not an ELF file");
+	}
+	rc = dwarfimage_build(e, fd, max, &di->img, err);
+	elf_end(e);
+	if (rc)
+		return rc;
+	di->elf = elf_memory((char *)di->img.buf, di->img.len);
+	if (!di->elf) {
+		dwarfimage_free(&di->img);
+		return errf(err, -ENOEXEC, "libelf: %s", elf_errmsg(-1));
+	}
+	return 0;
+}
+
+static void dimage_free(struct dimage *di)
+{
+	if (di->elf)
+		elf_end(di->elf);
+	dwarfimage_free(&di->img);
+	di->elf = NULL;
+}
+
+int dwarfinfo_open_fds(struct dwarfinfo **out, int fd, int alt_fd, uint64_t max_bytes,
+		       struct errbuf *err)
+{
+	struct dwarfinfo *d;
+	int rc;
 
 	*out = NULL;
 	if (!max_bytes || max_bytes > DWARFINFO_MAX_BYTES)
@@ -402,39 +401,58 @@ int dwarfinfo_open(struct dwarfinfo **out, const struct elfobj *o,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return errf(err, -ENOMEM, "out of memory");
-	d->main.fd = d->alt.fd = -1;
-	elfobj_source(o, &fd, &img, &len);
-	/* The in-memory vDSO image carries no DWARF. */
-	if (fd < 0 || (!try_fd(&d->main, fd, false, max_bytes, NULL, 0, NULL) &&
-		       !find_separate(&d->main, o, opts, max_bytes))) {
-		uint64_t over = d->main.over;
-
-		free(d);
-		if (over)
-			return errf(err, -EFBIG, "DWARF of %.1f MB, over the %.1f MB allowed",
-				    over / 1048576.0, max_bytes / 1048576.0);
-		return errf(err, -ENOENT, "no DWARF");
+	rc = read_image(&d->main, fd, max_bytes, err);
+	if (rc)
+		goto fail;
+	d->bytes = d->main.img.scan.bytes;
+	if (!d->main.img.scan.has_info) {
+		rc = errf(err, -ENOENT, "no DWARF");
+		goto fail;
 	}
-	d->bytes = d->main.bytes;
 	d->dw = dwarf_begin_elf(d->main.elf, DWARF_C_READ, NULL);
 	if (!d->dw) {
-		int rc = errf(err, -ENOEXEC, "DWARF: %s", dwarf_errmsg(-1));
-
-		dwarfinfo_free(d);
-		return rc;
+		rc = errf(err, -ENOEXEC, "DWARF: %s", dwarf_errmsg(-1));
+		goto fail;
 	}
-	if (!attach_alt(d, opts, max_bytes)) {
-		uint64_t over = d->alt.over ? d->bytes + d->alt.over : 0;
-
-		dwarfinfo_free(d);
-		if (over)
-			return errf(err, -EFBIG,
-				    "DWARF of %.1f MB with its dwz file, over the %.1f MB allowed",
-				    over / 1048576.0, max_bytes / 1048576.0);
-		return errf(err, -ENOENT, "DWARF refers to a dwz file that is not installed");
+	if (d->main.img.scan.alt_id_len) {
+		if (alt_fd < 0) {
+			rc = errf(err, -ENOENT, "DWARF refers to a dwz file that is not installed");
+			goto fail;
+		}
+		rc = read_image(&d->alt, alt_fd, max_bytes - d->bytes, err);
+		if (rc)
+			goto fail;
+		d->bytes += d->alt.img.scan.bytes;
+		d->alt_dw = dwarf_begin_elf(d->alt.elf, DWARF_C_READ, NULL);
+		if (!d->alt_dw) {
+			rc = errf(err, -ENOEXEC, "dwz file: %s", dwarf_errmsg(-1));
+			goto fail;
+		}
+		dwarf_setalt(d->dw, d->alt_dw);
 	}
 	*out = d;
 	return 0;
+fail:
+	dwarfinfo_free(d);
+	return rc;
+}
+
+int dwarfinfo_open(struct dwarfinfo **out, const struct elfobj *o,
+		   const struct elfobj_debug_opts *opts, uint64_t max_bytes,
+		   struct errbuf *err)
+{
+	struct dwarf_source src;
+	int rc;
+
+	*out = NULL;
+	rc = dwarfinfo_locate(&src, o, opts, max_bytes, err);
+	if (rc)
+		return rc;
+	rc = dwarfinfo_open_fds(out, src.fd, src.alt_fd, max_bytes, err);
+	if (!rc)
+		(*out)->separate = src.own_fd;
+	dwarfinfo_source_close(&src);
+	return rc;
 }
 
 void dwarfinfo_free(struct dwarfinfo *d)
@@ -446,8 +464,8 @@ void dwarfinfo_free(struct dwarfinfo *d)
 		dwarf_end(d->dw);
 	if (d->alt_dw)
 		dwarf_end(d->alt_dw);
-	dfile_close(&d->main);
-	dfile_close(&d->alt);
+	dimage_free(&d->main);
+	dimage_free(&d->alt);
 	free(d->cus);
 	free(d);
 }
@@ -459,7 +477,7 @@ uint64_t dwarfinfo_bytes(const struct dwarfinfo *d)
 
 bool dwarfinfo_separate(const struct dwarfinfo *d)
 {
-	return d->main.own;
+	return d->separate;
 }
 
 /* --- the CU of an address ------------------------------------------------ */
@@ -503,7 +521,8 @@ static void build_cu_index(struct dwarfinfo *d)
 		off = next;
 	}
 done:
-	qsort(d->cus, d->ncus, sizeof(*d->cus), cmp_range);
+	if (d->ncus)
+		qsort(d->cus, d->ncus, sizeof(*d->cus), cmp_range);
 }
 
 static bool find_cu(struct dwarfinfo *d, uint64_t addr, Dwarf_Die *cu)
@@ -587,7 +606,8 @@ size_t dwarfinfo_lookup(struct dwarfinfo *d, uint64_t vaddr, struct dwarf_frame 
 	row = dwarf_getsrc_die(&cu, vaddr);
 	if (row) {
 		file = dwarf_linesrc(row, NULL, NULL);
-		if (dwarf_lineno(row, &line))
+		/* A line program can count past INT_MAX: that is no line. */
+		if (dwarf_lineno(row, &line) || line < 0)
 			line = 0;
 	}
 	nscopes = dwarf_getscopes(&cu, vaddr, &scopes);
@@ -609,7 +629,7 @@ size_t dwarfinfo_lookup(struct dwarfinfo *d, uint64_t vaddr, struct dwarf_frame 
 		if (!is_function(s))
 			continue;
 		f.name = die_name(s);
-		if (dwarf_decl_line(s, &f.start_line))
+		if (dwarf_decl_line(s, &f.start_line) || f.start_line < 0)
 			f.start_line = 0;
 		/* Full: the outermost frame overwrites the last slot. */
 		frames[n < max ? n++ : max - 1] = f;

@@ -31,6 +31,7 @@
 
 #include "elfobj.h"
 #include "rootfs.h"
+#include "symsel.h"
 
 /* Bounds on what an object may make us keep or read; see the comments where used. */
 #define MAX_SEGS       64
@@ -63,7 +64,9 @@ struct ablock {
 };
 
 struct elfobj {
-	struct src src;
+	struct src src;  /* src.fd -1: closed for the descriptor bound (or an image) */
+	const struct elfobj_file_ops *ops;
+	void *ops_ctx;
 	char *label;     /* for messages: the file's path, or "ELF image in memory" */
 	uint64_t pagesz; /* mapping granularity, for elfobj_file_to_vaddr() */
 
@@ -77,6 +80,7 @@ struct elfobj {
 	struct elfobj_sym *syms;
 	size_t nsyms;
 	struct ablock *arena;
+	uint64_t syms_bytes; /* what syms and arena take */
 
 	size_t nsegs;
 	struct seg segs[]; /* PT_LOAD, in program header order */
@@ -451,6 +455,37 @@ void elfobj_free(struct elfobj *o)
 	free(o);
 }
 
+void elfobj_set_file_ops(struct elfobj *o, const struct elfobj_file_ops *ops, void *ctx)
+{
+	o->ops = ops;
+	o->ops_ctx = ctx;
+}
+
+void elfobj_close_file(struct elfobj *o)
+{
+	if (o->src.fd >= 0 && o->ops) {
+		close(o->src.fd);
+		o->src.fd = -1;
+	}
+}
+
+/* Makes the object's bytes readable: reopens a file closed for the bound. */
+static int src_ready(struct elfobj *o)
+{
+	if (o->src.mem)
+		return 0;
+	if (o->src.fd < 0) {
+		int fd = o->ops ? o->ops->reopen(o->ops_ctx) : -EBADF;
+
+		if (fd < 0)
+			return fd;
+		o->src.fd = fd;
+	}
+	if (o->ops && o->ops->used)
+		o->ops->used(o->ops_ctx);
+	return 0;
+}
+
 const char *elfobj_build_id(const struct elfobj *o)
 {
 	return o->build_id_hex;
@@ -702,11 +737,11 @@ static bool find_debug_file(const struct elfobj *o, const struct elfobj_debug_op
 	dirlen = (int)(slash - opts->path);
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", dirlen, opts->path, link) <
 		    sizeof(path) &&
-	    try_debug_fd(o, rootfs_open(opts->root_prefix, path), false, &crc, buf, d))
+	    try_debug_fd(o, rootfs_openat(opts->root_fd, path), false, &crc, buf, d))
 		return true;
 	if ((size_t)snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen, opts->path, link) <
 		    sizeof(path) &&
-	    try_debug_fd(o, rootfs_open(opts->root_prefix, path), false, &crc, buf, d))
+	    try_debug_fd(o, rootfs_openat(opts->root_fd, path), false, &crc, buf, d))
 		return true;
 	if (root && *root &&
 	    (size_t)snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, opts->path, link) <
@@ -719,23 +754,17 @@ static bool find_debug_file(const struct elfobj *o, const struct elfobj_debug_op
 /* --- symbols ------------------------------------------------------------- */
 
 /*
- * A function symbol while the table is built: same size as the final
- * struct elfobj_sym, which each slot becomes in place once its name is
- * copied, so the table is never held twice.
+ * A function symbol while the table is built (struct symrec): same size as
+ * the final struct elfobj_sym, which each slot becomes in place once its
+ * name is copied, so the table is never held twice.
  */
-struct rec {
-	uint64_t start, size;
-	uint32_t name_off;
-	uint8_t rank; /* 0 GLOBAL, 1 WEAK, 2 LOCAL: lower wins a tie on address */
-	uint8_t tab;  /* which table (struct table) it came from */
-	uint8_t pad[2];
-};
-_Static_assert(sizeof(struct rec) == sizeof(struct elfobj_sym),
+_Static_assert(sizeof(struct symrec) == sizeof(struct elfobj_sym),
 	       "records become symbols in place");
 
 struct recs {
-	struct rec *v;
+	struct symrec *v;
 	size_t n, cap;
+	uint64_t max_bytes; /* the caller's bound on the table */
 };
 
 /* One symbol table being read, with a window on its string table. */
@@ -747,27 +776,16 @@ struct table {
 	char *buf;        /* CHUNK + NAME_BYTES */
 };
 
-static uint8_t bind_rank(unsigned char bind)
-{
-	switch (bind) {
-	case STB_GLOBAL:
-	case STB_GNU_UNIQUE:
-		return 0;
-	case STB_WEAK:
-		return 1;
-	default:
-		return 2;
-	}
-}
-
-static int recs_push(struct recs *r, const struct rec *x)
+static int recs_push(struct recs *r, const struct symrec *x)
 {
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 1024;
-		struct rec *v;
+		struct symrec *v;
 
 		if (cap > MAX_SYMS)
 			cap = MAX_SYMS;
+		if (cap * sizeof(*v) > r->max_bytes)
+			return -EFBIG;
 		v = realloc(r->v, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
@@ -778,8 +796,12 @@ static int recs_push(struct recs *r, const struct rec *x)
 	return 0;
 }
 
-/* Streams table @t (index @tab) and keeps its defined function symbols. */
-static int collect(struct recs *r, const struct table *t, uint8_t tab, uint8_t *buf)
+/*
+ * Streams table @t (index @tab) and keeps its defined function symbols:
+ * all of them in @r, or only those @sel chooses when there is one.
+ */
+static int collect(struct recs *r, struct symsel *sel, const struct table *t, uint8_t tab,
+		   uint8_t *buf)
 {
 	const size_t per_chunk = CHUNK / sizeof(Elf64_Sym);
 
@@ -793,6 +815,7 @@ static int collect(struct recs *r, const struct table *t, uint8_t tab, uint8_t *
 		for (size_t j = 0; j < k; j++) {
 			Elf64_Sym sym;
 			unsigned char type;
+			struct symrec x;
 
 			memcpy(&sym, buf + j * sizeof(sym), sizeof(sym));
 			type = ELF64_ST_TYPE(sym.st_info);
@@ -800,15 +823,20 @@ static int collect(struct recs *r, const struct table *t, uint8_t tab, uint8_t *
 			    sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
 			    sym.st_name == 0 || sym.st_name >= t->loc.str_size)
 				continue;
+			x = (struct symrec){
+				.start = sym.st_value,
+				.size = sym.st_size,
+				.name_off = sym.st_name,
+				.rank = symrec_rank(ELF64_ST_BIND(sym.st_info)),
+				.tab = tab,
+			};
+			if (sel) {
+				symsel_offer(sel, &x);
+				continue;
+			}
 			if (r->n >= MAX_SYMS)
 				return 0; /* enough: keep what we have */
-			rc = recs_push(r, &(struct rec){
-						  .start = sym.st_value,
-						  .size = sym.st_size,
-						  .name_off = sym.st_name,
-						  .rank = bind_rank(ELF64_ST_BIND(sym.st_info)),
-						  .tab = tab,
-					  });
+			rc = recs_push(r, &x);
 			if (rc)
 				return rc;
 		}
@@ -817,24 +845,9 @@ static int collect(struct recs *r, const struct table *t, uint8_t tab, uint8_t *
 	return 0;
 }
 
-static int cmp_addr_pref(const void *pa, const void *pb)
-{
-	const struct rec *a = pa, *b = pb;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	if (!a->size != !b->size)
-		return a->size ? -1 : 1;
-	if (a->tab != b->tab)
-		return a->tab < b->tab ? -1 : 1;
-	return a->name_off < b->name_off ? -1 : a->name_off > b->name_off;
-}
-
 static int cmp_name_pos(const void *pa, const void *pb)
 {
-	const struct rec *a = pa, *b = pb;
+	const struct symrec *a = pa, *b = pb;
 
 	if (a->tab != b->tab)
 		return a->tab < b->tab ? -1 : 1;
@@ -874,7 +887,7 @@ static int table_name(struct table *t, uint64_t off, const char **name, size_t *
 	return 0;
 }
 
-static char *arena_alloc(struct ablock **head, size_t n)
+static char *arena_alloc(struct ablock **head, size_t n, uint64_t *bytes)
 {
 	struct ablock *b = *head;
 
@@ -893,21 +906,12 @@ static char *arena_alloc(struct ablock **head, size_t n)
 		b->used = 0;
 		b->cap = cap;
 		*head = b;
+		*bytes += sizeof(*b) + cap;
 	}
 	b->used += n;
 	return b->data + b->used - n;
 }
 
-/*
- * Turns the deduplicated records into symbols: copies each distinct name
- * once (symbols sharing a string-table entry share the copy), drops those
- * whose name is empty or unreadable, and sorts by address again.
- *
- * Names are bounded in total as well as each: twice the string tables'
- * size plus a margin covers every real object (suffix-merged strings are
- * the only way to exceed 1x), while a hostile table pointing many symbols
- * into the middle of one long string can't inflate the arena.
- */
 /*
  * Length of a symbol name without its version suffix ("memcpy@@GLIBC_2.14",
  * "foo@VERS" in .symtab of versioned libraries), which readers (perf,
@@ -920,20 +924,33 @@ static size_t unversioned_len(const char *p, size_t len)
 	return at && at > p ? (size_t)(at - p) : len;
 }
 
+/*
+ * Turns the deduplicated records into symbols: copies each distinct name
+ * once (symbols sharing a string-table entry share the copy) and sorts by
+ * address again.  A symbol whose name is empty or can't be kept stays,
+ * nameless: it still holds its address against the symbol below it, as
+ * in a table read for a few addresses only (symsel.h), and elfobj_lookup()
+ * finds nothing there.
+ *
+ * Names are bounded in total as well as each: twice the string tables'
+ * size plus a margin covers every real object (suffix-merged strings are
+ * the only way to exceed 1x), while a hostile table pointing many symbols
+ * into the middle of one long string can't inflate the arena.  The table
+ * and its names past r->max_bytes: -EFBIG.
+ */
 static int build_symbols(struct elfobj *o, struct recs *r, struct table *tabs,
 			 size_t ntabs)
 {
-	uint64_t budget = 1u << 20, prev_off = 0;
+	uint64_t budget = 1u << 20, prev_off = 0, bytes = r->n * sizeof(struct elfobj_sym);
 	struct elfobj_sym *syms = (struct elfobj_sym *)r->v;
 	const char *prev_name = NULL;
 	int prev_tab = -1;
-	size_t out = 0;
 
 	for (size_t i = 0; i < ntabs; i++)
 		budget += 2 * tabs[i].loc.str_size;
 	qsort(r->v, r->n, sizeof(r->v[0]), cmp_name_pos);
 	for (size_t i = 0; i < r->n; i++) {
-		struct rec x = r->v[i];
+		struct symrec x = r->v[i];
 		const char *name = NULL;
 
 		if (x.tab == prev_tab && x.name_off == prev_off) {
@@ -947,29 +964,32 @@ static int build_symbols(struct elfobj *o, struct recs *r, struct table *tabs,
 			if (rc)
 				return rc;
 			len = unversioned_len(p, len);
-			if (len && len + 1 <= budget && (copy = arena_alloc(&o->arena, len + 1))) {
+			if (len && len + 1 <= budget &&
+			    (copy = arena_alloc(&o->arena, len + 1, &bytes))) {
 				memcpy(copy, p, len);
 				copy[len] = '\0';
 				budget -= len + 1;
 				name = copy;
 			}
+			if (bytes > r->max_bytes)
+				return -EFBIG;
 			prev_tab = x.tab;
 			prev_off = x.name_off;
 			prev_name = name;
 		}
-		/* Slot i has been read into x; out <= i, so nothing unread is overwritten. */
-		if (name)
-			syms[out++] = (struct elfobj_sym){ .start = x.start, .size = x.size, .name = name };
+		/* Slot i has been read into x: it becomes symbol i in place. */
+		syms[i] = (struct elfobj_sym){ .start = x.start, .size = x.size, .name = name };
 	}
-	qsort(syms, out, sizeof(syms[0]), cmp_sym);
+	qsort(syms, r->n, sizeof(syms[0]), cmp_sym);
+	o->syms = r->n ? realloc(syms, r->n * sizeof(syms[0])) : NULL;
+	if (r->n && !o->syms)
+		o->syms = syms; /* shrinking failed: keep the larger block */
+	else if (!r->n)
+		free(syms);
+	o->nsyms = r->n;
+	o->syms_bytes = bytes;
 	r->v = NULL;
 	r->n = r->cap = 0;
-	o->syms = out ? realloc(syms, out * sizeof(syms[0])) : NULL;
-	if (out && !o->syms)
-		o->syms = syms; /* shrinking failed: keep the larger block */
-	else if (!out)
-		free(syms);
-	o->nsyms = out;
 	return 0;
 }
 
@@ -978,7 +998,7 @@ static void dedupe(struct recs *r)
 {
 	size_t out = 0;
 
-	qsort(r->v, r->n, sizeof(r->v[0]), cmp_addr_pref);
+	qsort(r->v, r->n, sizeof(r->v[0]), symrec_cmp);
 	for (size_t i = 0; i < r->n; i++) {
 		if (out && r->v[out - 1].start == r->v[i].start) {
 			if (!r->v[out - 1].size)
@@ -990,18 +1010,36 @@ static void dedupe(struct recs *r)
 	r->n = out;
 }
 
+/* The records @sel chose, as if a whole table had been read and deduplicated. */
+static int take_selection(struct recs *r, const struct symsel *sel)
+{
+	if (sel->n * sizeof(struct symrec) > r->max_bytes)
+		return -EFBIG;
+	r->v = malloc((sel->n ? sel->n : 1) * sizeof(*r->v));
+	if (!r->v)
+		return -ENOMEM;
+	r->n = r->cap = symsel_result(sel, r->v);
+	return 0;
+}
+
+/* Reads the function symbols: all of them, or those naming the @n @vaddrs. */
 static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
+			const uint64_t *vaddrs, size_t n, uint64_t max_bytes,
 			struct errbuf *err)
 {
 	struct debug_file dbg = { .src = { .fd = -1 } };
 	struct table tabs[2] = { 0 };
-	struct recs r = { 0 };
+	struct recs r = { .max_bytes = max_bytes };
+	struct symsel sel = { 0 };
 	struct sections secs;
 	size_t ntabs = 0;
 	uint8_t *buf;
 	Elf *e;
 	int rc;
 
+	rc = src_ready(o);
+	if (rc)
+		return errf(err, rc, "%s: reopening: %s", o->label, strerror(-rc));
 	rc = elf_open_src(&o->src, o->label, &e, err);
 	if (rc)
 		return rc;
@@ -1009,8 +1047,10 @@ static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 	elf_end(e);
 
 	buf = malloc(CHUNK);
-	if (!buf)
+	if (!buf || (vaddrs && symsel_init(&sel, vaddrs, n))) {
+		free(buf);
 		return errf(err, -ENOMEM, "%s: out of memory", o->label);
+	}
 	if (secs.symtab.count) {
 		tabs[ntabs++] = (struct table){ .src = &o->src, .loc = secs.symtab };
 	} else {
@@ -1027,9 +1067,12 @@ static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 			tabs[ntabs++] = (struct table){ .src = &o->src, .loc = secs.dynsym };
 	}
 	for (size_t i = 0; i < ntabs && !rc; i++)
-		rc = collect(&r, &tabs[i], (uint8_t)i, buf);
-	if (!rc && r.n) {
+		rc = collect(&r, vaddrs ? &sel : NULL, &tabs[i], (uint8_t)i, buf);
+	if (!rc && vaddrs)
+		rc = take_selection(&r, &sel);
+	else if (!rc && r.n)
 		dedupe(&r);
+	if (!rc && r.n) {
 		for (size_t i = 0; i < ntabs && !rc; i++) {
 			tabs[i].buf = malloc(CHUNK + NAME_BYTES);
 			if (!tabs[i].buf)
@@ -1041,17 +1084,42 @@ static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 	}
 	for (size_t i = 0; i < ntabs; i++)
 		free(tabs[i].buf);
+	symsel_free(&sel);
 	free(r.v);
 	free(buf);
 	if (dbg.src.fd >= 0)
 		close(dbg.src.fd);
 	if (rc) {
-		arena_free(o->arena);
-		o->arena = NULL;
-		o->syms_debug = false;
+		elfobj_unload_symbols(o);
+		if (rc == -EFBIG)
+			return errf(err, rc, "%s: symbols over %.1f MB", o->label,
+				    max_bytes / 1048576.0);
 		return errf(err, rc, "%s: reading symbols: %s", o->label, strerror(-rc));
 	}
 	return 0;
+}
+
+void elfobj_unload_symbols(struct elfobj *o)
+{
+	free(o->syms);
+	arena_free(o->arena);
+	free(o->syms_err);
+	o->syms = NULL;
+	o->arena = NULL;
+	o->syms_err = NULL;
+	o->nsyms = 0;
+	o->syms_bytes = 0;
+	o->syms_debug = false;
+	o->syms_loaded = false;
+	o->syms_rc = 0;
+}
+
+int elfobj_load_symbols_for(struct elfobj *o, const struct elfobj_debug_opts *opts,
+			    const uint64_t *vaddrs, size_t n, uint64_t max_bytes,
+			    struct errbuf *err)
+{
+	elfobj_unload_symbols(o);
+	return load_symbols(o, opts, vaddrs, n, max_bytes, err);
 }
 
 int elfobj_load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
@@ -1065,7 +1133,7 @@ int elfobj_load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 		return 0;
 	}
 	mine.msg[0] = '\0';
-	o->syms_rc = load_symbols(o, opts, &mine);
+	o->syms_rc = load_symbols(o, opts, NULL, 0, UINT64_MAX, &mine);
 	o->syms_loaded = true;
 	if (o->syms_rc) {
 		o->syms_err = strdup(mine.msg);
@@ -1091,9 +1159,14 @@ const struct elfobj_sym *elfobj_lookup(const struct elfobj *o, uint64_t vaddr)
 	if (lo == 0)
 		return NULL;
 	s = &o->syms[lo - 1];
-	if (s->size && vaddr - s->start >= s->size)
+	if (!s->name || (s->size && vaddr - s->start >= s->size))
 		return NULL;
 	return s;
+}
+
+size_t elfobj_symbols_bytes(const struct elfobj *o)
+{
+	return o->syms_bytes;
 }
 
 const struct elfobj_sym *elfobj_symbols(const struct elfobj *o, size_t *n)
@@ -1114,6 +1187,17 @@ bool elfobj_syms_from_debug_file(const struct elfobj *o)
 
 void elfobj_source(const struct elfobj *o, int *fd, const void **image, size_t *len)
 {
+	/*
+	 * Reopening a closed file changes no value of the object, only its
+	 * cache of a descriptor: hence const, and the cast.
+	 */
+	struct elfobj *mut = (struct elfobj *)o;
+
+	*fd = -1;
+	*image = NULL;
+	*len = 0;
+	if (src_ready(mut))
+		return;
 	*fd = o->src.fd;
 	*image = o->src.fd < 0 ? o->src.mem : NULL;
 	*len = o->src.size;

@@ -62,12 +62,14 @@ struct elfobj_debug_opts {
 	const char *debug_root;
 	/*
 	 * Where the object lives, as the process saw it (its path in
-	 * /proc/pid/maps) and the prefix that reaches that process's root
-	 * (e.g. "/proc/123/root", or "" for the host); used to follow
-	 * .gnu_debuglink.  Either may be NULL.
+	 * /proc/pid/maps, may be NULL), and a descriptor of that process's
+	 * root directory, in which the path is resolved (rootfs_openat()) to
+	 * follow .gnu_debuglink; <= 0: none, the link is then looked for
+	 * under debug_root only (0 is stdin, never a root, so zeroed options
+	 * look nowhere they were not told to).
 	 */
 	const char *path;
-	const char *root_prefix;
+	int root_fd;
 };
 
 /*
@@ -83,22 +85,63 @@ int elfobj_load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 			struct errbuf *err);
 
 /*
+ * Loads anew (replacing what was loaded) the function symbols, as
+ * elfobj_load_symbols() does, or when @vaddrs is not NULL only those that
+ * name one of its @n addresses (sorted, strictly increasing; see
+ * symsel.h): elfobj_lookup() of those addresses then finds what it would
+ * in the full table, in memory that grows with @n, not with the table.
+ * -EFBIG, nothing kept, when the table would take more than @max_bytes
+ * (elfobj_symbols_bytes()).
+ */
+int elfobj_load_symbols_for(struct elfobj *o, const struct elfobj_debug_opts *opts,
+			    const uint64_t *vaddrs, size_t n, uint64_t max_bytes,
+			    struct errbuf *err);
+
+/* Frees the symbols loaded; a later load reads them again. */
+void elfobj_unload_symbols(struct elfobj *o);
+
+/* Memory the loaded symbols take (their table and names). */
+size_t elfobj_symbols_bytes(const struct elfobj *o);
+
+/*
  * The function symbol containing @vaddr (the nearest one below it when
- * sizes are unknown), or NULL.  Valid after elfobj_load_symbols().
+ * sizes are unknown), or NULL; NULL too when that symbol's name is empty
+ * or could not be kept.  Valid after a load.
  */
 const struct elfobj_sym *elfobj_lookup(const struct elfobj *o, uint64_t vaddr);
 
 /*
- * All function symbols, sorted by start address with one symbol per
- * address; @n receives the count.  Valid after elfobj_load_symbols().
+ * All function symbols loaded, sorted by start address with one symbol
+ * per address; @n receives the count.  A symbol whose name is empty or
+ * could not be kept has name NULL (it still ends the one below it).
  */
 const struct elfobj_sym *elfobj_symbols(const struct elfobj *o, size_t *n);
 
 /*
  * How to read the object's bytes again (e.g. its .eh_frame): the open file
- * (*fd >= 0), or the copied in-memory image (*image, *len).
+ * (*fd >= 0), or the copied in-memory image (*image, *len); neither
+ * (*fd < 0, *image NULL) when a closed file could not be reopened.  The
+ * descriptor stays the object's: it is valid until the next call that may
+ * open another object's file (see elfobj_close_file()), so a caller that
+ * keeps it longer takes its own copy (dup).
  */
 void elfobj_source(const struct elfobj *o, int *fd, const void **image, size_t *len);
+
+/*
+ * The descriptor of an object may be closed to bound how many are open
+ * (elfobj_close_file()); before its file is read again it is reopened
+ * through @reopen, and each read is told to @used (for least recently used
+ * bookkeeping).  Both get @ctx.
+ */
+struct elfobj_file_ops {
+	int (*reopen)(void *ctx); /* a descriptor of the same file, or -errno */
+	void (*used)(void *ctx);
+};
+
+void elfobj_set_file_ops(struct elfobj *o, const struct elfobj_file_ops *ops, void *ctx);
+
+/* Closes the object's file, to be reopened through its file ops when needed. */
+void elfobj_close_file(struct elfobj *o);
 
 /* Number of function symbols loaded, and whether they came from a debug file. */
 size_t elfobj_nsyms(const struct elfobj *o);

@@ -2,13 +2,13 @@
 /*
  * cprof-bpf: sample every CPU, write one pprof profile per process.
  *
- * main.c parses options and drives the loop: poll process events, drain the
- * BPF maps every second, and at the end symbolize and write.  All run-wide
- * state lives here.
+ * main.c drives the loop (options.c reads the command line): poll process
+ * events, drain the BPF maps every second, and at the end symbolize and
+ * write.  All run-wide state lives here.
  */
+#include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,60 +23,37 @@
 
 #include <bpf/libbpf.h>
 
-#include "cgroup.h"
-#include "dwarfinfo.h"
-#include "kallsyms.h"
+#include "fdlru.h"
 #include "objcache.h"
+#include "options.h"
 #include "output.h"
 #include "proctab.h"
-#include "profile.h"
+#include "rootfs.h"
 #include "sampler.h"
 #include "stackstore.h"
-#include "symbolize.h"
 #include "tables.h"
 #include "window.h"
 
-#define PROG "cprof-bpf"
-#define MAX_PIDS 1024
-#define MAX_COMMS 64
-#define MAX_CGROUPS 64
-#define MAX_FREQUENCY 20000
-#define MAX_DURATION (365 * 24 * 3600)
-#define MAX_UNWIND_KB (4096UL * 1024)
-
-struct options {
-	unsigned int duration; /* seconds; 0: until a signal (with --interval) */
-	unsigned int interval; /* seconds per window; 0: one window */
-	unsigned int keep;     /* windows kept on disk; 0: all */
-	const char *comms[MAX_COMMS];
-	size_t n_comms;
-	const char *cgroups[MAX_CGROUPS];
-	uint64_t cgroup_ids[MAX_CGROUPS];
-	size_t n_cgroups;
-	unsigned int frequency;
-	const char *output_dir;
-	uint32_t pids[MAX_PIDS];
-	size_t n_pids;
-	bool kernel;
-	bool symbolize;           /* name user frames here (--symbolize=host) */
-	bool verbose;
-	bool dwarf;               /* unwind user stacks with CFI tables */
-	unsigned long unwind_kb;  /* budget of the rows array */
-	unsigned long dwarf_kb;   /* most DWARF one object may load for lines */
-	unsigned int counts_max;  /* entries per counts map (0: default) */
-};
+/*
+ * Left for what is opened for a moment (maps, kallsyms, a profile being
+ * written, debug files, DWARF) beside what the run already holds.
+ */
+#define FD_RESERVE 64
+#define MAX_ROOTS 1024
 
 /* What the windows of a run wrote, for the summary. */
 struct totals {
 	size_t windows, files, failed;
-	size_t dwarf_too_big; /* of the last window */
+	struct symbolizer_stats sym; /* of the last window */
 	uint64_t samples, lost;
 	double sampled_s, write_s; /* write_s: of the last window */
 };
 
 /* Everything one run accumulates. */
 struct run {
-	int dirfd;
+	struct outdir out;
+	struct fdlru lru;            /* objects' and perf maps' descriptors */
+	struct rootfs_roots *roots;  /* processes' root directories */
 	struct proctab procs;
 	struct stackstore stacks;
 	struct objcache *objs;
@@ -104,343 +81,6 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: " PROG " [OPTIONS]\n"
-		"Sample the CPU stacks of every process on this host and write one\n"
-		"gzipped pprof profile per process: <output-dir>/<comm>-<pid>.pb.gz\n"
-		"\n"
-		"  -d, --duration SECS    sample for SECS seconds (default 30; 0 with\n"
-		"                         --interval: until SIGINT/SIGTERM)\n"
-		"  -i, --interval SECS    continuous mode: write a complete set of profiles\n"
-		"                         every SECS seconds, each file prefixed with its\n"
-		"                         window's UTC start time (YYYYmmddTHHMMSSZ-)\n"
-		"      --keep N           with --interval, keep only the N newest windows\n"
-		"  -F, --frequency HZ     samples per second per CPU (default 99, max %d)\n"
-		"  -o, --output-dir DIR   where to write profiles (default ./cprof-out)\n"
-		"  -p, --pid PID          only this process; repeat or comma-separate\n"
-		"      --comm NAME        only processes named NAME (as in /proc/PID/comm)\n"
-		"      --cgroup PATH      only processes in this cgroup (v2) or below it: its\n"
-		"                         directory, or its path as in /proc/PID/cgroup\n"
-		"                         Filters of different kinds must all match.\n"
-		"      --no-kernel        leave out kernel frames\n"
-		"      --symbolize MODE   'host' (default): name user frames here, with source\n"
-		"                         lines and inlined calls where there is DWARF;\n"
-		"                         'none': addresses, mappings and build IDs only, for\n"
-		"                         pprof to symbolize later (PPROF_BINARY_PATH); kernel\n"
-		"                         and JIT frames are named either way\n"
-		"      --unwind MODE      user stacks by 'dwarf' CFI tables, falling back to\n"
-		"                         frame pointers where there are none (default), or\n"
-		"                         by 'fp' frame pointers only\n"
-		"      --unwind-memory SIZE  memory for unwind tables in BPF maps, in MB or\n"
-		"                         with a K/M/G suffix (default 16M); least recently\n"
-		"                         used tables are evicted beyond it\n"
-		"      --dwarf-memory SIZE  most memory one object's DWARF may take to give\n"
-		"                         source lines and inlined calls (default 8M, max\n"
-		"                         512M); bigger ones get function names only\n"
-		"      --counts-max N     distinct stacks counted per drain (default %d);\n"
-		"                         samples beyond it show as [lost samples]\n"
-		"  -v, --verbose          show libbpf and per-process diagnostics\n"
-		"  -h, --help             show this help\n"
-		"  -V, --version          show the version\n"
-		"\n"
-		"SIGINT or SIGTERM ends sampling early; every profile is still written.\n"
-		"Read the files with `go tool pprof -top FILE` or `go tool pprof -http=: FILE`.\n"
-		"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n",
-		MAX_FREQUENCY, CPROF_COUNTS_MAX);
-}
-
-static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* "16" (MB), "512K", "16M", "1G" -> KB. */
-static int parse_size_kb(const char *s, unsigned long *kb)
-{
-	static const struct {
-		char suffix;
-		unsigned long kb;
-	} units[] = { { 'K', 1 }, { 'M', 1024 }, { 'G', 1024 * 1024 } };
-	char num[32];
-	unsigned long mult = 1024, v;
-	size_t len = strlen(s);
-
-	if (!len || len >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, len + 1);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (num[len - 1] == units[i].suffix ||
-		    num[len - 1] == units[i].suffix - 'A' + 'a') {
-			mult = units[i].kb;
-			num[--len] = '\0';
-		}
-	}
-	if (parse_uint(num, 1, MAX_UNWIND_KB, &v) || v > MAX_UNWIND_KB / mult)
-		return -EINVAL;
-	*kb = v * mult;
-	return 0;
-}
-
-/*
- * The id of a cgroup v2 directory is its inode number.  Accepts the
- * directory itself or its path below the cgroup2 mount, as
- * /proc/PID/cgroup shows it.
- */
-static int cgroup_id_of(const char *path, uint64_t *id)
-{
-	char full[PATH_MAX], root[PATH_MAX / 2];
-	size_t rl;
-	struct stat st;
-
-	if (cgroup_v2_mount(root, sizeof(root))) {
-		fprintf(stderr, PROG ": --cgroup: no cgroup v2 hierarchy is mounted\n");
-		return -1;
-	}
-	rl = strlen(root);
-	if (!strncmp(path, root, rl) && (path[rl] == '/' || path[rl] == '\0'))
-		snprintf(full, sizeof(full), "%s", path);
-	else
-		snprintf(full, sizeof(full), "%s%s%s", root, path[0] == '/' ? "" : "/", path);
-	if (stat(full, &st)) {
-		fprintf(stderr, PROG ": --cgroup: %s: %s\n", full, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, PROG ": --cgroup: %s: not a cgroup directory\n", full);
-		return -1;
-	}
-	*id = st.st_ino;
-	return 0;
-}
-
-static int add_pids(struct options *o, const char *arg)
-{
-	char buf[4096], *save = NULL, *tok;
-
-	if (strlen(arg) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long pid;
-		char path[64];
-
-		if (parse_uint(tok, 1, INT_MAX, &pid)) {
-			fprintf(stderr, PROG ": --pid: '%s' is not a process id\n", tok);
-			return -EINVAL;
-		}
-		snprintf(path, sizeof(path), "/proc/%lu", pid);
-		if (access(path, F_OK)) {
-			fprintf(stderr, PROG ": --pid: no process with pid %lu\n", pid);
-			return -ESRCH;
-		}
-		if (o->n_pids == MAX_PIDS) {
-			fprintf(stderr, PROG ": --pid: at most %d processes\n", MAX_PIDS);
-			return -E2BIG;
-		}
-		o->pids[o->n_pids++] = (uint32_t)pid;
-	}
-	return 0;
-}
-
-/* Returns 0 to run, 1 to exit successfully (--help), -1 on a bad option. */
-static int parse_options(int argc, char **argv, struct options *o)
-{
-	enum {
-		OPT_NO_KERNEL = 256,
-		OPT_UNWIND,
-		OPT_UNWIND_MEMORY,
-		OPT_COUNTS_MAX,
-		OPT_KEEP,
-		OPT_COMM,
-		OPT_CGROUP,
-		OPT_SYMBOLIZE,
-		OPT_DWARF_MEMORY,
-	};
-	static const struct option longopts[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "output-dir", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
-		{ "symbolize", required_argument, NULL, OPT_SYMBOLIZE },
-		{ "unwind", required_argument, NULL, OPT_UNWIND },
-		{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
-		{ "dwarf-memory", required_argument, NULL, OPT_DWARF_MEMORY },
-		{ "counts-max", required_argument, NULL, OPT_COUNTS_MAX },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
-	unsigned long v;
-	int c;
-
-	*o = (struct options){
-		.duration = 30,
-		.frequency = 99,
-		.output_dir = "./cprof-out",
-		.kernel = true,
-		.symbolize = true,
-		.dwarf = true,
-		.unwind_kb = 16 * 1024,
-		/*
-		 * libdw holds an object's debug sections decompressed, and
-		 * more: 8 MB of them took 10.6 MB.  This keeps the agent's
-		 * peak under 16 MB; libc6-dbg's libc (8.6 MB) is over it.
-		 */
-		.dwarf_kb = 8 * 1024,
-	};
-	while ((c = getopt_long(argc, argv, "d:i:F:o:p:vhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (parse_uint(optarg, 0, MAX_DURATION, &v)) {
-				fprintf(stderr, PROG ": --duration: '%s' is not a number of seconds (0-%d)\n",
-					optarg, MAX_DURATION);
-				return -1;
-			}
-			o->duration = (unsigned int)v;
-			break;
-		case 'i':
-			if (parse_uint(optarg, 1, MAX_DURATION, &v)) {
-				fprintf(stderr, PROG ": --interval: '%s' is not a number of seconds (1-%d)\n",
-					optarg, MAX_DURATION);
-				return -1;
-			}
-			o->interval = (unsigned int)v;
-			break;
-		case OPT_KEEP:
-			if (parse_uint(optarg, 1, 1000000, &v)) {
-				fprintf(stderr, PROG ": --keep: '%s' is not a number of windows\n", optarg);
-				return -1;
-			}
-			o->keep = (unsigned int)v;
-			break;
-		case OPT_COMM:
-			if (!*optarg || strlen(optarg) >= CPROF_COMM_LEN || o->n_comms == MAX_COMMS) {
-				fprintf(stderr, PROG ": --comm: '%s' must be 1-%d characters (at most %d names)\n",
-					optarg, CPROF_COMM_LEN - 1, MAX_COMMS);
-				return -1;
-			}
-			o->comms[o->n_comms++] = optarg;
-			break;
-		case OPT_CGROUP:
-			if (!*optarg || o->n_cgroups == MAX_CGROUPS) {
-				fprintf(stderr, PROG ": --cgroup: empty path or more than %d\n", MAX_CGROUPS);
-				return -1;
-			}
-			if (cgroup_id_of(optarg, &o->cgroup_ids[o->n_cgroups]))
-				return -1;
-			o->cgroups[o->n_cgroups++] = optarg;
-			break;
-		case 'F':
-			if (parse_uint(optarg, 1, MAX_FREQUENCY, &v)) {
-				fprintf(stderr, PROG ": --frequency: '%s' is not a rate in Hz (1-%d)\n",
-					optarg, MAX_FREQUENCY);
-				return -1;
-			}
-			o->frequency = (unsigned int)v;
-			break;
-		case 'o':
-			if (!*optarg) {
-				fprintf(stderr, PROG ": --output-dir: empty path\n");
-				return -1;
-			}
-			o->output_dir = optarg;
-			break;
-		case 'p':
-			if (add_pids(o, optarg))
-				return -1;
-			break;
-		case OPT_NO_KERNEL:
-			o->kernel = false;
-			break;
-		case OPT_SYMBOLIZE:
-			if (strcmp(optarg, "host") && strcmp(optarg, "none")) {
-				fprintf(stderr, PROG ": --symbolize: '%s' is not 'host' or 'none'\n",
-					optarg);
-				return -1;
-			}
-			o->symbolize = !strcmp(optarg, "host");
-			break;
-		case OPT_UNWIND:
-			if (strcmp(optarg, "dwarf") && strcmp(optarg, "fp")) {
-				fprintf(stderr, PROG ": --unwind: '%s' is not 'dwarf' or 'fp'\n", optarg);
-				return -1;
-			}
-			o->dwarf = !strcmp(optarg, "dwarf");
-			break;
-		case OPT_UNWIND_MEMORY:
-			if (parse_size_kb(optarg, &v) || v < 64 || v > MAX_UNWIND_KB) {
-				fprintf(stderr,
-					PROG ": --unwind-memory: '%s' is not a size from 64K to 4G\n",
-					optarg);
-				return -1;
-			}
-			o->unwind_kb = v;
-			break;
-		case OPT_DWARF_MEMORY:
-			if (parse_size_kb(optarg, &v) || v < 64 || v > DWARFINFO_MAX_BYTES / 1024) {
-				fprintf(stderr,
-					PROG ": --dwarf-memory: '%s' is not a size from 64K to 512M\n",
-					optarg);
-				return -1;
-			}
-			o->dwarf_kb = v;
-			break;
-		case OPT_COUNTS_MAX:
-			if (parse_uint(optarg, 16, 1 << 22, &v)) {
-				fprintf(stderr, PROG ": --counts-max: '%s' is not a count (16-%d)\n",
-					optarg, 1 << 22);
-				return -1;
-			}
-			o->counts_max = (unsigned int)v;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case 'V':
-			printf(PROG " " CPROF_VERSION "\n");
-			return 1;
-		default:
-			fprintf(stderr, "Try '" PROG " --help'.\n");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\nTry '" PROG " --help'.\n",
-			argv[optind]);
-		return -1;
-	}
-	if (o->duration == 0 && !o->interval) {
-		fprintf(stderr, PROG ": --duration 0 (run until stopped) needs --interval\n");
-		return -1;
-	}
-	if (o->keep && !o->interval) {
-		fprintf(stderr, PROG ": --keep needs --interval\n");
-		return -1;
-	}
-	return 0;
-}
-
 static double now_s(clockid_t clk)
 {
 	struct timespec ts;
@@ -464,10 +104,23 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 }
 
 /* Reads a live process's mappings again, and its unwind tables with them. */
-static void refresh_process(struct run *r, struct process *p)
+static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why)
 {
-	if (p && !p->exited && proctab_refresh(&r->procs, p) == 0 && r->tables)
+	if (p && !p->exited &&
+	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0 && r->tables)
 		tables_add_process(r->tables, p, NULL);
+}
+
+/* Before a window is written: the refreshes the backoff deferred. */
+static void refresh_deferred(struct run *r)
+{
+	size_t n;
+	struct process **list = proctab_list(&r->procs, &n);
+
+	for (size_t i = 0; list && i < n; i++)
+		if (list[i]->refresh_pending && proctab_find(&r->procs, list[i]->pid) == list[i])
+			refresh_process(r, list[i], REFRESH_DEFERRED);
+	free(list);
 }
 
 static int on_event(void *ctx, const void *data, size_t size)
@@ -500,10 +153,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 		 */
 		p = process_of(r, ev->pid, ev->gen, comm, &created);
 		if (!created)
-			refresh_process(r, p);
+			refresh_process(r, p, REFRESH_EXEC);
 		break;
 	case CPROF_EV_NEW_CODE:
-		refresh_process(r, proctab_find(&r->procs, ev->pid));
+		refresh_process(r, proctab_find(&r->procs, ev->pid), REFRESH_NEW_CODE);
 		break;
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);
@@ -625,27 +278,28 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	struct window_result res;
 	double stop = now_s(CLOCK_MONOTONIC);
 	const struct window_opts wo = {
-		.dirfd = r->dirfd,
+		.out = &r->out,
 		.stamped = o->interval > 0,
 		.frequency = o->frequency,
 		.debug_root = "/usr/lib/debug",
-		.proc_root = "/proc",
 		.addresses_only = !o->symbolize,
 		.dwarf_max_bytes = (uint64_t)o->dwarf_kb * 1024,
+		.symbol_max_bytes = (uint64_t)o->symbol_kb * 1024,
 		.report = report_line,
 		.verbose = o->verbose,
 	};
 	struct errbuf err = { "" };
 
+	refresh_deferred(r);
 	window_write(&r->procs, &r->stacks, &wo, start_ns, (int64_t)((stop - start) * 1e9), &res);
 	tot->windows++;
 	tot->files += res.files;
 	tot->failed += res.failed;
 	tot->samples += res.samples;
 	tot->lost += res.lost;
-	tot->dwarf_too_big = res.dwarf_too_big;
+	tot->sym = res.sym;
 	tot->write_s = now_s(CLOCK_MONOTONIC) - stop;
-	if (o->keep && output_prune_windows(r->dirfd, o->keep, &err) < 0)
+	if (o->keep && outdir_prune(&r->out, o->keep, &err) < 0)
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
 	retire_exits(r);
 	proctab_end_window(&r->procs);
@@ -724,14 +378,95 @@ static struct elfobj *open_vdso(void)
 	return o;
 }
 
-static void raise_fd_limit(void)
+/* Descriptors open now (a few more: ".", ".." and the listing's own). */
+static size_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	size_t n = 0;
+
+	if (!d)
+		return 256; /* a guess on the safe side */
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Objects keep their files open so exited processes still symbolize: as
+ * many as the open-file limit allows, less what the run holds already and
+ * a reserve, so that kallsyms, the profiles being written and the maps
+ * being read never lack one.  A quarter of what is left goes to processes'
+ * roots, the rest to objects and perf maps (at most --max-files).
+ */
+static void fd_budget(unsigned long max_files, size_t *files, size_t *roots)
 {
 	struct rlimit rl;
+	size_t avail, used = open_fds();
 
-	/* Objects keep their files open so exited processes still symbolize. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		rl.rlim_cur = 1 << 20;
+	avail = rl.rlim_cur > used + FD_RESERVE + 32 ? rl.rlim_cur - used - FD_RESERVE : 32;
+	*roots = avail / 4 < MAX_ROOTS ? avail / 4 : MAX_ROOTS;
+	*files = avail - *roots < max_files ? avail - *roots : max_files;
+}
+
+/* The bounds on what processes can make the agent hold, where they were hit. */
+static void print_bounds(const struct run *r)
+{
+	static const char *const why[REFUSED_MAX] = {
+		[REFUSED_NOT_REGULAR] = "not a regular file",
+		[REFUSED_NOT_MAPPED] = "not the mapped file",
+		[REFUSED_DELETED] = "deleted (map_files unusable)",
+		[REFUSED_NO_OPENAT2] = "no openat2 in this kernel",
+		[REFUSED_NO_ROOT] = "no root held (map_files unusable)",
+		[REFUSED_OTHER] = "gone or unreadable",
+	};
+	const struct proctab_stats *ps = &r->procs.st;
+	struct rootfs_roots_stats rs;
+	struct objcache_stats os;
+	char line[512];
+	size_t len = 0, refused = 0;
+
+	objcache_get_stats(r->objs, &os);
+	rootfs_roots_stats(r->roots, &rs);
+	if (r->lru.st.evicted)
+		fprintf(stderr,
+			PROG ": open files: the bound of %zu (--max-files) was hit: %zu closed,"
+			" %zu reopened, %zu could not be\n",
+			r->lru.max, r->lru.st.evicted, os.reopened, os.reopen_failed);
+	if (rs.refused)
+		fprintf(stderr, PROG ": process roots: the bound of %zu was hit: %zu processes"
+			" without one (reached through map_files only)\n", rs.max, rs.refused);
+	for (int i = 0; i < REFUSED_MAX; i++) {
+		if (!ps->refused[i])
+			continue;
+		refused += ps->refused[i];
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%zu %s",
+					len ? ", " : "", ps->refused[i], why[i]);
+		if (len >= sizeof(line))
+			len = sizeof(line) - 1;
+	}
+	if (refused)
+		fprintf(stderr, PROG ": mapped files not opened: %s\n", line);
+	if (ps->deferred)
+		fprintf(stderr,
+			PROG ": re-snapshots: %zu taken, %zu deferred (at most one per %.0f-%.0f s"
+			" per process after the first %d)\n", ps->refreshes, ps->deferred,
+			PROCTAB_REFRESH_GAP_MIN, PROCTAB_REFRESH_GAP_MAX, PROCTAB_REFRESH_FREE);
+	if (r->tables) {
+		struct tables_stats ts;
+
+		tables_get_stats(r->tables, &ts);
+		if (ts.truncated)
+			fprintf(stderr,
+				PROG ": executable mappings: %zu process snapshots had more than %d;"
+				" unwind tables for the first %d only\n",
+				ts.truncated, CPROF_MAX_PROC_MAPS, CPROF_MAX_PROC_MAPS);
 	}
 }
 
@@ -760,13 +495,27 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 		fprintf(stderr, PROG ": wrote %zu profiles (%llu samples) to %s in %.3f s%s\n",
 			sum->files, (unsigned long long)sum->samples, o->output_dir, sum->write_s,
 			sum->failed ? ", some failed (see above)" : "");
-	if (sum->dwarf_too_big)
+	if (sum->sym.dwarf_too_big)
 		fprintf(stderr,
 			PROG ": %zu object%s named without source lines: DWARF over"
 			" --dwarf-memory (%lu%s)%s\n",
-			sum->dwarf_too_big, sum->dwarf_too_big == 1 ? "" : "s",
+			sum->sym.dwarf_too_big, sum->sym.dwarf_too_big == 1 ? "" : "s",
 			o->dwarf_kb % 1024 ? o->dwarf_kb : o->dwarf_kb / 1024,
 			o->dwarf_kb % 1024 ? "K" : "M", o->verbose ? "" : "; -v names them");
+	if (sum->sym.dwarf_failed)
+		fprintf(stderr,
+			PROG ": %zu object%s named without source lines: the sandboxed DWARF reader"
+			" crashed, hung or hit its limits on them%s\n",
+			sum->sym.dwarf_failed, sum->sym.dwarf_failed == 1 ? "" : "s",
+			o->verbose ? "" : "; -v names them");
+	if (sum->sym.symbols_over || sum->sym.names_dropped)
+		fprintf(stderr,
+			PROG ": symbol memory over --symbol-memory (%lu%s): %zu object%s without"
+			" function names, %zu names dropped; peak %llu KB\n",
+			o->symbol_kb % 1024 ? o->symbol_kb : o->symbol_kb / 1024,
+			o->symbol_kb % 1024 ? "K" : "M", sum->sym.symbols_over,
+			sum->sym.symbols_over == 1 ? "" : "s", sum->sym.names_dropped,
+			(unsigned long long)(sum->sym.symbol_peak / 1024));
 	if (r->tables) {
 		struct tables_stats ts;
 		uint64_t stopped = 0;
@@ -793,6 +542,7 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 			(unsigned long long)ts.rows,
 			ts.rows ? (double)ts.rows_used * sizeof(union cprof_table_slot) / ts.rows : 0.0);
 	}
+	print_bounds(r);
 	if (r->drain_error)
 		fprintf(stderr, PROG ": %s\n", r->drain_errmsg);
 }
@@ -806,21 +556,22 @@ int main(int argc, char **argv)
 	struct options o;
 	struct errbuf err = { "" };
 	struct run r;
-	int dirfd, ret;
+	size_t max_files, max_roots;
+	int ret;
 
-	ret = parse_options(argc, argv, &o);
+	ret = options_parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_log);
 
 	/* Fail before sampling if the results could not be written. */
-	dirfd = output_open_dir(o.output_dir, &err);
-	if (dirfd < 0) {
+	memset(&r, 0, sizeof(r));
+	ret = outdir_open(&r.out, o.output_dir, o.file_mode, o.keep > 0, &err);
+	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 1;
 	}
-	raise_fd_limit();
 
 	sopts = (struct sampler_opts){
 		.frequency = o.frequency,
@@ -838,7 +589,7 @@ int main(int argc, char **argv)
 	ret = sampler_open(&s, &sopts, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
-		close(dirfd);
+		outdir_close(&r.out);
 		return 1;
 	}
 
@@ -847,17 +598,18 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	memset(&r, 0, sizeof(r));
-	r.dirfd = dirfd;
 	r.sampler = s;
-	r.objs = objcache_new();
 	vdso = open_vdso();
-	stackstore_init(&r.stacks);
-	proctab_init(&r.procs, r.objs, vdso, "/proc");
-	if (!r.objs) {
+	fd_budget(o.max_files, &max_files, &max_roots);
+	fdlru_init(&r.lru, max_files);
+	r.objs = objcache_new();
+	if (!r.objs || rootfs_roots_new(&r.roots, max_roots)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
+	objcache_set_lru(r.objs, &r.lru, r.roots);
+	stackstore_init(&r.stacks);
+	proctab_init(&r.procs, r.objs, vdso, "/proc", r.roots, &r.lru);
 	if (o.dwarf) {
 		struct tables_maps tm = {
 			.write_rows = sampler_write_rows,
@@ -888,7 +640,8 @@ int main(int argc, char **argv)
 	proctab_free(&r.procs);
 	stackstore_free(&r.stacks);
 	objcache_free(r.objs);
+	rootfs_roots_free(r.roots);
 	elfobj_free(vdso);
-	close(dirfd);
+	outdir_close(&r.out);
 	return sum.failed ? 1 : 0;
 }

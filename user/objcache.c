@@ -3,18 +3,22 @@
  * objcache: ref-counted elfobj cache.
  *
  * Three small chained hash tables index the entries:
- *   by_key: file identity (dev, inode, mtime, size) -> entry.  An entry may
- *           have several keys: a second file found to carry the same build
- *           ID gets its key added as an alias, so its next lookup is a
- *           fstat and a hash probe instead of an ELF parse.
- *   by_bid: GNU build ID -> entry (entries with a build ID only).
+ *   by_key: file identity (dev, inode, size, mtime, ctime) -> entry.  An
+ *           entry may have several keys: a second file found to hold the
+ *           same bytes gets its key added as an alias, so its next lookup
+ *           is a fstat and a hash probe instead of an ELF parse and a
+ *           comparison.
+ *   by_bid: GNU build ID -> entries whose file may be shared by content
+ *           (candidates to compare with, never trusted on their own).
  *   by_obj: elfobj pointer -> entry, for objcache_ref/put.
  * The nodes are embedded in the entries (no allocation per index), and a
  * table that can't grow keeps working with longer chains, so inserting
  * never fails.  Not thread-safe: the loader is single-threaded.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,6 +38,12 @@ struct htab {
 	size_t nb, n; /* nb: a power of two */
 };
 
+/*
+ * Not ctime: unlinking a file changes it, and a deleted file must still be
+ * found again (through map_files).  A user who rewrites a file and sets its
+ * mtime back misleads only the processes mapping that file: a file read for
+ * others is one no user can write (see find_same_content()).
+ */
 struct filekey {
 	uint64_t dev, ino, size;
 	int64_t mtime_sec, mtime_nsec;
@@ -46,18 +56,34 @@ struct key {
 	struct filekey k;
 	struct entry *ent;
 	struct key *next; /* the entry's other keys */
+	bool readable;    /* the object may read this file (see is_entry_file()) */
+};
+
+struct source {
+	uint32_t pid;
+	uint64_t start, end;
+	struct rootfs_root *root;
+	char *path;
 };
 
 struct entry {
 	struct hnode by_obj, by_bid;
+	struct objcache *cache;
 	struct elfobj *obj;
 	size_t refs;
-	bool has_bid;
+	bool in_bid;       /* in by_bid: a candidate for sharing by content */
+	uint64_t obj_size; /* of the file the object reads */
 	struct key *keys;
+	struct fdlru_node lru;
+	struct source src[OBJCACHE_SOURCES];
+	unsigned nsrc, next_src;
 };
 
 struct objcache {
 	struct htab by_key, by_bid, by_obj;
+	struct fdlru *lru;
+	struct rootfs_roots *roots;
+	struct objcache_stats st;
 };
 
 /* --- hash tables ------------------------------------------------------- */
@@ -155,14 +181,12 @@ static struct filekey filekey_of(const struct stat *st)
 
 static uint64_t filekey_hash(const struct filekey *k)
 {
-	return mix64(k->ino ^ mix64(k->dev ^ mix64((uint64_t)k->mtime_sec ^
-						   mix64((uint64_t)k->mtime_nsec ^ k->size))));
+	return hash_bytes(k, sizeof(*k));
 }
 
 static bool filekey_eq(const struct filekey *a, const struct filekey *b)
 {
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+	return memcmp(a, b, sizeof(*a)) == 0;
 }
 
 static struct entry *find_by_key(const struct objcache *c, const struct filekey *k)
@@ -174,21 +198,6 @@ static struct entry *find_by_key(const struct objcache *c, const struct filekey 
 
 		if (n->hash == h && filekey_eq(&x->k, k))
 			return x->ent;
-	}
-	return NULL;
-}
-
-static struct entry *find_by_bid(const struct objcache *c, const uint8_t *id, size_t len)
-{
-	uint64_t h = hash_bytes(id, len);
-
-	for (struct hnode *n = htab_chain(&c->by_bid, h); n; n = n->next) {
-		struct entry *e = container_of(n, struct entry, by_bid);
-		size_t elen;
-		const uint8_t *eid = elfobj_build_id_raw(e->obj, &elen);
-
-		if (n->hash == h && elen == len && memcmp(eid, id, len) == 0)
-			return e;
 	}
 	return NULL;
 }
@@ -206,18 +215,184 @@ static struct entry *find_by_obj(const struct objcache *c, const struct elfobj *
 	return NULL;
 }
 
-static int add_key(struct objcache *c, struct entry *e, const struct filekey *k)
+static int add_key(struct objcache *c, struct entry *e, const struct filekey *k, bool readable)
 {
 	struct key *x = malloc(sizeof(*x));
 
 	if (!x)
 		return -ENOMEM;
 	x->k = *k;
+	x->readable = readable;
 	x->ent = e;
 	x->next = e->keys;
 	e->keys = x;
 	htab_insert(&c->by_key, &x->node, filekey_hash(k));
 	return 0;
+}
+
+/* --- descriptors ---------------------------------------------------------- */
+
+static void entry_evict(struct fdlru_node *n)
+{
+	elfobj_close_file(container_of(n, struct entry, lru)->obj);
+}
+
+/*
+ * A file the object may be read from again: its own (by its whole
+ * identity), or a copy found identical that no user can change.  A copy
+ * a user can write may be changed without its mtime saying so (set back,
+ * or a dirty page of a shared writable mapping), so it is never read.
+ */
+static bool is_entry_file(const struct entry *e, int fd)
+{
+	struct stat st;
+	struct filekey k;
+
+	if (fstat(fd, &st))
+		return false;
+	k = filekey_of(&st);
+	for (const struct key *x = e->keys; x; x = x->next)
+		if (x->readable && filekey_eq(&x->k, &k))
+			return true;
+	return false;
+}
+
+/* Opens the file of @e again, from its most recent source that still leads to it. */
+static int entry_reopen(void *ctx)
+{
+	struct entry *e = ctx;
+	struct objcache *c = e->cache;
+
+	for (unsigned i = 0; i < e->nsrc; i++) {
+		const struct source *s =
+			&e->src[(e->next_src + OBJCACHE_SOURCES - 1 - i) % OBJCACHE_SOURCES];
+		int fd = -1;
+
+		if (s->pid) {
+			char path[96];
+
+			snprintf(path, sizeof(path), "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
+				 s->pid, s->start, s->end);
+			fd = rootfs_open_magic(path, NULL, NULL);
+			if (fd >= 0 && !is_entry_file(e, fd)) {
+				close(fd);
+				fd = -1;
+			}
+		}
+		if (fd < 0 && s->root && s->path) {
+			fd = rootfs_open_in(rootfs_root_fd(s->root), s->path, NULL, NULL);
+			if (fd >= 0 && !is_entry_file(e, fd)) {
+				close(fd);
+				fd = -1;
+			}
+		}
+		if (fd >= 0) {
+			c->st.reopened++;
+			if (c->lru)
+				fdlru_hold(c->lru, &e->lru);
+			return fd;
+		}
+	}
+	c->st.reopen_failed++;
+	return -ENOENT;
+}
+
+static void entry_used(void *ctx)
+{
+	struct entry *e = ctx;
+
+	if (e->cache->lru)
+		fdlru_touch(e->cache->lru, &e->lru);
+}
+
+static const struct elfobj_file_ops entry_file_ops = {
+	.reopen = entry_reopen,
+	.used = entry_used,
+};
+
+static void source_clear(struct objcache *c, struct source *s)
+{
+	if (s->root && c->roots)
+		rootfs_root_put(c->roots, s->root);
+	free(s->path);
+	memset(s, 0, sizeof(*s));
+}
+
+/* --- sharing by content ---------------------------------------------------- */
+
+/* Bytes only root can change: a file shared by content is read from one of these. */
+static bool immutable_to_users(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static bool same_bytes(int a, int b, uint64_t size)
+{
+	enum { CHUNK = 65536 };
+	uint8_t *x = malloc(2 * CHUNK), *y = x + CHUNK;
+	bool same = x != NULL;
+
+	for (uint64_t off = 0; same && off < size; off += CHUNK) {
+		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+
+		same = !pread_all(a, x, n, off) && !pread_all(b, y, n, off) && !memcmp(x, y, n);
+	}
+	free(x);
+	return same;
+}
+
+/*
+ * An entry whose file holds exactly the bytes of @o (just parsed from the
+ * file with key @k), with the same build ID, and which may be shared.
+ */
+static struct entry *find_same_content(struct objcache *c, struct elfobj *o,
+				       const struct filekey *k)
+{
+	size_t idlen;
+	const uint8_t *id = elfobj_build_id_raw(o, &idlen);
+	uint64_t h;
+
+	if (!idlen || k->size > OBJCACHE_COMPARE_MAX)
+		return NULL;
+	h = hash_bytes(id, idlen);
+	for (struct hnode *n = htab_chain(&c->by_bid, h); n; n = n->next) {
+		struct entry *e = container_of(n, struct entry, by_bid);
+		const uint8_t *eid;
+		size_t elen;
+		const void *img;
+		size_t len;
+		int efd, ofd;
+
+		eid = elfobj_build_id_raw(e->obj, &elen);
+		if (n->hash != h || elen != idlen || memcmp(eid, id, idlen) || e->obj_size != k->size)
+			continue;
+		elfobj_source(e->obj, &efd, &img, &len);
+		elfobj_source(o, &ofd, &img, &len);
+		if (efd < 0 || ofd < 0)
+			continue;
+		c->st.compared++;
+		if (same_bytes(efd, ofd, k->size)) {
+			c->st.shared++;
+			return e;
+		}
+	}
+	return NULL;
 }
 
 /* --- API -------------------------------------------------------------- */
@@ -238,7 +413,13 @@ struct objcache *objcache_new(void)
 	return c;
 }
 
-static void entry_free(struct entry *e)
+void objcache_set_lru(struct objcache *c, struct fdlru *lru, struct rootfs_roots *roots)
+{
+	c->lru = lru;
+	c->roots = roots;
+}
+
+static void entry_free(struct objcache *c, struct entry *e)
 {
 	struct key *k = e->keys;
 
@@ -248,6 +429,10 @@ static void entry_free(struct entry *e)
 		free(k);
 		k = next;
 	}
+	for (unsigned i = 0; i < OBJCACHE_SOURCES; i++)
+		source_clear(c, &e->src[i]);
+	if (c->lru)
+		fdlru_drop(c->lru, &e->lru);
 	elfobj_free(e->obj);
 	free(e);
 }
@@ -263,7 +448,7 @@ void objcache_free(struct objcache *c)
 		while (n) {
 			struct hnode *next = n->next;
 
-			entry_free(container_of(n, struct entry, by_obj));
+			entry_free(c, container_of(n, struct entry, by_obj));
 			n = next;
 		}
 	}
@@ -279,7 +464,6 @@ int objcache_get(struct objcache *c, int fd, struct elfobj **out, struct errbuf 
 	struct entry *e;
 	struct stat st;
 	struct elfobj *o;
-	const uint8_t *id;
 	size_t idlen;
 	int rc;
 
@@ -298,29 +482,62 @@ int objcache_get(struct objcache *c, int fd, struct elfobj **out, struct errbuf 
 	rc = elfobj_open(&o, fd, err); /* closes fd on error */
 	if (rc)
 		return rc;
-	id = elfobj_build_id_raw(o, &idlen);
-	if (idlen && (e = find_by_bid(c, id, idlen))) {
+	e = find_same_content(c, o, &k);
+	if (e) {
 		/* The same bytes under another name: share, remember the name. */
 		elfobj_free(o);
-		add_key(c, e, &k); /* failing only costs a re-parse next time */
+		/* failing only costs a re-parse next time */
+		add_key(c, e, &k, immutable_to_users(&st));
 		goto found;
 	}
 	e = calloc(1, sizeof(*e));
-	if (!e || add_key(c, e, &k)) {
+	if (!e || add_key(c, e, &k, true)) {
 		free(e);
 		elfobj_free(o);
 		return errf(err, -ENOMEM, "object cache: out of memory");
 	}
+	e->cache = c;
 	e->obj = o;
+	e->obj_size = k.size;
+	e->lru.evict = entry_evict;
+	elfobj_set_file_ops(o, &entry_file_ops, e);
 	htab_insert(&c->by_obj, &e->by_obj, mix64((uintptr_t)o));
-	if (idlen) {
-		e->has_bid = true;
-		htab_insert(&c->by_bid, &e->by_bid, hash_bytes(id, idlen));
+	elfobj_build_id_raw(o, &idlen);
+	if (idlen && immutable_to_users(&st)) {
+		e->in_bid = true;
+		htab_insert(&c->by_bid, &e->by_bid, hash_bytes(elfobj_build_id_raw(o, &idlen), idlen));
 	}
+	if (c->lru)
+		fdlru_hold(c->lru, &e->lru);
 found:
 	e->refs++;
 	*out = e->obj;
 	return 0;
+}
+
+void objcache_add_source(struct objcache *c, struct elfobj *o, const struct objcache_source *src)
+{
+	struct entry *e = find_by_obj(c, o);
+	struct source *s;
+
+	if (!e)
+		return;
+	for (unsigned i = 0; i < e->nsrc; i++) {
+		s = &e->src[i];
+		if (s->pid == src->pid && s->start == src->start && s->end == src->end &&
+		    s->root == src->root)
+			return; /* known already */
+	}
+	s = &e->src[e->next_src];
+	source_clear(c, s);
+	*s = (struct source){ .pid = src->pid, .start = src->start, .end = src->end };
+	if (src->root && src->path && (s->path = strdup(src->path))) {
+		s->root = src->root;
+		rootfs_root_ref(s->root);
+	}
+	e->next_src = (e->next_src + 1) % OBJCACHE_SOURCES;
+	if (e->nsrc < OBJCACHE_SOURCES)
+		e->nsrc++;
 }
 
 void objcache_ref(struct objcache *c, struct elfobj *o)
@@ -338,14 +555,19 @@ void objcache_put(struct objcache *c, struct elfobj *o)
 	if (!o || !(e = find_by_obj(c, o)) || --e->refs)
 		return;
 	htab_remove(&c->by_obj, &e->by_obj);
-	if (e->has_bid)
+	if (e->in_bid)
 		htab_remove(&c->by_bid, &e->by_bid);
 	for (struct key *k = e->keys; k; k = k->next)
 		htab_remove(&c->by_key, &k->node);
-	entry_free(e);
+	entry_free(c, e);
 }
 
 size_t objcache_count(const struct objcache *c)
 {
 	return c->by_obj.n;
+}
+
+void objcache_get_stats(const struct objcache *c, struct objcache_stats *st)
+{
+	*st = c->st;
 }

@@ -8,13 +8,16 @@
  * never follows a symlink: the temporary file is created with
  * O_CREAT|O_EXCL|O_NOFOLLOW (a planted file or link makes it fail, it is
  * never opened), and renameat() replaces whatever is at the final name
- * (a symlink there is replaced itself; its target is not touched).
+ * (a symlink there is replaced itself; its target is not touched).  A
+ * directory where another user could remove or rename our files (writable
+ * by others without the sticky bit, or owned by another user) is refused,
+ * and only files this run published are ever removed (outdir_prune()).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +34,18 @@
 /* Attempts at a fresh temporary name before giving up. */
 #define TMP_TRIES 64
 
+/* A file a run published, for outdir_prune(). */
+struct outdir_file {
+	char *name;
+	uint64_t dev, ino;
+	unsigned int window;
+};
+
 struct gzfile {
 	int dirfd; /* borrowed: the caller keeps it open until commit/abort */
 	int fd;    /* the temporary file, -1 once closed */
+	struct outdir *dir; /* told of the file once published; may be NULL */
+	uint64_t dev, ino;  /* of the temporary file, once closed */
 	int err;   /* sticky: first error, negative errno */
 	const char *err_op; /* what failed, for the commit message */
 	bool zinit;
@@ -54,8 +66,8 @@ static unsigned int next_counter(void)
 	return __atomic_fetch_add(&tmp_counter, 1, __ATOMIC_RELAXED);
 }
 
-/* Creates each missing component of @path (mkdir -p). */
-static int mkdir_p(const char *path, struct errbuf *err)
+/* Creates each missing component of @path (mkdir -p) with @mode. */
+static int mkdir_p(const char *path, unsigned int mode, struct errbuf *err)
 {
 	char buf[PATH_MAX];
 	size_t len = strlen(path);
@@ -73,7 +85,7 @@ static int mkdir_p(const char *path, struct errbuf *err)
 		if ((i < len && c != '/') || buf[i - 1] == '/')
 			continue;
 		buf[i] = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+		if (mkdir(buf, mode) < 0 && errno != EEXIST) {
 			r = -errno;
 			/* Not ours to create, but already there: fine. */
 			if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -119,13 +131,38 @@ static int probe_writable(int dirfd, const char *path, struct errbuf *err)
 	return 0;
 }
 
-int output_open_dir(const char *path, struct errbuf *err)
+/* Another user could remove, rename or replace files in the directory at @fd. */
+static int check_private(int fd, const char *path, struct errbuf *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return errf(err, -errno, "%s: %s", path, strerror(errno));
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return errf(err, -EPERM,
+			    "%s: owned by uid %u, who could replace the profiles: choose another"
+			    " output directory", path, (unsigned)st.st_uid);
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		return errf(err, -EPERM,
+			    "%s: writable by other users without the sticky bit (mode %04o): they"
+			    " could replace the profiles; chmod o-w,g-w or +t, or choose another",
+			    path, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+/* The mode of missing directories for files of @file_mode: search where read. */
+static unsigned int dir_mode_of(unsigned int file_mode)
+{
+	return file_mode | (file_mode & 0444) >> 2 | 0700;
+}
+
+static int open_dir(const char *path, unsigned int dir_mode, struct errbuf *err)
 {
 	int fd, r;
 
 	if (!path || !*path)
 		return errf(err, -EINVAL, "output directory: empty path");
-	r = mkdir_p(path, err);
+	r = mkdir_p(path, dir_mode, err);
 	if (r < 0)
 		return r;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -134,12 +171,19 @@ int output_open_dir(const char *path, struct errbuf *err)
 		return errf(err, r, "%s: %s", path,
 			    r == -ENOTDIR ? "not a directory" : strerror(-r));
 	}
-	r = probe_writable(fd, path, err);
+	r = check_private(fd, path, err);
+	if (r == 0)
+		r = probe_writable(fd, path, err);
 	if (r < 0) {
 		close(fd);
 		return r;
 	}
 	return fd;
+}
+
+int output_open_dir(const char *path, struct errbuf *err)
+{
+	return open_dir(path, dir_mode_of(OUTPUT_FILE_MODE), err);
 }
 
 /* Records the first error and what was being done. */
@@ -214,8 +258,8 @@ static void gz_free(struct gzfile *f)
 	free(f);
 }
 
-int gzfile_create(struct gzfile **out, int dirfd, const char *name,
-		  struct errbuf *err)
+static int gz_create(struct gzfile **out, int dirfd, const char *name, unsigned int mode,
+		     struct outdir *dir, struct errbuf *err)
 {
 	struct gzfile *f;
 	int r;
@@ -231,6 +275,7 @@ int gzfile_create(struct gzfile **out, int dirfd, const char *name,
 		return errf(err, -ENOMEM, "%s: %s", name, strerror(ENOMEM));
 	f->dirfd = dirfd;
 	f->fd = -1;
+	f->dir = dir;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 
 	/* windowBits 15 + 16: a gzip header and trailer, not raw zlib. */
@@ -263,15 +308,64 @@ int gzfile_create(struct gzfile **out, int dirfd, const char *name,
 		if (f->fd >= 0 || errno != EEXIST)
 			break;
 	}
-	if (f->fd < 0) {
+	/* Exactly @mode, whatever the umask. */
+	if (f->fd < 0 || fchmod(f->fd, mode) < 0) {
 		r = -errno;
 		errf(err, r, "%s: cannot create temporary file %s: %s", name,
 		     f->tmp, strerror(-r));
+		if (f->fd >= 0)
+			unlinkat(dirfd, f->tmp, 0);
 		gz_free(f);
 		return r;
 	}
 	*out = f;
 	return 0;
+}
+
+int gzfile_create(struct gzfile **out, int dirfd, const char *name, struct errbuf *err)
+{
+	return gz_create(out, dirfd, name, OUTPUT_FILE_MODE, NULL, err);
+}
+
+int outdir_create(struct outdir *d, const char *name, struct gzfile **out, struct errbuf *err)
+{
+	return gz_create(out, d->fd, name, d->mode, d, err);
+}
+
+/* Remembers a published file of @d (when tracking); failing forgets it, never removes it. */
+static void outdir_record(struct outdir *d, const char *name, uint64_t dev, uint64_t ino)
+{
+	char *copy;
+
+	if (!d || !d->track)
+		return;
+	if (d->nfiles == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 64;
+		struct outdir_file *v = realloc(d->files, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		d->files = v;
+		d->cap = cap;
+	}
+	if (!(copy = strdup(name)))
+		return;
+	d->files[d->nfiles++] = (struct outdir_file){ copy, dev, ino, d->window };
+}
+
+/* Closes the temporary file, noting which it was. */
+static int close_tmp(struct gzfile *f)
+{
+	struct stat st;
+	int r;
+
+	if (fstat(f->fd, &st) == 0) {
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+	}
+	r = close(f->fd);
+	f->fd = -1;
+	return r;
 }
 
 int gzfile_write(struct gzfile *f, const void *buf, size_t len)
@@ -334,9 +428,7 @@ int gzfile_commit(struct gzfile *f, struct errbuf *err)
 		gz_fail(f, -errno, "fsync");
 		goto fail;
 	}
-	r = close(f->fd);
-	f->fd = -1;
-	if (r < 0) {
+	if (close_tmp(f) < 0) {
 		gz_fail(f, -errno, "close");
 		goto fail;
 	}
@@ -344,6 +436,7 @@ int gzfile_commit(struct gzfile *f, struct errbuf *err)
 		gz_fail(f, -errno, "rename");
 		goto fail;
 	}
+	outdir_record(f->dir, f->name, f->dev, f->ino);
 	/*
 	 * And the rename itself must reach the disk, or a crash could leave
 	 * the directory without the file.  The file is complete and in
@@ -373,6 +466,8 @@ struct gzbatch {
 	struct {
 		char name[NAME_MAX + 1];
 		char tmp[NAME_MAX + 1];
+		struct outdir *dir;
+		uint64_t dev, ino;
 	} *files;
 };
 
@@ -406,14 +501,15 @@ int gzfile_commit_batch(struct gzfile *f, struct gzbatch *b, struct errbuf *err)
 		b->files = files;
 		b->cap = cap;
 	}
-	r = close(f->fd);
-	f->fd = -1;
-	if (r < 0) {
+	if (close_tmp(f) < 0) {
 		gz_fail(f, -errno, "close");
 		goto fail;
 	}
 	memcpy(b->files[b->n].name, f->name, sizeof(f->name));
 	memcpy(b->files[b->n].tmp, f->tmp, sizeof(f->tmp));
+	b->files[b->n].dir = f->dir;
+	b->files[b->n].dev = f->dev;
+	b->files[b->n].ino = f->ino;
 	b->n++;
 	gz_free(f);
 	return 0;
@@ -445,6 +541,7 @@ int gzbatch_publish(struct gzbatch *b, struct errbuf *err)
 			unlinkat(b->dirfd, b->files[i].tmp, 0);
 			continue;
 		}
+		outdir_record(b->files[i].dir, b->files[i].name, b->files[i].dev, b->files[i].ino);
 		published++;
 	}
 	/* The renames too; EINVAL: the filesystem cannot sync directories. */
@@ -469,83 +566,70 @@ void gzfile_abort(struct gzfile *f)
 	gz_free(f);
 }
 
-/* "20261122T031500Z-...pb.gz": the stamp, or false for any other name. */
-static bool window_stamp_of(const char *name, char stamp[17])
-{
-	size_t len = strlen(name);
+/* --- the output directory of a run --------------------------------------- */
 
-	if (len < 17 + 6 || strcmp(name + len - 6, ".pb.gz") || name[8] != 'T' ||
-	    name[15] != 'Z' || name[16] != '-')
-		return false;
-	for (int i = 0; i < 15; i++)
-		if (i != 8 && (name[i] < '0' || name[i] > '9'))
-			return false;
-	memcpy(stamp, name, 16);
-	stamp[16] = '\0';
-	return true;
+int outdir_open(struct outdir *d, const char *path, unsigned int mode, bool track,
+		struct errbuf *err)
+{
+	int fd;
+
+	memset(d, 0, sizeof(*d));
+	d->fd = -1;
+	if (mode & ~OUTPUT_MODE_MASK)
+		return errf(err, -EINVAL, "file mode %04o: only read by others and read-write by"
+			    " the owner are allowed (at most %04o)", mode, OUTPUT_MODE_MASK);
+	fd = open_dir(path, dir_mode_of(mode), err);
+	if (fd < 0)
+		return fd;
+	d->fd = fd;
+	d->mode = mode;
+	d->track = track;
+	return 0;
 }
 
-static int cmp_stamp(const void *a, const void *b)
+void outdir_close(struct outdir *d)
 {
-	return strcmp(a, b);
+	for (size_t i = 0; i < d->nfiles; i++)
+		free(d->files[i].name);
+	free(d->files);
+	if (d->fd >= 0)
+		close(d->fd);
+	memset(d, 0, sizeof(*d));
+	d->fd = -1;
 }
 
-int output_prune_windows(int dirfd, unsigned int keep, struct errbuf *err)
+void outdir_next_window(struct outdir *d)
 {
-	char (*stamps)[17] = NULL, stamp[17];
-	size_t n = 0, cap = 0, distinct = 0;
-	struct dirent *de;
-	int removed = 0, fd;
-	DIR *d;
+	d->window++;
+}
 
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		int e = errno;
+int outdir_prune(struct outdir *d, unsigned int keep, struct errbuf *err)
+{
+	unsigned int oldest_kept;
+	size_t w = 0;
+	int removed = 0, ret = 0;
 
-		if (fd >= 0)
-			close(fd);
-		return errf(err, -e, "listing the output directory: %s", strerror(e));
-	}
-	while ((de = readdir(d))) {
-		if (!window_stamp_of(de->d_name, stamp))
-			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			char(*s)[17] = realloc(stamps, c * sizeof(*s));
-
-			if (!s) {
-				closedir(d);
-				free(stamps);
-				return errf(err, -ENOMEM, "out of memory");
-			}
-			stamps = s;
-			cap = c;
-		}
-		memcpy(stamps[n++], stamp, sizeof(stamp));
-	}
-	qsort(stamps, n, sizeof(*stamps), cmp_stamp);
-	/* the oldest stamp still kept: the keep-th distinct one from the end */
-	for (size_t i = n; i-- > 0;) {
-		if (i + 1 < n && !strcmp(stamps[i], stamps[i + 1]))
-			continue;
-		if (++distinct == keep) {
-			memcpy(stamp, stamps[i], sizeof(stamp));
-			break;
-		}
-	}
-	free(stamps);
-	if (distinct < keep || keep == 0) {
-		closedir(d);
+	if (!keep || d->window < keep)
 		return 0;
-	}
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		char s2[17];
+	oldest_kept = d->window + 1 - keep;
+	for (size_t i = 0; i < d->nfiles; i++) {
+		struct outdir_file *f = &d->files[i];
+		struct stat st;
 
-		if (window_stamp_of(de->d_name, s2) && strcmp(s2, stamp) < 0 &&
-		    unlinkat(dirfd, de->d_name, 0) == 0)
-			removed++;
+		if (f->window >= oldest_kept) {
+			d->files[w++] = *f;
+			continue;
+		}
+		/* Still the file we wrote?  Anything else there is not ours to remove. */
+		if (fstatat(d->fd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (uint64_t)st.st_dev == f->dev && (uint64_t)st.st_ino == f->ino) {
+			if (unlinkat(d->fd, f->name, 0) == 0)
+				removed++;
+			else if (!ret)
+				ret = errf(err, -errno, "%s: %s", f->name, strerror(errno));
+		}
+		free(f->name);
 	}
-	closedir(d);
-	return removed;
+	d->nfiles = w;
+	return ret ? ret : removed;
 }

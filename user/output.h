@@ -12,19 +12,66 @@
 #ifndef CPROF_OUTPUT_H
 #define CPROF_OUTPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "errbuf.h"
 
 /*
- * Creates @path (mode 0755) if missing, checks it is a writable directory,
- * and returns an O_DIRECTORY fd for it, or a negative errno with a message.
+ * Profiles hold other users' function names, paths and command names:
+ * readable by their owner only, unless told otherwise.
+ */
+#define OUTPUT_FILE_MODE 0600
+/* The bits a profile's mode may have: no execution, no writing by others. */
+#define OUTPUT_MODE_MASK 0644
+
+/*
+ * Creates @path if missing, checks it is a directory we can write and that
+ * no other user can (owned by us or root, and not writable by group or
+ * others unless sticky, as /tmp: there nobody else can remove or replace
+ * our files), and returns an O_DIRECTORY fd for it, or a negative errno
+ * with a message.
  */
 int output_open_dir(const char *path, struct errbuf *err);
 
 struct gzfile;
 
-/* Starts writing @name (no '/') inside @dirfd, under a temporary name. */
+/*
+ * The output directory of a run.  Its profiles are created with @mode;
+ * missing directories with the same access plus search (0600: 0700).
+ * With @track, the files published in it are remembered by window, so that
+ * outdir_prune() removes files this run wrote and nothing else.
+ */
+struct outdir_file;
+
+struct outdir {
+	int fd;
+	unsigned int mode;
+	bool track;
+	unsigned int window;        /* stamp of the files published now */
+	struct outdir_file *files;  /* tracked, in publishing order */
+	size_t nfiles, cap;
+};
+
+int outdir_open(struct outdir *d, const char *path, unsigned int mode, bool track,
+		struct errbuf *err);
+void outdir_close(struct outdir *d);
+
+/* Files published from now on belong to a new window. */
+void outdir_next_window(struct outdir *d);
+
+/* Starts writing @name in @d (see gzfile_create()). */
+int outdir_create(struct outdir *d, const char *name, struct gzfile **out,
+		  struct errbuf *err);
+
+/*
+ * Removes the files this run published in all but its @keep newest windows
+ * (each checked, before it goes, to be still the file we wrote).  Returns
+ * the number removed or a negative errno.
+ */
+int outdir_prune(struct outdir *d, unsigned int keep, struct errbuf *err);
+
+/* Starts writing @name (no '/') inside @dirfd, under a temporary name (OUTPUT_FILE_MODE). */
 int gzfile_create(struct gzfile **out, int dirfd, const char *name,
 		  struct errbuf *err);
 
@@ -63,14 +110,6 @@ int gzbatch_publish(struct gzbatch *b, struct errbuf *err);
 
 /* Abandons the file: removes the temporary name and frees @f. */
 void gzfile_abort(struct gzfile *f);
-
-/*
- * Continuous mode: files of a window start with its stamp,
- * "YYYYmmddTHHMMSSZ-".  Removes the files of all but the @keep newest
- * windows found in @dirfd (nothing else is touched).  Returns the number of
- * files removed or a negative errno.
- */
-int output_prune_windows(int dirfd, unsigned int keep, struct errbuf *err);
 
 /* A pprof_sink write callback for a struct gzfile (ctx = the gzfile). */
 int gzfile_sink_write(void *ctx, const void *buf, size_t len);

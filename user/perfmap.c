@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -318,37 +317,83 @@ void perfmap_free(struct perfmap_table *t)
 
 /* --- finding the file ---------------------------------------------------- */
 
-int perfmap_open_at(int root_fd, uint32_t nspid, int *fd, struct errbuf *err)
+int perfmap_open_at(int root_fd, uint32_t nspid, uint32_t uid, int *fd, struct stat *st,
+		    struct errbuf *err)
 {
+	const struct rootfs_want want = { .no_symlinks = true };
+	struct stat sb;
 	char rel[64];
-	struct stat st;
 	int f;
 
-	/* /tmp and the file are the process's: never let them lead out. */
+	*fd = -1;
 	snprintf(rel, sizeof(rel), "tmp/perf-%u.map", nspid);
-	f = rootfs_openat(root_fd, rel);
+	f = rootfs_open_in(root_fd, rel, &want, &sb);
 	if (f < 0)
-		return errf(err, -errno, "/tmp/perf-%u.map: %s", nspid, strerror(errno));
-	/* A FIFO or device would block or never end. */
-	if (fstat(f, &st) || !S_ISREG(st.st_mode)) {
+		return errf(err, f, "/tmp/perf-%u.map: %s", nspid,
+			    f == -EINVAL ? "not a regular file" : strerror(-f));
+	/* Another user's file (one the process can't read, say) names nothing of it. */
+	if (sb.st_uid != uid && sb.st_uid != 0) {
 		close(f);
-		return errf(err, -EINVAL, "/tmp/perf-%u.map: not a regular file", nspid);
+		return errf(err, -EPERM, "/tmp/perf-%u.map: owned by uid %u, not the process's %u",
+			    nspid, (unsigned)sb.st_uid, uid);
 	}
+	if (st)
+		*st = sb;
 	*fd = f;
 	return 0;
 }
 
-int perfmap_open(const char *proc_root, uint32_t pid, uint32_t nspid, int *fd,
-		 struct errbuf *err)
+static void file_evict(struct fdlru_node *n)
 {
-	char path[64];
-	int root, ret;
+	struct perfmap_file *f = (struct perfmap_file *)((char *)n - offsetof(struct perfmap_file, node));
 
-	snprintf(path, sizeof(path), "%s/%u/root", proc_root, pid);
-	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return errf(err, -errno, "%s: %s", path, strerror(errno));
-	ret = perfmap_open_at(root, nspid, fd, err);
-	close(root);
-	return ret;
+	close(f->fd);
+	f->fd = -1;
+}
+
+void perfmap_file_init(struct perfmap_file *f, struct fdlru *lru)
+{
+	*f = (struct perfmap_file){ .lru = lru, .fd = -1 };
+	f->node.evict = file_evict;
+}
+
+int perfmap_file_update(struct perfmap_file *f, int root_fd, uint32_t nspid, uint32_t uid,
+			struct errbuf *err)
+{
+	struct stat st;
+	int fd, ret;
+
+	ret = perfmap_open_at(root_fd, nspid, uid, &fd, &st, err);
+	if (ret)
+		return f->fd >= 0 ? 0 : ret;
+	if (f->fd >= 0 && f->dev == (uint64_t)st.st_dev && f->ino == (uint64_t)st.st_ino) {
+		close(fd); /* the same file: keep the one held */
+		if (f->lru)
+			fdlru_touch(f->lru, &f->node);
+		return 0;
+	}
+	perfmap_file_close(f);
+	f->fd = fd;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	if (f->lru)
+		fdlru_hold(f->lru, &f->node);
+	return 0;
+}
+
+int perfmap_file_fd(struct perfmap_file *f)
+{
+	if (f->fd >= 0 && f->lru)
+		fdlru_touch(f->lru, &f->node);
+	return f->fd;
+}
+
+void perfmap_file_close(struct perfmap_file *f)
+{
+	if (f->fd < 0)
+		return;
+	if (f->lru)
+		fdlru_drop(f->lru, &f->node);
+	close(f->fd);
+	f->fd = -1;
 }

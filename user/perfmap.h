@@ -23,8 +23,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "errbuf.h"
+#include "fdlru.h"
 
 /* Bytes read at most, from the end of the file: the newest entries. */
 #define PERFMAP_MAX_BYTES (256u << 20)
@@ -45,20 +47,45 @@ struct perfmap_table {
 };
 
 /*
- * Opens the perf map of process @pid as the process itself sees it:
- * <proc_root>/<pid>/root/tmp/perf-<nspid>.map, with @nspid its pid in its
- * own pid namespace (the last field of NSpid: in its status file, see
- * cgroup_read_nspid()), the path resolved inside its root.  *@fd gets a
- * regular file opened read-only.  -ENOENT when there is no perf map.
+ * Opens the perf map of a process, /tmp/perf-<nspid>.map as the process
+ * itself sees it, from a directory descriptor of its root: @nspid is its pid
+ * in its own pid namespace (the last field of NSpid: in its status file,
+ * see cgroup_read_nspid()).  The map is the process's to write, so it is
+ * untrusted in where it leads too: no symlink is followed (not even one
+ * inside the root), and it must be a regular file owned by @uid (the
+ * process's) or root.  *@fd gets it opened read-only, *@st (may be NULL)
+ * its stat.  -ENOENT when there is no perf map, -ELOOP a symlink, -EINVAL
+ * not a regular file, -EPERM another owner.
  */
-int perfmap_open(const char *proc_root, uint32_t pid, uint32_t nspid, int *fd,
-		 struct errbuf *err);
+int perfmap_open_at(int root_fd, uint32_t nspid, uint32_t uid, int *fd, struct stat *st,
+		    struct errbuf *err);
 
 /*
- * The same, from a directory descriptor of the process's root (opened while
- * it ran, so that its map can be read after it exits) and its namespace pid.
+ * A process's perf map held open from when it is first found, so that its
+ * names outlive the process (and its removing the file), within the global
+ * bound on descriptors (@lru): evicted, it is opened again by its path.
  */
-int perfmap_open_at(int root_fd, uint32_t nspid, int *fd, struct errbuf *err);
+struct perfmap_file {
+	struct fdlru_node node;
+	struct fdlru *lru;  /* may be NULL: unbounded */
+	int fd;             /* -1: none held */
+	uint64_t dev, ino;  /* of the file last held */
+};
+
+void perfmap_file_init(struct perfmap_file *f, struct fdlru *lru);
+
+/*
+ * Looks at the process's perf map again (see perfmap_open_at()): a file
+ * other than the one held replaces it; none keeps the one held.  0 when a
+ * file is held afterwards, else why none is.
+ */
+int perfmap_file_update(struct perfmap_file *f, int root_fd, uint32_t nspid, uint32_t uid,
+			struct errbuf *err);
+
+/* The descriptor held (borrowed), or -1. */
+int perfmap_file_fd(struct perfmap_file *f);
+
+void perfmap_file_close(struct perfmap_file *f);
 
 /*
  * Resolves @addrs (any order, duplicates allowed) against the perf map open

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proctab.h"
@@ -23,13 +24,15 @@ static bool empty_entry(const void *entry)
 }
 
 int proctab_init(struct proctab *t, struct objcache *objs, struct elfobj *vdso,
-		 const char *proc_root)
+		 const char *proc_root, struct rootfs_roots *roots, struct fdlru *lru)
 {
 	memset(t, 0, sizeof(*t));
 	hmap_init(&t->by_pid, sizeof(uint64_t), sizeof(struct pid_entry));
 	t->objs = objs;
 	t->vdso = vdso;
 	t->proc_root = proc_root;
+	t->roots = roots;
+	t->lru = lru;
 	return 0;
 }
 
@@ -42,6 +45,9 @@ static void process_free(struct proctab *t, struct process *p)
 	release_objs(t, p);
 	procmaps_free(&p->maps);
 	agg_free(&p->samples);
+	perfmap_file_close(&p->perfmap);
+	if (t->roots)
+		rootfs_root_put(t->roots, p->root);
 	free(p);
 }
 
@@ -90,25 +96,60 @@ static void read_comm(const char *proc_root, uint32_t pid, char *buf, size_t len
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/*
- * Opens the file behind a mapping as the process sees it: map_files/ works
- * for deleted files and other mount namespaces; root/<path> is the fallback
- * (map_files needs CAP_SYS_ADMIN in the init user namespace).  Never the
- * bare path, which may name another file in our own namespace.
- */
-static int open_mapped_file(const char *proc_root, uint32_t pid, const struct vma *v)
+/* What a mapping's file must be: regular, with the maps line's device and inode. */
+static struct rootfs_want want_of(const struct vma *v)
 {
-	char path[PATH_MAX + 64];
+	return (struct rootfs_want){
+		.have_ident = v->inode != 0,
+		.dev_major = v->dev_major,
+		.dev_minor = v->dev_minor,
+		.ino = v->inode,
+	};
+}
+
+/*
+ * Opens the file behind a mapping as the process sees it: map_files/ gives
+ * the very file mapped (deleted, in another mount namespace...) but needs
+ * CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; else its path inside the
+ * process's root.  Never the bare path, which may name another file in our
+ * own namespace, and never the path of a deleted file.
+ */
+static int open_mapped_file(struct proctab *t, const struct process *p, const struct vma *v)
+{
+	const struct rootfs_want want = want_of(v);
+	char path[128];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid,
+	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, t->proc_root, p->pid,
 		 v->start, v->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 || !v->path)
-		return fd >= 0 ? fd : -errno;
-	snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, pid, v->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
+	fd = rootfs_open_magic(path, &want, NULL);
+	/* The kernel's own answer: the file mapped there now is not the one seen. */
+	if (fd >= 0 || fd == -EINVAL || fd == -ESTALE)
+		return fd;
+	if (v->deleted)
+		return -ENOLINK;
+	if (!p->root)
+		return -ENXIO;
+	t->st.by_path++;
+	return rootfs_open_in(rootfs_root_fd(p->root), v->path, &want, NULL);
+}
+
+static enum proctab_refusal refusal_of(int err)
+{
+	switch (err) {
+	case -EINVAL:
+		return REFUSED_NOT_REGULAR;
+	case -ESTALE:
+		return REFUSED_NOT_MAPPED;
+	case -ENOLINK:
+		return REFUSED_DELETED;
+	case -ENOSYS:
+		return REFUSED_NO_OPENAT2;
+	case -ENXIO:
+		return REFUSED_NO_ROOT;
+	default:
+		return REFUSED_OTHER;
+	}
 }
 
 /* Keeps only the executable mappings: the only ones a PC can fall in. */
@@ -131,9 +172,62 @@ static void release_objs(struct proctab *t, struct process *p)
 	p->objs = NULL;
 }
 
+/* A file seen earlier in the same snapshot, by its maps line's identity. */
+struct seen_key {
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+};
+
+struct seen_entry {
+	struct seen_key key;
+	struct elfobj *obj; /* NULL: it could not be opened */
+};
+
+/* The object of an executable file mapping; NULL when none could be had. */
+static struct elfobj *mapping_object(struct proctab *t, struct process *p, const struct vma *v,
+				     struct hmap *seen)
+{
+	struct seen_key key = { .ino = v->inode, .dev_major = v->dev_major,
+				.dev_minor = v->dev_minor };
+	struct seen_entry *se = NULL;
+	struct elfobj *o = NULL;
+	bool created = false;
+	int fd;
+
+	/*
+	 * Mappings of one file (its segments; or 60,000 of them) share the
+	 * first one's result: one open, not one each.
+	 */
+	if (v->inode && (se = hmap_insert(seen, &key, &created)) && !created) {
+		if (se->obj)
+			objcache_ref(t->objs, se->obj);
+		return se->obj;
+	}
+	fd = open_mapped_file(t, p, v);
+	if (fd < 0)
+		t->st.refused[refusal_of(fd)]++;
+	else if (objcache_get(t->objs, fd, &o, NULL))
+		o = NULL;
+	if (o) {
+		const struct objcache_source src = {
+			.pid = p->pid,
+			.start = v->start,
+			.end = v->end,
+			.root = v->deleted ? NULL : p->root,
+			.path = v->path,
+		};
+
+		objcache_add_source(t->objs, o, &src);
+	}
+	if (v->inode && (se = hmap_find(seen, &key)))
+		se->obj = o;
+	return o;
+}
+
 static void snapshot(struct proctab *t, struct process *p)
 {
 	struct errbuf err = { "" };
+	struct hmap seen;
 	int ret;
 
 	ret = procmaps_read(t->proc_root, (int)p->pid, &p->maps, &err);
@@ -149,9 +243,9 @@ static void snapshot(struct proctab *t, struct process *p)
 		return;
 	}
 	p->have_maps = true;
+	hmap_init(&seen, sizeof(struct seen_key), sizeof(struct seen_entry));
 	for (size_t i = 0; i < p->maps.n; i++) {
 		const struct vma *v = &p->maps.v[i];
-		int fd;
 
 		if (v->kind == VMA_SPECIAL && v->path && !strcmp(v->path, "[vdso]")) {
 			p->objs[i] = t->vdso;
@@ -159,12 +253,51 @@ static void snapshot(struct proctab *t, struct process *p)
 		}
 		if (v->kind != VMA_FILE)
 			continue;
-		fd = open_mapped_file(t->proc_root, p->pid, v);
-		if (fd < 0 || objcache_get(t->objs, fd, &p->objs[i], NULL)) {
-			p->objs[i] = NULL;
+		p->objs[i] = mapping_object(t, p, v, &seen);
+		if (!p->objs[i])
 			p->obj_errors++;
-		}
 	}
+	hmap_free(&seen);
+}
+
+/*
+ * What a process is held by from its first sight: its root directory (so
+ * that a reused pid never leads into another container) and its owner.
+ * Opened through /proc/PID once: everything after goes through the root.
+ */
+static void hold_process(struct proctab *t, struct process *p)
+{
+	char path[64];
+	struct stat st;
+	int dir;
+
+	p->uid = UINT32_MAX;
+	snprintf(path, sizeof(path), "%s/%u", t->proc_root, p->pid);
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	/* /proc/PID belongs to the process's effective uid while it is dumpable. */
+	if (fstat(dir, &st) == 0)
+		p->uid = st.st_uid;
+	if (t->roots)
+		rootfs_root_get(t->roots, dir, &p->root, NULL);
+	close(dir);
+}
+
+/* Opens (again) the perf map of @p, from its root, if it has one now. */
+static int update_perfmap(struct process *p, struct errbuf *err)
+{
+	if (!p->root)
+		return errf(err, -ENXIO, "no root held for pid %u", p->pid);
+	return perfmap_file_update(&p->perfmap, rootfs_root_fd(p->root),
+				   p->ns_pid ? p->ns_pid : p->pid, p->uid, err);
+}
+
+int proctab_perfmap(struct process *p, struct errbuf *err)
+{
+	int ret = update_perfmap(p, err);
+
+	return ret ? ret : perfmap_file_fd(&p->perfmap);
 }
 
 static int retire(struct proctab *t, struct process *p)
@@ -192,6 +325,7 @@ static struct process *new_process(struct proctab *t, uint32_t pid, uint64_t gen
 	p->pid = pid;
 	p->gen = gen;
 	agg_init(&p->samples);
+	perfmap_file_init(&p->perfmap, t->lru);
 	if (comm && *comm)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	else if (take_snapshot)
@@ -200,7 +334,9 @@ static struct process *new_process(struct proctab *t, uint32_t pid, uint64_t gen
 		/* Labels first: they stay true after the process exits. */
 		cgroup_read(t->proc_root, pid, &p->cgroup, NULL);
 		cgroup_read_nspid(t->proc_root, pid, &p->ns_pid, NULL);
+		hold_process(t, p);
 		snapshot(t, p);
+		update_perfmap(p, NULL);
 	}
 	return p;
 }
@@ -264,10 +400,29 @@ struct process *proctab_get(struct proctab *t, uint32_t pid, uint64_t gen, const
 	return p;
 }
 
-int proctab_refresh(struct proctab *t, struct process *p)
+int proctab_refresh(struct proctab *t, struct process *p, double now,
+		    enum proctab_refresh_why why)
 {
-	struct process fresh = { .pid = p->pid };
+	struct process fresh = { .pid = p->pid, .root = p->root };
 
+	if (why == REFRESH_EXEC) {
+		p->refresh_asks = 0;
+		p->refresh_gap = 0;
+		p->next_refresh = 0;
+	}
+	if (why == REFRESH_NEW_CODE && now < p->next_refresh) {
+		p->refresh_pending = true;
+		t->st.deferred++;
+		return -EAGAIN;
+	}
+	if (++p->refresh_asks >= PROCTAB_REFRESH_FREE) {
+		p->refresh_gap = p->refresh_gap ? 2 * p->refresh_gap : PROCTAB_REFRESH_GAP_MIN;
+		if (p->refresh_gap > PROCTAB_REFRESH_GAP_MAX)
+			p->refresh_gap = PROCTAB_REFRESH_GAP_MAX;
+		p->next_refresh = now + p->refresh_gap;
+	}
+	p->refresh_pending = false;
+	t->st.refreshes++;
 	snapshot(t, &fresh);
 	if (!fresh.have_maps) {
 		release_objs(t, &fresh);
@@ -282,6 +437,8 @@ int proctab_refresh(struct proctab *t, struct process *p)
 	p->have_maps = true;
 	p->maps_error = 0;
 	p->refreshes++;
+	/* New code may be JIT code whose perf map appeared since. */
+	update_perfmap(p, NULL);
 	return 0;
 }
 

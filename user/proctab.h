@@ -2,8 +2,16 @@
 /*
  * proctab: every process sampled during a run, by pid, with what is needed
  * to write its profile after it may have exited: its name, a snapshot of its
- * executable mappings taken while it ran, and references to the parsed
- * objects behind them (which keep the files open).
+ * executable mappings taken while it ran, references to the parsed objects
+ * behind them, its root directory and its perf map, held from its first
+ * sight.
+ *
+ * The files behind the mappings are the process's, opened as it sees them
+ * (rootfs.h): through /proc/PID/map_files/RANGE, else by their path
+ * resolved inside the process's root, checked to be regular files with the
+ * device and inode of their maps line; a deleted file is never looked up by
+ * its path (which now names something else, if anything).  What was not
+ * opened, and why, is counted.
  *
  * A pid that is reused, or a process that execs, gets a new record; the old
  * one is retired, not freed, so its samples are still written.
@@ -21,7 +29,36 @@
 #include "errbuf.h"
 #include "hmap.h"
 #include "objcache.h"
+#include "perfmap.h"
 #include "procmaps.h"
+#include "rootfs.h"
+
+/*
+ * Re-snapshots of one program image: the first few as asked (a process
+ * starting up maps its libraries as it is first sampled), then at most one
+ * per gap, doubling up to the last.
+ */
+#define PROCTAB_REFRESH_FREE 4
+#define PROCTAB_REFRESH_GAP_MIN 1.0
+#define PROCTAB_REFRESH_GAP_MAX 64.0
+
+/* Why a snapshot is retaken. */
+enum proctab_refresh_why {
+	REFRESH_NEW_CODE, /* code outside the known mappings: backs off */
+	REFRESH_EXEC,     /* a new program in the same record: starts afresh */
+	REFRESH_DEFERRED, /* one the backoff deferred, before a window is written */
+};
+
+/* Why the file of a mapping was not opened. */
+enum proctab_refusal {
+	REFUSED_NOT_REGULAR, /* a FIFO, device, directory... at its path */
+	REFUSED_NOT_MAPPED,  /* another file than the maps line's device and inode */
+	REFUSED_DELETED,     /* deleted, and map_files unusable */
+	REFUSED_NO_OPENAT2,  /* kernel without openat2: no confined path lookup */
+	REFUSED_NO_ROOT,     /* map_files unusable and no root held for the process */
+	REFUSED_OTHER,       /* gone, unreadable, ... */
+	REFUSED_MAX,
+};
 
 struct process {
 	uint32_t pid;
@@ -36,9 +73,22 @@ struct process {
 	char maps_errmsg[ERRBUF_LEN];
 	size_t obj_errors;      /* mappings whose object could not be read */
 	size_t refreshes;       /* snapshots retaken (new code mapped) */
+	unsigned refresh_asks;  /* refreshes asked for since the image began */
+	double next_refresh;    /* CLOCK_MONOTONIC s before which refreshes wait */
+	double refresh_gap;
+	bool refresh_pending;   /* a refresh was deferred by the backoff */
+	struct rootfs_root *root; /* its root directory; NULL: none held */
+	uint32_t uid;           /* its owner (of /proc/PID): perf maps must be its or root's */
+	struct perfmap_file perfmap;
 	struct cgroup_info cgroup; /* path and container id ("" if unknown) */
 	uint32_t ns_pid;        /* pid in its own namespace; 0 if unknown */
 	struct agg samples;
+};
+
+struct proctab_stats {
+	size_t refused[REFUSED_MAX]; /* mapped files not opened, by reason */
+	size_t by_path;              /* mapped files opened by path (map_files unusable) */
+	size_t refreshes, deferred;  /* re-snapshots taken, and deferred by the backoff */
 };
 
 struct proctab {
@@ -48,12 +98,18 @@ struct proctab {
 	struct objcache *objs;
 	struct elfobj *vdso;      /* the host's vDSO image, or NULL */
 	const char *proc_root;    /* "/proc" */
+	struct rootfs_roots *roots; /* where process roots are held (NULL: none) */
+	struct fdlru *lru;        /* bounds perf maps' descriptors (NULL: unbounded) */
 	size_t created;           /* records made during the run */
+	struct proctab_stats st;
 };
 
-/* @vdso (may be NULL) is borrowed and must outlive the table. */
+/*
+ * @vdso (may be NULL), @roots and @lru (both may be NULL) are borrowed and
+ * must outlive the table.
+ */
 int proctab_init(struct proctab *t, struct objcache *objs, struct elfobj *vdso,
-		 const char *proc_root);
+		 const char *proc_root, struct rootfs_roots *roots, struct fdlru *lru);
 void proctab_free(struct proctab *t);
 
 /* The live record of @pid, or NULL. */
@@ -71,11 +127,23 @@ struct process *proctab_get(struct proctab *t, uint32_t pid, uint64_t gen,
 			    const char *comm, bool *created);
 
 /*
- * Retakes the snapshot of a running process that mapped new code (dlopen):
- * the new mappings replace the old.  On failure (the process is gone) the
- * old snapshot stays.
+ * Retakes the snapshot of a running process that mapped new code (dlopen)
+ * or exec'd: the new mappings replace the old.  On failure (the process is
+ * gone) the old snapshot stays.  Refreshes for new code back off (see
+ * PROCTAB_REFRESH_*): one asked for sooner than @now allows is deferred
+ * (-EAGAIN) and marked pending, to be taken with REFRESH_DEFERRED before
+ * the window is written.
  */
-int proctab_refresh(struct proctab *t, struct process *p);
+int proctab_refresh(struct proctab *t, struct process *p, double now,
+		    enum proctab_refresh_why why);
+
+/*
+ * The perf map of @p to read its JIT names from: the file at its path
+ * inside the process's root if that is another one than held, else the one
+ * held since it was first found (so names outlive the process and its
+ * file).  A borrowed descriptor, or a negative errno (-ENOENT: none).
+ */
+int proctab_perfmap(struct process *p, struct errbuf *err);
 
 /* Marks the live record of image @gen of @pid as exited (kept until written). */
 void proctab_exited(struct proctab *t, uint32_t pid, uint64_t gen);

@@ -78,6 +78,16 @@ struct kmap {
 	uint64_t id;
 };
 
+/* Room for an escaped string (see escaped()). */
+struct escbuf {
+	char *p;
+	size_t cap;
+};
+
+/* What each escbuf of a writer holds; those of labels live through a profile. */
+enum esc_slot { ESC_COMM, ESC_CGROUP, ESC_THREAD, ESC_MAPPING, ESC_NAME, ESC_SYSNAME, ESC_FILE,
+		ESC_SLOTS };
+
 struct writer {
 	struct process *p;
 	const struct stackstore *stacks;
@@ -94,6 +104,7 @@ struct writer {
 	size_t nlocs, locs_cap;
 	struct profile_stats *st;
 	int64_t period;
+	struct escbuf esc[ESC_SLOTS];
 };
 
 void profile_filename(const struct process *p, char *buf, size_t len)
@@ -110,6 +121,73 @@ void profile_filename(const struct process *p, char *buf, size_t len)
 	if (comm[0] == '.')
 		comm[0] = '_';
 	snprintf(buf, len, "%s-%u.pb.gz", comm[0] ? comm : "unknown", p->pid);
+}
+
+/* --- strings a process controls ------------------------------------------- */
+
+/* The C1 control characters U+0080..U+009F in UTF-8: 0xc2 0x80..0x9f. */
+static bool is_c1(const unsigned char *u)
+{
+	return u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f;
+}
+
+size_t profile_escape(const char *s, char *out, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = 0, written = 0;
+	bool full = false;
+
+	for (; *u; u++) {
+		char e[16];
+		size_t k;
+
+		if (*u >= 0x20 && *u != 0x7f && !is_c1(u)) {
+			e[0] = (char)*u;
+			k = 1;
+		} else if (*u == '\n' || *u == '\t' || *u == '\r') {
+			e[0] = '\\';
+			e[1] = *u == '\n' ? 'n' : *u == '\t' ? 't' : 'r';
+			k = 2;
+		} else if (is_c1(u)) {
+			k = (size_t)snprintf(e, sizeof(e), "\\xc2\\x%02x", u[1]);
+			u++;
+		} else {
+			k = (size_t)snprintf(e, sizeof(e), "\\x%02x", *u);
+		}
+		/* An escape goes whole or not at all, and nothing after a cut one. */
+		if (!full && out && written + k < len) {
+			memcpy(out + written, e, k);
+			written += k;
+		} else {
+			full = true;
+		}
+		n += k;
+	}
+	if (out && len)
+		out[written] = '\0';
+	return n;
+}
+
+/* @s, or an escaped copy of it in @b when it has anything to escape. */
+static const char *escaped(struct escbuf *b, const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return NULL;
+	n = profile_escape(s, NULL, 0);
+	if (n == strlen(s))
+		return s;
+	if (b->cap < n + 1) {
+		char *p = realloc(b->p, n + 1);
+
+		if (!p)
+			return "?"; /* never the raw bytes */
+		b->p = p;
+		b->cap = n + 1;
+	}
+	profile_escape(s, b->p, b->cap);
+	return b->p;
 }
 
 /* Callers' addresses are return addresses: step back into the call. */
@@ -392,7 +470,7 @@ static int emit_mappings(struct writer *w)
 			.start = v->start,
 			.limit = v->end,
 			.offset = v->offset,
-			.filename = v->path,
+			.filename = escaped(&w->esc[ESC_MAPPING], v->path),
 			.build_id = o ? elfobj_build_id(o) : NULL,
 			.has_functions = mf->used && mf->functions,
 			.has_filenames = mf->used && mf->filenames,
@@ -432,9 +510,9 @@ static int64_t location_of(struct writer *w, struct frame *f)
 		map_id = w->map_ids[f->map];
 	for (unsigned i = 0; i < f->nlines; i++) {
 		struct pprof_function fn = {
-			.name = l[i].name,
-			.system_name = l[i].system_name,
-			.filename = l[i].file,
+			.name = escaped(&w->esc[ESC_NAME], l[i].name),
+			.system_name = escaped(&w->esc[ESC_SYSNAME], l[i].system_name),
+			.filename = escaped(&w->esc[ESC_FILE], l[i].file),
 			.start_line = l[i].start_line,
 		};
 
@@ -503,15 +581,17 @@ static const char *unwind_label(const struct writer *w, uint64_t ustack)
  * known its cgroup, container and pid in its own namespace.  Returns how
  * many were written to @l (room for MAX_LABELS).
  */
-static size_t process_labels(const struct process *p, const char *proc_comm,
-			     struct pprof_label *l)
+static size_t process_labels(struct writer *w, const char *proc_comm, struct pprof_label *l)
 {
+	const struct process *p = w->p;
 	size_t n = 0;
 
 	l[n++] = (struct pprof_label){ .key = "pid", .num = p->pid };
-	l[n++] = (struct pprof_label){ .key = "comm", .str = proc_comm };
+	l[n++] = (struct pprof_label){ .key = "comm",
+				       .str = escaped(&w->esc[ESC_COMM], proc_comm) };
 	if (p->cgroup.path[0])
-		l[n++] = (struct pprof_label){ .key = "cgroup", .str = p->cgroup.path };
+		l[n++] = (struct pprof_label){ .key = "cgroup",
+					       .str = escaped(&w->esc[ESC_CGROUP], p->cgroup.path) };
 	if (p->cgroup.container_id[0])
 		l[n++] = (struct pprof_label){ .key = "container_id",
 					       .str = p->cgroup.container_id };
@@ -523,7 +603,7 @@ static size_t process_labels(const struct process *p, const char *proc_comm,
 static int emit_samples(struct writer *w, const char *proc_comm)
 {
 	struct pprof_label labels[MAX_LABELS];
-	size_t nproc = process_labels(w->p, proc_comm, labels);
+	size_t nproc = process_labels(w, proc_comm, labels);
 	struct agg_entry *e;
 	size_t it = 0;
 	int ret;
@@ -534,7 +614,13 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 		size_t nlabels = nproc;
 
 		labels[nlabels++] = (struct pprof_label){ .key = "tid", .num = e->key.tid };
-		labels[nlabels++] = (struct pprof_label){ .key = "thread_name", .str = e->key.comm };
+		char thread[CPROF_COMM_LEN + 1];
+
+		/* BPF's copy of the name: NUL-terminated unless it fills the field. */
+		memcpy(thread, e->key.comm, CPROF_COMM_LEN);
+		thread[CPROF_COMM_LEN] = '\0';
+		labels[nlabels++] = (struct pprof_label){
+			.key = "thread_name", .str = escaped(&w->esc[ESC_THREAD], thread) };
 		if (how)
 			labels[nlabels++] = (struct pprof_label){ .key = "unwind", .str = how };
 		w->nlocs = 0;
@@ -557,7 +643,7 @@ static int emit_lost(struct writer *w, const char *proc_comm)
 {
 	uint64_t lost = agg_lost_total(&w->p->samples);
 	struct pprof_label labels[MAX_LABELS];
-	size_t nlabels = process_labels(w->p, proc_comm, labels);
+	size_t nlabels = process_labels(w, proc_comm, labels);
 	int64_t values[2] = { (int64_t)lost, (int64_t)lost * w->period };
 	int ret;
 
@@ -572,7 +658,7 @@ static int emit_lost(struct writer *w, const char *proc_comm)
 	return ret;
 }
 
-int profile_write(int dirfd, const char *name, struct process *p,
+int profile_write(struct outdir *out, const char *name, struct process *p,
 		  const struct stackstore *stacks, struct symbolizer *sym,
 		  const struct profile_meta *meta, struct profile_stats *st,
 		  struct errbuf *err)
@@ -608,7 +694,7 @@ int profile_write(int dirfd, const char *name, struct process *p,
 		errf(err, ret, "%s: symbolizing: %s", name, strerror(-ret));
 		goto out;
 	}
-	ret = gzfile_create(&gz, dirfd, name, err);
+	ret = outdir_create(out, name, &gz, err);
 	if (ret)
 		goto out;
 	ret = pprof_enc_new(&w.enc, &pm, (struct pprof_sink){ gzfile_sink_write, gz });
@@ -638,6 +724,8 @@ out:
 	free(w.map_ids);
 	free(w.locs);
 	perfmap_free(&w.jit);
+	for (size_t i = 0; i < ESC_SLOTS; i++)
+		free(w.esc[i].p);
 	/* Nothing of this process is looked up again: its objects may go. */
 	symbolizer_done(sym, p);
 	return ret;

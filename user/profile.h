@@ -19,6 +19,7 @@
 #include "symbolize.h"
 
 struct gzbatch;
+struct outdir;
 
 struct profile_meta {
 	int64_t time_nanos;     /* start of sampling, Unix ns */
@@ -37,10 +38,21 @@ struct profile_stats {
 void profile_filename(const struct process *p, char *buf, size_t len);
 
 /*
- * Writes @p's profile as @name in @dirfd.  Symbolizes through @sym and then
+ * @s with what a terminal would act on shown as text: C0 and C1 control
+ * characters and DEL become \n, \t, \r or \xHH, so that "\x1b[31mred" is
+ * read, not run, by whoever prints a profile.  Every string a process
+ * controls goes through this on its way into a profile (comm, thread
+ * names, cgroup, mapping paths, function and file names).  Writes at most
+ * @len bytes, NUL included, never cutting an escape; returns the length of
+ * the whole (as snprintf does).
+ */
+size_t profile_escape(const char *s, char *out, size_t len);
+
+/*
+ * Writes @p's profile as @name in @out.  Symbolizes through @sym and then
  * tells it @p is done (symbolizer_done()), whether or not writing succeeded.
  */
-int profile_write(int dirfd, const char *name, struct process *p,
+int profile_write(struct outdir *out, const char *name, struct process *p,
 		  const struct stackstore *stacks, struct symbolizer *sym,
 		  const struct profile_meta *meta, struct profile_stats *st,
 		  struct errbuf *err);

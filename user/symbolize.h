@@ -9,15 +9,23 @@
  * named from the process's perf map.  Kernel frames are named from a
  * kallsyms table resolved beforehand.
  *
- * Costs.  Each object's symbol table is loaded once (elfobj keeps it); its
- * DWARF is opened only if one of its addresses was sampled, and what was
+ * Costs.  symbolizer_prepare(), given every process of a window, resolves
+ * all their addresses object by object: it reads the object's symbol
+ * table once for those addresses only (elfobj_load_symbols_for(): memory
+ * grows with the addresses sampled, not with the symbols an object has)
+ * and looks their lines up in one batch, then lets both go.  What was
  * found for each address is kept in a per-object cache shared by every
- * process that maps it.  symbolizer_prepare(), given every process of a
- * window, resolves all their addresses object by object, so each object's
- * DWARF is read once and only one is open at a time; the cache entry of an
- * object is released as soon as the last process that uses it is written,
- * and symbolizer_free() releases the rest.  Without prepare, the cache
- * lives for one process: it is emptied by symbolizer_done().
+ * process that maps it, released as soon as the last process that uses it
+ * is written; symbolizer_free() releases the rest.  Without prepare,
+ * addresses are resolved one by one (a whole symbol table kept per object
+ * while it fits the bound) and the cache lives for one process: it is
+ * emptied by symbolizer_done().
+ *
+ * Bounds.  Symbol tables loaded and the names kept for sampled addresses
+ * take at most symbol_max_bytes together, across objects: past it, frames
+ * stay unnamed and symbolizer_stats() counts them.  DWARF is read in a
+ * sandboxed child (dwarfworker.h) that can die or hang on hostile DWARF
+ * and cost only that object its lines; Rust v0 names are demangled there.
  */
 #ifndef CPROF_SYMBOLIZE_H
 #define CPROF_SYMBOLIZE_H
@@ -40,11 +48,17 @@
  */
 #define SYMBOLIZE_DWARF_BUDGET (16ull << 20)
 
+/*
+ * Default bound on symbol memory (tables loaded and names kept), across
+ * objects.  A window's names take a few MB on a busy host; an agent under
+ * a 128 MiB limit keeps 32 MiB of it for them.
+ */
+#define SYMBOLIZE_SYMBOL_MEMORY (32ull << 20)
+
 struct symcache;
 
 struct symbolizer {
 	const char *debug_root; /* "/usr/lib/debug" */
-	const char *proc_root;  /* "/proc" */
 	const struct ksym_table *ksyms; /* may be NULL: kernel frames unnamed */
 	/*
 	 * --symbolize=none: user frames in ELF objects keep only their
@@ -60,9 +74,19 @@ struct symbolizer {
 	 * DWARFINFO_MAX_BYTES.  libc6-dbg's libc is 8.6 MB.
 	 */
 	uint64_t dwarf_max_bytes;
-	/* Told of each object named without lines for that cap (may be NULL). */
+	/* Symbol tables and names held at once, across objects (0: the default). */
+	uint64_t symbol_max_bytes;
+	/*
+	 * Told of each object named without lines (its DWARF over the cap, or
+	 * the reader failing on it) or without names (over symbol_max_bytes);
+	 * may be NULL.
+	 */
 	void (*report)(void *ctx, const char *msg);
 	void *report_ctx;
+	/* Tests and fuzzing: libdw in this process, and a hook for the child. */
+	bool lines_in_process;
+	unsigned dwarf_timeout_ms;             /* 0: DWARFWORKER_TIMEOUT_MS */
+	void (*dwarf_child_hook)(unsigned long request, unsigned child);
 	struct symcache *cache; /* private; made on first use, see symbolizer_free() */
 };
 
@@ -103,7 +127,7 @@ bool symbolize_maybe_jit(const struct process *p, int vma);
  * Names the JIT addresses @addrs of @p from its perf map into @out (see
  * perfmap_resolve()).  -ENOENT when the process has no perf map.
  */
-int symbolize_jit(const struct symbolizer *s, const struct process *p,
+int symbolize_jit(const struct symbolizer *s, struct process *p,
 		  const uint64_t *addrs, size_t n, struct perfmap_table *out,
 		  struct errbuf *err);
 
@@ -123,8 +147,16 @@ int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_
  */
 void symbolizer_done(struct symbolizer *s, const struct process *p);
 
-/* Objects named without source lines so far: their DWARF over dwarf_max_bytes. */
-size_t symbolizer_dwarf_too_big(const struct symbolizer *s);
+struct symbolizer_stats {
+	size_t dwarf_too_big;  /* objects named without lines: DWARF over dwarf_max_bytes */
+	size_t dwarf_failed;   /* ... the DWARF reader died, hung or gave up on them */
+	size_t symbols_over;   /* objects left without names: over symbol_max_bytes */
+	size_t names_dropped;  /* names (functions, files) not kept: over symbol_max_bytes */
+	uint64_t symbol_peak;  /* the most symbol memory held at once */
+};
+
+/* What the bounds cost so far (zeros before any use). */
+void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st);
 
 /* Releases all the cache; @s may be used again (it starts over). */
 void symbolizer_free(struct symbolizer *s);

@@ -329,6 +329,8 @@ static int build_rows(struct elfobj *o, struct unwind_table *ut, struct errbuf *
 	elfobj_source(o, &fd, &image, &len);
 	if (fd >= 0)
 		return unwind_build_fd(fd, ut, err);
+	if (!image)
+		return errf(err, -EBADF, "the object's file could not be reopened");
 	return unwind_build_mem(image, len, ut, err);
 }
 
@@ -469,7 +471,11 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 	if (!used)
 		return errf(err, -ENOMEM, "out of memory");
 
-	memset(pm, 0, sizeof(pm->n) + sizeof(pm->pad));
+	memset(pm, 0, sizeof(pm->n) + sizeof(pm->flags));
+	if (p->maps.n > CPROF_MAX_PROC_MAPS) {
+		pm->flags |= CPROF_PROC_MAPS_TRUNCATED;
+		t->st.truncated++;
+	}
 	for (size_t i = 0; i < p->maps.n && pm->n < CPROF_MAX_PROC_MAPS; i++) {
 		const struct vma *v = &p->maps.v[i];
 		struct elfobj *o = p->objs[i];

@@ -52,6 +52,7 @@ struct tables_stats {
 	size_t no_number;    /* mappings left without a file number: all taken */
 	size_t evicted;
 	size_t processes;    /* processes with an entry now */
+	size_t truncated;    /* entries cut at CPROF_MAX_PROC_MAPS executable mappings */
 	uint64_t rows;       /* rows of the tables loaded now */
 	uint64_t rows_used, rows_capacity, rows_peak; /* slots */
 	double build_seconds; /* spent building tables */

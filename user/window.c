@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hmap.h"
 #include "kallsyms.h"
 #include "output.h"
 #include "profile.h"
+#include "rootfs.h"
 #include "symbolize.h"
 #include "window.h"
 
@@ -76,7 +78,7 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 	uint64_t *addrs = NULL;
 	size_t na = 0, cap = 0;
 	FILE *f;
-	int ret = 0;
+	int ret = 0, fd;
 
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct agg_entry *e;
@@ -103,9 +105,14 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 		return 1;
 	}
 	qsort(addrs, na, sizeof(*addrs), cmp_u64);
-	f = fopen("/proc/kallsyms", "re");
+	/* A host file, but opened as any other: non-blocking, regular only. */
+	fd = rootfs_open_host("/proc/kallsyms");
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		ret = errf(err, -errno, "/proc/kallsyms: %s", strerror(errno));
+		ret = fd < 0 ? fd : -errno;
+		if (fd >= 0)
+			close(fd);
+		ret = errf(err, ret, "/proc/kallsyms: %s", strerror(-ret));
 	} else {
 		ret = kallsyms_resolve(f, addrs, na, out, err);
 		fclose(f);
@@ -147,9 +154,9 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 	struct ksym_table ksyms = { 0 };
 	struct symbolizer sym = {
 		.debug_root = o->debug_root,
-		.proc_root = o->proc_root,
 		.addresses_only = o->addresses_only,
 		.dwarf_max_bytes = o->dwarf_max_bytes,
+		.symbol_max_bytes = o->symbol_max_bytes,
 		.report = o->verbose ? o->report : NULL,
 		.report_ctx = o->report_ctx,
 	};
@@ -183,7 +190,8 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		strcat(prefix, "-");
 	}
 	hmap_init(&used, sizeof(struct name_key), sizeof(struct name_key));
-	if (gzbatch_new(&meta.batch, o->dirfd))
+	outdir_next_window(o->out);
+	if (gzbatch_new(&meta.batch, o->out->fd))
 		say(o, "out of memory: publishing each file on its own");
 	/* Each object's DWARF read once, one at a time, for all processes. */
 	if (symbolizer_prepare(&sym, list, n, stacks, &err))
@@ -203,7 +211,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		}
 		if (o->verbose && p->maps_error)
 			say(o, "%s: no mappings: %s", name, p->maps_errmsg);
-		ret = profile_write(o->dirfd, name, p, stacks, &sym, &meta, &st, &err);
+		ret = profile_write(o->out, name, p, stacks, &sym, &meta, &st, &err);
 		if (ret) {
 			say(o, "%s", err.msg);
 			res->failed++;
@@ -222,7 +230,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		}
 	}
 	res->files = queued;
-	res->dwarf_too_big = symbolizer_dwarf_too_big(&sym);
+	symbolizer_stats(&sym, &res->sym);
 	hmap_free(&used);
 	free(list);
 	symbolizer_free(&sym);

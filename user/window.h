@@ -18,15 +18,18 @@
 
 #include "proctab.h"
 #include "stackstore.h"
+#include "symbolize.h"
+
+struct outdir;
 
 struct window_opts {
-	int dirfd;
+	struct outdir *out;    /* where the profiles go (a new window of it) */
 	bool stamped;          /* prefix file names with the start time */
 	unsigned int frequency;
 	const char *debug_root;
-	const char *proc_root;
 	bool addresses_only;   /* --symbolize=none: see struct symbolizer */
 	uint64_t dwarf_max_bytes; /* see struct symbolizer */
+	uint64_t symbol_max_bytes; /* see struct symbolizer */
 	/* where per-file problems are told (may be NULL) */
 	void (*report)(void *ctx, const char *msg);
 	void *report_ctx;
@@ -35,7 +38,7 @@ struct window_opts {
 
 struct window_result {
 	size_t files, failed;
-	size_t dwarf_too_big; /* objects named without lines: DWARF over the cap */
+	struct symbolizer_stats sym; /* objects without lines or names: bounds hit, reader failed */
 	uint64_t samples, lost;
 };
 

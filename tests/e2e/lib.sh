@@ -117,3 +117,23 @@ wait_pid_file() {
 	done
 	return 1
 }
+
+# start VAR COMMAND...: starts a workload that prints its pid first, in the
+# background (its pid added to $BG); sets VAR to the pid it printed (empty
+# if it printed none in 5 s).  Needs $T, a directory of the test's own.
+start() {
+	_var=$1
+	shift
+	_out=$T/pid.$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+	"$@" >"$_out" &
+	BG="$BG $!"
+	_p=$(wait_pid_file "$_out") || _p=
+	eval "$_var=\$_p"
+}
+
+# stop_all: kills and reaps every process in $BG.
+stop_all() {
+	for p in $BG; do kill "$p" 2>/dev/null; done
+	for p in $BG; do wait "$p" 2>/dev/null; done
+	BG=
+}

@@ -31,7 +31,7 @@ require_root "unprivileged run refused" "--pid profile written alone" "CPU split
 	"callers" "thread labels" "build id" "kernel frames" "whole host" "SIGINT"
 
 # --- privileges --------------------------------------------------------------
-mkdir -p "$T/nopriv" && chmod 777 "$T/nopriv"
+mkdir -p "$T/nopriv" && chown 65534:65534 "$T/nopriv" # its own: others may not write there
 if command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		$CPROF --duration 1 --output-dir "$T/nopriv" >"$T/err" 2>&1; rc=$?

@@ -29,24 +29,6 @@ CC=${CC:-cc}
 
 # --- helpers ------------------------------------------------------------------
 
-# start VAR COMMAND...: starts a workload that prints its pid first, in the
-# background; sets VAR to its pid (empty if it printed none in 5 s).
-start() {
-	_var=$1
-	shift
-	_out=$T/pid.$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
-	"$@" >"$_out" &
-	BG="$BG $!"
-	_p=$(wait_pid_file "$_out") || _p=
-	eval "$_var=\$_p"
-}
-
-stop_all() {
-	for p in $BG; do kill "$p" 2>/dev/null; done
-	for p in $BG; do wait "$p" 2>/dev/null; done
-	BG=
-}
-
 # Random integer in [0, $1).
 rand() { od -An -N4 -tu4 /dev/urandom | awk -v m="$1" '{ print $1 % m }'; }
 

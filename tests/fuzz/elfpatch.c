@@ -13,6 +13,10 @@
  *                                     bytes after the cut -> 0xff
  *   elfpatch FILE absurd-size NAME    section NAME's sh_size -> 2^63 - 8
  *                                     (a symbol table claiming ~4e17 symbols)
+ *   elfpatch FILE unterminate NAME    every NUL of section NAME -> 'X': a
+ *                                     string table (.debug_line_str) whose
+ *                                     strings run into each other and off
+ *                                     its end
  *
  * Exit 0 when patched; 1 with a message when FILE lacks what the patch
  * needs.  FILE is ours (a copy the test made): checks are for clear
@@ -60,7 +64,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: elfpatch FILE shdrs-garbage|shoff-past-end|"
-				"truncate NAME|absurd-size NAME\n");
+				"truncate NAME|absurd-size NAME|unterminate NAME\n");
 		return 2;
 	}
 	file = argv[1];
@@ -97,6 +101,14 @@ int main(int argc, char **argv)
 		cut = s->sh_size / 2 + 3;
 		memset(p + s->sh_offset + cut, 0xff, s->sh_size - cut);
 		s->sh_size = cut;
+	} else if (strcmp(op, "unterminate") == 0 && argc == 4) {
+		Elf64_Shdr *s = section(p, (size_t)st.st_size, argv[3]);
+
+		if (!s || s->sh_type == SHT_NOBITS || s->sh_offset + s->sh_size > (uint64_t)st.st_size)
+			return die(file, "no such section with contents");
+		for (uint64_t i = 0; i < s->sh_size; i++)
+			if (!p[s->sh_offset + i])
+				p[s->sh_offset + i] = 'X';
 	} else if (strcmp(op, "absurd-size") == 0 && argc == 4) {
 		Elf64_Shdr *s = section(p, (size_t)st.st_size, argv[3]);
 

@@ -28,14 +28,15 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIBS    := -lelf -lz
 FUZZ_HDRS    := $(wildcard tests/fuzz/*.h tests/*.h user/*.h proto/*.h bpf/*.h)
 
-# Library sources per target, and the libFuzzer options that suit its input.
+# Library sources per target, the libFuzzer options that suit its input,
+# and the libraries it needs beyond FUZZ_LIBS.
 UNWIND_SRCS         := $(wildcard user/unwind*.c) user/ranges.c \
                        tests/unwindcheck.c tests/bpfunwind.c
-fuzz_elf_SRCS       := user/elfobj.c user/rootfs.c $(UNWIND_SRCS) user/errbuf.c
+fuzz_elf_SRCS       := user/elfobj.c user/symsel.c user/rootfs.c $(UNWIND_SRCS) user/errbuf.c
 fuzz_elf_OPTS       := -max_len=262144
 fuzz_ehframe_SRCS   := $(UNWIND_SRCS) user/errbuf.c
 fuzz_ehframe_OPTS   := -max_len=65600
-fuzz_elfsyms_SRCS   := user/elfobj.c user/rootfs.c user/errbuf.c
+fuzz_elfsyms_SRCS   := user/elfobj.c user/symsel.c user/rootfs.c user/errbuf.c
 fuzz_elfsyms_OPTS   := -max_len=65600
 fuzz_procmaps_SRCS  := user/procmaps.c user/errbuf.c
 fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
@@ -43,10 +44,24 @@ fuzz_kallsyms_SRCS  := user/kallsyms.c user/addrsearch.c user/errbuf.c
 fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
 fuzz_pprof_SRCS     := proto/pprof.c
 fuzz_pprof_OPTS     := -max_len=16384
-fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/errbuf.c
+fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/fdlru.c user/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
 fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
 fuzz_cgroup_OPTS    := -max_len=8192
+fuzz_dwarfinfo_SRCS := user/dwarfinfo.c user/dwarfimage.c user/elfobj.c user/symsel.c \
+                       user/rootfs.c user/errbuf.c
+fuzz_dwarfinfo_OPTS := -max_len=65700
+fuzz_dwarfinfo_LIBS := -ldw
+fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/dwarfworker.c user/sandbox.c \
+                       user/dwarfinfo.c user/dwarfimage.c user/demangle.c user/elfobj.c \
+                       user/symsel.c user/rootfs.c user/errbuf.c user/hmap.c user/procmaps.c \
+                       user/stackstore.c user/aggregate.c user/perfmap.c user/addrsearch.c \
+                       user/kallsyms.c
+fuzz_symbolize_OPTS := -max_len=65700
+fuzz_symbolize_LIBS := -ldw -liberty
+fuzz_demangle_SRCS  := user/demangle.c
+fuzz_demangle_OPTS  := -max_len=8192 -dict=tests/fuzz/demangle.dict
+fuzz_demangle_LIBS  := -liberty
 
 # A target is built only when its harness and every source it needs exist
 # (perfmap and cgroup parsing arrive with their own changes).
@@ -57,17 +72,17 @@ FUZZ_TARGETS ?= $(FUZZ_READY)
 define FUZZ_RULES
 $(FUZZ_DIR)/fuzz-$(1): tests/fuzz/fuzz_$(1).c $(fuzz_$(1)_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $$(dir $$@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS) $(fuzz_$(1)_LIBS)
 
 $(FUZZ_DIR)/replay-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/replay.c $(fuzz_$(1)_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $$(dir $$@)
-	$(REPLAY_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c tests/fuzz/replay.c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS)
+	$(REPLAY_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $$@ tests/fuzz/fuzz_$(1).c tests/fuzz/replay.c $(fuzz_$(1)_SRCS) $(FUZZ_LIBS) $(fuzz_$(1)_LIBS)
 endef
 $(foreach t,$(FUZZ_READY),$(eval $(call FUZZ_RULES,$(t))))
 
 $(FUZZ_DIR)/seedgen: tests/fuzz/seedgen.c
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g -Wall -Wextra -o $@ $<
+	$(CC) -O1 -g -Wall -Wextra -o $@ $< -lz
 
 .PHONY: fuzz fuzz-bins fuzz-regress fuzz-replay-bins
 fuzz-bins: $(patsubst %,$(FUZZ_DIR)/fuzz-%,$(FUZZ_TARGETS)) $(FUZZ_DIR)/seedgen

@@ -21,6 +21,9 @@
  *   ... the six blobs, in that order
  *
  * tests/fuzz/seedgen.c writes seeds in this format from real objects.
+ * Checked beyond "no crash": sorted unique symbols, bounded names, lookups
+ * that find what is listed, and a table read for some addresses only
+ * (symsel.h) naming them as the whole table does.
  */
 #include <stdint.h>
 
@@ -46,7 +49,6 @@ enum { B_SYMTAB, B_STRTAB, B_DYNSYM, B_DYNSTR, B_NOTE, B_LINK, NBLOBS };
 static const struct elfobj_debug_opts no_files = {
 	.debug_root = "/nonexistent-cprof-fuzz/debug",
 	.path = "/nonexistent-cprof-fuzz/bin/object",
-	.root_prefix = "",
 };
 
 struct seg_in {
@@ -139,6 +141,84 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* What a lookup found, kept across loads. */
+struct found {
+	uint64_t start, size;
+	char *name; /* a copy, or NULL */
+	bool some;
+};
+
+/*
+ * The table read for some addresses only (elfobj_load_symbols_for) names
+ * each of them as the whole table does.  The whole table may have dropped
+ * a name the partial one kept (names are bounded in total): then its
+ * symbol at that address is nameless.
+ */
+static void check_partial(struct elfobj *o, const struct elfobj_debug_opts *opts)
+{
+	size_t n, na = 0, nu = 0, nfull;
+	const struct elfobj_sym *sym = elfobj_symbols(o, &n);
+	struct elfobj_sym *full;
+	struct found *want;
+	uint64_t *addrs;
+
+	addrs = malloc((3 * n + 4) * sizeof(*addrs));
+	want = calloc(3 * n + 4, sizeof(*want));
+	full = malloc((n ? n : 1) * sizeof(*full));
+	if (!addrs || !want || !full)
+		goto out;
+	if (n)
+		memcpy(full, sym, n * sizeof(*full));
+	nfull = n;
+	for (size_t i = 0; i < n; i++) {
+		addrs[na++] = sym[i].start;
+		addrs[na++] = sym[i].start + sym[i].size / 2;
+		addrs[na++] = sym[i].start - 1;
+	}
+	addrs[na++] = 0;
+	addrs[na++] = UINT64_MAX;
+	qsort(addrs, na, sizeof(*addrs), cmp_u64);
+	for (size_t i = 0; i < na; i++)
+		if (!nu || addrs[nu - 1] != addrs[i])
+			addrs[nu++] = addrs[i];
+	for (size_t i = 0; i < nu; i++) {
+		const struct elfobj_sym *s = elfobj_lookup(o, addrs[i]);
+
+		if (s)
+			want[i] = (struct found){ s->start, s->size, strdup(s->name), true };
+	}
+	if (elfobj_load_symbols_for(o, opts, addrs, nu, UINT64_MAX, NULL))
+		goto out;
+	for (size_t i = 0; i < nu; i++) {
+		const struct elfobj_sym *s = elfobj_lookup(o, addrs[i]);
+
+		if (want[i].some) {
+			FUZZ_ASSERT(s && s->start == want[i].start && s->size == want[i].size);
+			FUZZ_ASSERT(!strcmp(s->name, want[i].name));
+		} else if (s) {
+			const struct elfobj_sym *f = NULL;
+
+			for (size_t j = 0; j < nfull; j++)
+				if (full[j].start == s->start)
+					f = &full[j];
+			FUZZ_ASSERT(f && !f->name);
+		}
+	}
+out:
+	for (size_t i = 0; want && i < nu; i++)
+		free(want[i].name);
+	free(addrs);
+	free(want);
+	free(full);
+}
+
 static void check(struct elfobj *o, bool debug, const struct seg_in *segs, size_t nseg)
 {
 	const struct elfobj_sym *sym;
@@ -162,14 +242,20 @@ static void check(struct elfobj *o, bool debug, const struct seg_in *segs, size_
 	FUZZ_ASSERT(n == elfobj_nsyms(o));
 	FUZZ_ASSERT(!elfobj_syms_from_debug_file(o));
 	for (size_t i = 0; i < n; i++) {
+		FUZZ_ASSERT(i == 0 || sym[i - 1].start < sym[i].start);
+		/* A name that could not be read leaves its symbol nameless, never found. */
+		if (!sym[i].name) {
+			FUZZ_ASSERT(!elfobj_lookup(o, sym[i].start));
+			continue;
+		}
 		size_t l = strlen(sym[i].name);
 
 		FUZZ_ASSERT(l > 0 && l < 4096);
 		/* Version suffixes are cut: "memcpy@@GLIBC_2.14" -> "memcpy". */
 		FUZZ_ASSERT(sym[i].name[0] == '@' || !strchr(sym[i].name, '@'));
-		FUZZ_ASSERT(i == 0 || sym[i - 1].start < sym[i].start);
 		FUZZ_ASSERT(elfobj_lookup(o, sym[i].start) == &sym[i]);
 		if (sym[i].size && sym[i].start + sym[i].size > sym[i].start)
 			(void)elfobj_lookup(o, sym[i].start + sym[i].size);
 	}
+	check_partial(o, debug ? &no_files : NULL);
 }

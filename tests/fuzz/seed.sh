@@ -64,6 +64,11 @@ elf)
 		head -c 65536 "$f" >"$dir/head-$n" && n=$((n + 1))
 	done
 	;;
+symbolize)
+	for f in $(small_elfs 60) $(big_elfs) $(built_elfs); do
+		"$seedgen" symbolize "$f" "$dir/sym-$n" 65536 && n=$((n + 1))
+	done
+	;;
 ehframe | elfsyms)
 	for f in $(small_elfs 60) $(big_elfs) $(built_elfs); do
 		"$seedgen" "$name" "$f" "$dir/$name-$n" 65536 && n=$((n + 1))
@@ -108,6 +113,38 @@ cgroup)
 		cat "$p/cgroup" >"$dir/cgroup-$n" 2>/dev/null && [ -s "$dir/cgroup-$n" ] && n=$((n + 1))
 	done
 	rm -f "$dir/cgroup-$n"
+	;;
+dwarfinfo)
+	# Objects with DWARF: built here (gcc and clang, DWARF 4 and 5, C and
+	# C++), this tree's workloads, and the smallest of the host's debug files.
+	cat >"$tmp/x.cc" <<'CC'
+template <typename T> struct Box { T v; __attribute__((noinline)) T get() const { return v * 2; } };
+static inline __attribute__((always_inline)) int twice(int x) { return x + x; }
+int main(int argc, char **) { Box<long> b{argc}; return (int)b.get() + twice(argc); }
+CC
+	for f in $(built_elfs); do
+		"$seedgen" dwarf "$f" "$dir/dwarf-$n" 65536 && n=$((n + 1))
+	done
+	for v in "gcc -gdwarf-4 -O1 t.c" "clang -g -O2 t.c" "clang -gdwarf-4 -O2 t.c" "g++ -g -O2 x.cc"; do
+		# shellcheck disable=SC2086
+		(cd "$tmp" && $v -o "$tmp/v$n") 2>/dev/null &&
+			"$seedgen" dwarf "$tmp/v$n" "$dir/dwarf-$n" 65536 && n=$((n + 1))
+	done
+	for f in $(small_elfs 60) $(ls -S /usr/lib/debug/.build-id/*/*.debug 2>/dev/null | tail -n 20); do
+		"$seedgen" dwarf "$f" "$dir/dwarf-$n" 65536 && n=$((n + 1))
+	done
+	;;
+demangle)
+	# Mangled names of this machine's C++ (and any Rust) objects: one per
+	# seed, the first byte choosing the small buffer's size.
+	for f in /usr/lib/x86_64-linux-gnu/libstdc++.so.6 $(small_elfs 60) $(big_elfs); do
+		nm -D --defined-only "$f" 2>/dev/null
+		nm --defined-only "$f" 2>/dev/null
+	done | awk '$3 ~ /^_[ZR]/ { sub(/@.*/, "", $3); print $3 }' | sort -u | awk 'NR % 13 == 1' | head -n 300 >"$tmp/names"
+	while read -r sym; do
+		printf '%s%s' "$(printf "\\$(printf %o $((n % 200 + 20)))")" "$sym" >"$dir/sym-$n"
+		n=$((n + 1))
+	done <"$tmp/names"
 	;;
 esac
 # Identical inputs waste the fuzzer's first pass.

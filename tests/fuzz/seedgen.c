@@ -9,6 +9,9 @@
  *   seedgen ehframe FILE OUT [MAXBYTES]   .eh_frame (+ .debug_frame)
  *   seedgen debugframe FILE OUT [MAXBYTES] .debug_frame alone
  *   seedgen elfsyms FILE OUT [MAXBYTES]   symbol/string tables, notes, debuglink
+ *   seedgen dwarf FILE OUT [MAXBYTES]     DWARF sections lines read, 8 function starts
+ *   seedgen symbolize FILE OUT [MAXBYTES] symbol tables, the code segment, 48 sampled
+ *                                         addresses in functions
  *
  * Exit status 0: seed written; 1: the object lacks what the mode needs.
  */
@@ -22,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 struct obj {
 	const uint8_t *p;
@@ -205,6 +209,164 @@ static int elfsyms(const struct obj *o, FILE *out, size_t max)
 	return 0;
 }
 
+/* A section's bytes, inflated if it is ELF-compressed (Debian's debug files), at most @max. */
+static const uint8_t *plain_bytes(const struct obj *o, const Elf64_Shdr *s, size_t max,
+				  size_t *len, uint8_t **owned)
+{
+	const uint8_t *raw = bytes(o, s, o->size, len);
+	Elf64_Chdr ch;
+	uLongf out;
+
+	*owned = NULL;
+	if (!raw || !(s->sh_flags & SHF_COMPRESSED)) {
+		if (*len > max)
+			*len = max;
+		return raw;
+	}
+	if (*len < sizeof(ch))
+		return NULL;
+	memcpy(&ch, raw, sizeof(ch));
+	if (ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > (64u << 20) ||
+	    !(*owned = malloc(ch.ch_size ? ch.ch_size : 1)))
+		return NULL;
+	out = (uLongf)ch.ch_size;
+	if (uncompress(*owned, &out, raw + sizeof(ch), (uLong)(*len - sizeof(ch))) != Z_OK) {
+		free(*owned);
+		*owned = NULL;
+		return NULL;
+	}
+	*len = out < max ? out : max;
+	return *owned;
+}
+
+/* fuzz_dwarfinfo's format: its sections uncompressed, addresses of 8 functions. */
+static int dwarf(const struct obj *o, FILE *out, size_t max)
+{
+	static const char *const names[11] = {
+		".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str",
+		".debug_aranges", ".debug_rnglists", ".debug_ranges", ".debug_addr",
+		".debug_str_offsets", ".debug_types",
+	};
+	const Elf64_Shdr *symtab = find(o, ".symtab");
+	uint8_t *owned[11] = { NULL };
+	const uint8_t *b[11];
+	size_t len[11], left = max, nsym = 0, nfunc = 0, k = 0;
+	uint64_t addrs[8] = { 0 };
+	uint16_t flags = 0, zmask = 0;
+	uint32_t zero = 0;
+
+	for (int i = 0; i < 11; i++) {
+		const Elf64_Shdr *sh = find(o, names[i]);
+
+		b[i] = sh ? plain_bytes(o, sh, left, &len[i], &owned[i]) : NULL;
+		if (!b[i])
+			len[i] = 0;
+		left -= len[i];
+	}
+	if (!len[0]) {
+		for (int i = 0; i < 11; i++)
+			free(owned[i]);
+		return 1;
+	}
+	if (symtab && symtab->sh_offset <= o->size &&
+	    symtab->sh_size <= o->size - symtab->sh_offset)
+		nsym = symtab->sh_size / sizeof(Elf64_Sym);
+	for (size_t i = 0; i < nsym; i++) {
+		const Elf64_Sym *sym = (const Elf64_Sym *)(o->p + symtab->sh_offset) + i;
+
+		nfunc += ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_value;
+	}
+	for (size_t i = 0, seen = 0; i < nsym && k < 8; i++) {
+		const Elf64_Sym *sym = (const Elf64_Sym *)(o->p + symtab->sh_offset) + i;
+
+		if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_value)
+			continue;
+		/* Spread over the table: every (nfunc / 8)th function. */
+		if (seen++ % (nfunc / 8 + 1) == 0)
+			addrs[k++] = sym->st_value;
+	}
+	if (o->eh->e_type == ET_EXEC)
+		flags |= 4;
+	put(out, &flags, 2);
+	put(out, &zmask, 2);
+	put(out, &zero, 4);
+	put(out, &zero, 4);
+	for (int i = 0; i < 11; i++) {
+		uint32_t l = (uint32_t)len[i];
+
+		put(out, &l, 4);
+	}
+	put(out, addrs, sizeof(addrs));
+	for (int i = 0; i < 11; i++) {
+		put(out, b[i], len[i]);
+		free(owned[i]);
+	}
+	return 0;
+}
+
+/* fuzz_symbolize's format: the object mapped at 0x400000, addresses in its functions. */
+static int symbolize(const struct obj *o, FILE *out, size_t max)
+{
+	const Elf64_Shdr *secs[4] = { find(o, ".symtab"), find(o, ".strtab"), find(o, ".dynsym"),
+				      find(o, ".dynstr") };
+	size_t caps[4] = { max * 3 / 8, max * 3 / 8, max / 8, max / 8 }, len[4];
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(o->p + o->eh->e_phoff), *text = NULL;
+	const Elf64_Shdr *tab = secs[0] ? secs[0] : secs[2];
+	uint64_t map_start = 0x400000, map_off, addrs[48];
+	uint16_t flags = secs[0] ? 0 : 2;
+	uint32_t zero = 0;
+	uint8_t naddr = 0;
+	const uint8_t *b[4];
+
+	if (!tab || o->eh->e_phoff > o->size ||
+	    (size_t)o->eh->e_phnum * sizeof(Elf64_Phdr) > o->size - o->eh->e_phoff)
+		return 1;
+	for (size_t i = 0; i < o->eh->e_phnum && !text; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
+			text = &ph[i];
+	if (!text)
+		return 1;
+	for (int i = 0; i < 4; i++) {
+		b[i] = bytes(o, secs[i], caps[i], &len[i]);
+		if (i == 0 || i == 2)
+			len[i] -= len[i] % sizeof(Elf64_Sym);
+	}
+	map_off = text->p_offset & ~0xfffull;
+	if (tab->sh_offset <= o->size && tab->sh_size <= o->size - tab->sh_offset) {
+		size_t n = tab->sh_size / sizeof(Elf64_Sym);
+
+		for (size_t i = 0; i < n && naddr < 48; i += n / 24 + 1) {
+			const Elf64_Sym *sym = (const Elf64_Sym *)(o->p + tab->sh_offset) + i;
+			uint64_t v;
+
+			if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_value)
+				continue;
+			v = sym->st_value - text->p_vaddr + text->p_offset - map_off + map_start;
+			addrs[naddr++] = v;
+			addrs[naddr++] = v + sym->st_size / 2;
+		}
+	}
+	if (o->eh->e_type == ET_EXEC)
+		flags |= 1;
+	put(out, &flags, 2);
+	put(out, &zero, 4);
+	put(out, &naddr, 1);
+	put(out, &map_start, 8);
+	put(out, &map_off, 8);
+	put(out, &text->p_offset, 8);
+	put(out, &text->p_vaddr, 8);
+	put(out, &text->p_filesz, 8);
+	for (int i = 0; i < 4; i++) {
+		uint32_t l = (uint32_t)len[i];
+
+		put(out, &l, 4);
+	}
+	put(out, addrs, naddr * sizeof(addrs[0]));
+	for (int i = 0; i < 4; i++)
+		put(out, b[i], len[i]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct obj o;
@@ -213,7 +375,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 4 || argc > 5) {
-		fprintf(stderr, "usage: seedgen ehframe|debugframe|elfsyms FILE OUT [MAXBYTES]\n");
+		fprintf(stderr, "usage: seedgen ehframe|debugframe|elfsyms|dwarf|symbolize FILE OUT [MAXBYTES]\n");
 		return 2;
 	}
 	max = argc == 5 ? strtoul(argv[4], NULL, 0) : 65536;
@@ -228,6 +390,10 @@ int main(int argc, char **argv)
 		rc = ehframe(&o, out, max, true);
 	else if (!strcmp(argv[1], "elfsyms"))
 		rc = elfsyms(&o, out, max);
+	else if (!strcmp(argv[1], "dwarf"))
+		rc = dwarf(&o, out, max);
+	else if (!strcmp(argv[1], "symbolize"))
+		rc = symbolize(&o, out, max);
 	else
 		rc = 2;
 	if (fclose(out) || rc) {

@@ -58,13 +58,30 @@ int main(void)
 	       "r::outer::Thing<T>::crunch", "Rust legacy: escapes decoded, hash dropped");
 	expect("_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write",
 	       "Rust legacy: a plain path");
-	expect("_RNvMNtCs6GmmlP4bgsG_1r5outerINtB2_5ThingmE6crunchB4_",
-	       "<r::outer::Thing<u32>>::crunch", "Rust v0: generic impl method");
+	expect("_RNvMNtCs6GmmlP4bgsG_1r5outerINtB2_5ThingmE6crunchB4_", NULL,
+	       "Rust v0: not in process (left to demangle_v0)");
+	{
+		char buf[256];
+		size_t k = demangle_v0("_RNvMNtCs6GmmlP4bgsG_1r5outerINtB2_5ThingmE6crunchB4_", buf,
+				       sizeof(buf));
+
+		CHECK(k && !strcmp(buf, "<r::outer::Thing<u32>>::crunch") &&
+		      demangle_is_v0("_RNvC1a1b") && !demangle_is_v0("_ZN1a1bE"),
+		      "Rust v0 by demangle_v0: generic impl method", "'%s'", buf);
+		k = demangle_v0("_ZN2ns4TypeIiE6methodEl", buf, sizeof(buf));
+		CHECK(k && !strcmp(buf, "ns::Type<int>::method(long)"),
+		      "demangle_v0: C++ names too", "'%s'", buf);
+	}
 	expect("main", NULL, "plain C name: nothing to demangle");
 	expect("_start", NULL, "plain name starting with an underscore");
 	expect("_Z", NULL, "bare prefix: not a name");
 	expect("_Zfoo$$bar", NULL, "invalid C++ mangling: nothing");
-	expect("_RNvXXXX", NULL, "invalid v0 mangling: nothing");
+	{
+		char buf[64];
+
+		CHECK(demangle_v0("_RNvXXXX", buf, sizeof(buf)) == 0 && !buf[0],
+		      "invalid v0 mangling: nothing", "'%s'", buf);
+	}
 	expect("", NULL, "empty string");
 	n = demangle(NULL, small, sizeof(small));
 	CHECK(n == 0 && small[0] == '\0', "NULL symbol: nothing", "%zu", n);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests for user/output.c: the output directory and atomic gzip files.
+ * Tests for user/output.c: the output directory (refused when others could
+ * replace files in it), atomic gzip files with the mode asked for, and
+ * --keep removing only what this run wrote.
  *
  * Root-only checks (a full filesystem, a read-only mount) run in a private
  * mount namespace, so nothing they mount outlives the test; without root
@@ -11,6 +13,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +242,141 @@ static void test_open_dir_readonly(void)
 		umount2(path, MNT_DETACH);
 	else
 		chmod(path, 0755);
+}
+
+/* A directory others could write to, or owned by another user: refused. */
+static void test_private_dir(void)
+{
+	struct errbuf err = { "" };
+	char path[2048];
+	struct stat st;
+	int fd;
+
+	path_join(path, sizeof(path), tmpdir, "world");
+	mkdir(path, 0700);
+	chmod(path, 0777);
+	fd = output_open_dir(path, &err);
+	CHECK(fd == -EPERM && strstr(err.msg, path) && strstr(err.msg, "sticky"),
+	      "output_open_dir: writable by others without the sticky bit: refused",
+	      "fd=%d msg=\"%s\"", fd, err.msg);
+	chmod(path, 0775);
+	fd = output_open_dir(path, &err);
+	CHECK(fd == -EPERM, "output_open_dir: writable by the group: refused", "fd=%d", fd);
+	chmod(path, 01777);
+	fd = output_open_dir(path, &err);
+	CHECK(fd >= 0, "output_open_dir: world-writable with the sticky bit (as /tmp): fine",
+	      "fd=%d msg=\"%s\"", fd, err.msg);
+	if (fd >= 0)
+		close(fd);
+	if (geteuid() == 0) {
+		path_join(path, sizeof(path), tmpdir, "theirs");
+		mkdir(path, 0755);
+		if (chown(path, 65534, 65534) == 0) {
+			fd = output_open_dir(path, &err);
+			CHECK(fd == -EPERM && strstr(err.msg, "owned by uid 65534"),
+			      "output_open_dir: another user's directory: refused",
+			      "fd=%d msg=\"%s\"", fd, err.msg);
+		}
+	} else {
+		T_SKIP("output_open_dir: another user's directory: refused", "needs root");
+	}
+	path_join(path, sizeof(path), tmpdir, "new/private");
+	fd = output_open_dir(path, &err);
+	CHECK(fd >= 0 && stat(path, &st) == 0 && (st.st_mode & 07777) == 0700,
+	      "output_open_dir: directories made for 0600 profiles are 0700", "mode %04o",
+	      (unsigned)(st.st_mode & 07777));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* One profile named @name in window @d, through a batch when @batch. */
+static int outdir_put(struct outdir *d, const char *name, bool batch)
+{
+	struct errbuf err = { "" };
+	struct gzbatch *b = NULL;
+	struct gzfile *f;
+	int r = outdir_create(d, name, &f, &err);
+
+	if (r < 0)
+		return r;
+	r = gzfile_write(f, name, strlen(name));
+	if (r < 0) {
+		gzfile_abort(f);
+		return r;
+	}
+	if (!batch)
+		return gzfile_commit(f, &err);
+	if (gzbatch_new(&b, d->fd) || gzfile_commit_batch(f, b, &err))
+		return -EIO;
+	return gzbatch_publish(b, &err) == 1 ? 0 : -EIO;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[2048];
+
+	path_join(path, sizeof(path), dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* Modes, and --keep: only files this run wrote go, oldest windows first. */
+static void test_outdir(void)
+{
+	static const char planted[] = "20991231T235959Z-evil-1.pb.gz";
+	struct errbuf err = { "" };
+	struct outdir d;
+	char dir[2048], path[2048];
+	struct stat st;
+	mode_t old;
+	int r;
+
+	path_join(dir, sizeof(dir), tmpdir, "keep/out");
+	r = outdir_open(&d, dir, 0666, true, &err);
+	CHECK(r == -EINVAL && strstr(err.msg, "0666"), "outdir: a mode others may write is refused",
+	      "r=%d msg=\"%s\"", r, err.msg);
+	r = outdir_open(&d, dir, 0640, true, &err);
+	CHECK(r == 0 && stat(dir, &st) == 0 && (st.st_mode & 07777) == 0750,
+	      "outdir: directories made for 0640 profiles are 0750", "r=%d mode %04o", r,
+	      (unsigned)(st.st_mode & 07777));
+	if (r)
+		return;
+	old = umask(0077);
+	outdir_next_window(&d);
+	r = outdir_put(&d, "a.pb.gz", false);
+	umask(old);
+	path_join(path, sizeof(path), dir, "a.pb.gz");
+	CHECK(r == 0 && stat(path, &st) == 0 && (st.st_mode & 07777) == 0640,
+	      "outdir: profiles have the mode asked for, whatever the umask", "r=%d mode %04o", r,
+	      (unsigned)(st.st_mode & 07777));
+	/* Planted by someone else, and a window stamped in the future. */
+	path_join(path, sizeof(path), dir, planted);
+	write_small(path, "planted");
+	path_join(path, sizeof(path), dir, "20000101T000000Z-old-1.pb.gz");
+	write_small(path, "another's");
+	outdir_next_window(&d);
+	outdir_put(&d, "b.pb.gz", true);
+	outdir_next_window(&d);
+	outdir_put(&d, "c.pb.gz", true);
+	r = outdir_prune(&d, 2, &err);
+	CHECK(r == 1 && !exists(dir, "a.pb.gz") && exists(dir, "b.pb.gz") &&
+	      exists(dir, "c.pb.gz") && exists(dir, planted) &&
+	      exists(dir, "20000101T000000Z-old-1.pb.gz"),
+	      "outdir: --keep 2 removes this run's oldest window only, nothing planted",
+	      "r=%d, left: %s", r, list_dir(dir));
+	/* b replaced by another file: no longer ours to remove. */
+	path_join(path, sizeof(path), tmpdir, "keep/b.other");
+	write_small(path, "not ours");
+	path_join(dir, sizeof(dir), tmpdir, "keep/out/b.pb.gz");
+	rename(path, dir);
+	path_join(dir, sizeof(dir), tmpdir, "keep/out");
+	outdir_next_window(&d);
+	outdir_put(&d, "d.pb.gz", false);
+	r = outdir_prune(&d, 2, &err);
+	CHECK(r == 0 && exists(dir, "b.pb.gz") && exists(dir, "c.pb.gz") &&
+	      exists(dir, "d.pb.gz") && d.nfiles == 2,
+	      "outdir: a file replaced since is not removed, nor remembered",
+	      "r=%d, left: %s, %zu tracked", r, list_dir(dir), d.nfiles);
+	outdir_close(&d);
 }
 
 static void test_roundtrip(int dirfd, const char *dir)
@@ -548,6 +686,8 @@ int main(void)
 
 	test_open_dir();
 	test_open_dir_readonly();
+	test_private_dir();
+	test_outdir();
 
 	path_join(dir, sizeof(dir), tmpdir, "out");
 	dirfd = output_open_dir(dir, &err);

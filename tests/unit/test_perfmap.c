@@ -3,7 +3,8 @@
  * Tests for perfmap: the "START SIZE NAME" format as JITs write it, the
  * last line covering an address winning, hostile lines, reading backwards
  * across chunk boundaries (checked against a straightforward forward
- * reading of random files), and opening the file inside a process's root.
+ * reading of random files), and opening the file inside a process's root:
+ * no symlink, no FIFO, no other user's file; held past its removal.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,13 @@ static int file_of(const char *text, size_t len)
 		exit(1);
 	}
 	return fd;
+}
+
+/* @root/@rel into @buf. */
+static char *fmt_path(char *buf, const char *root, const char *rel)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
+	return buf;
 }
 
 static const char *name_at(const struct perfmap_table *t, uint64_t a)
@@ -210,12 +218,36 @@ static void test_random(void)
 	free(q);
 }
 
+/* Writes @text to @path; false when it could not be written. */
+static bool put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return false;
+	fputs(text, f);
+	return fclose(f) == 0;
+}
+
+static const char *first_name(int fd, uint64_t addr)
+{
+	static char name[64];
+	struct perfmap_table t;
+
+	snprintf(name, sizeof(name), "(unreadable)");
+	if (perfmap_resolve(fd, &addr, 1, &t, NULL) == 0) {
+		snprintf(name, sizeof(name), "%s", name_at(&t, addr) ? name_at(&t, addr) : "(none)");
+		perfmap_free(&t);
+	}
+	return name;
+}
+
 static void test_open(void)
 {
 	char root[] = "/tmp/cprof-perfmap-XXXXXX", path[PATH_MAX];
+	uint32_t me = (uint32_t)geteuid();
 	struct errbuf err;
-	int fd, ret;
-	FILE *f;
+	int fd, ret, rootfd;
 
 	if (!mkdtemp(root)) {
 		T_SKIP("open: perf map in a process root", "mkdtemp: %s", strerror(errno));
@@ -223,53 +255,71 @@ static void test_open(void)
 	}
 	snprintf(path, sizeof(path), "%s/tmp", root);
 	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/tmp/perf-42.map", root);
-	f = fopen(path, "w");
-	fputs("1000 10 inside\n", f);
-	fclose(f);
-	/* Absolute symlinks resolve inside the root, never on the host. */
-	snprintf(path, sizeof(path), "%s/tmp/perf-43.map", root);
-	ret = symlink("/etc/hostname", path);
-	snprintf(path, sizeof(path), "%s/tmp/perf-44.map", root);
-	mkfifo(path, 0600);
+	put(fmt_path(path, root, "tmp/perf-42.map"), "1000 10 inside\n");
+	/* Symlinks lead nowhere: not to the host, not even inside the root. */
+	ret = symlink("/etc/hostname", fmt_path(path, root, "tmp/perf-43.map"));
+	ret |= symlink("perf-42.map", fmt_path(path, root, "tmp/perf-46.map"));
+	mkfifo(fmt_path(path, root, "tmp/perf-44.map"), 0600);
+	put(fmt_path(path, root, "tmp/perf-47.map"), "1000 10 not-the-process's\n");
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-	ret = perfmap_open_at(rootfd, 42, &fd, &err);
+	ret = perfmap_open_at(rootfd, 42, me, &fd, NULL, &err);
 	CHECK(ret == 0, "open: /tmp/perf-<nspid>.map inside the root", "%d %s", ret, err.msg);
 	if (ret == 0) {
-		const uint64_t q = 0x1005;
-		struct perfmap_table t;
-
-		CHECK(perfmap_resolve(fd, &q, 1, &t, NULL) == 0 &&
-		      name_at(&t, q) && !strcmp(name_at(&t, q), "inside"),
-		      "open: the root's file is the one read", "%s", name_at(&t, q));
-		perfmap_free(&t);
+		CHECK(!strcmp(first_name(fd, 0x1005), "inside"),
+		      "open: the root's file is the one read", "%s", first_name(fd, 0x1005));
 		close(fd);
 	}
-	ret = perfmap_open_at(rootfd, 43, &fd, &err);
-	CHECK(ret == -ENOENT, "open: symlink to a host path stays inside the root",
+	ret = perfmap_open_at(rootfd, 43, me, &fd, NULL, &err);
+	CHECK(ret == -ELOOP && fd < 0, "open: a symlink to a host path is refused",
 	      "ret %d", ret);
-	if (ret == 0)
-		close(fd);
-	ret = perfmap_open_at(rootfd, 44, &fd, &err);
+	ret = perfmap_open_at(rootfd, 46, me, &fd, NULL, &err);
+	CHECK(ret == -ELOOP && fd < 0, "open: a symlink inside the root is refused too",
+	      "ret %d", ret);
+	ret = perfmap_open_at(rootfd, 44, me, &fd, NULL, &err);
 	CHECK(ret == -EINVAL, "open: a FIFO is refused without blocking", "ret %d", ret);
-	ret = perfmap_open_at(rootfd, 45, &fd, &err);
+	ret = perfmap_open_at(rootfd, 45, me, &fd, NULL, &err);
 	CHECK(ret == -ENOENT, "open: no perf map is -ENOENT", "ret %d", ret);
-	close(rootfd);
-
-	/* Through /proc: this process's own map, by its pid. */
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
-	f = fopen(path, "w");
-	if (f) {
-		fputs("2000 10 self\n", f);
-		fclose(f);
-		ret = perfmap_open("/proc", (uint32_t)getpid(), (uint32_t)getpid(), &fd, &err);
-		CHECK(ret == 0, "open: through /proc/<pid>/root", "%d %s", ret, err.msg);
+	if (me == 0 && chown(fmt_path(path, root, "tmp/perf-47.map"), 65534, 65534) == 0) {
+		ret = perfmap_open_at(rootfd, 47, 1000, &fd, NULL, &err);
+		CHECK(ret == -EPERM && strstr(err.msg, "owned by uid 65534"),
+		      "open: another user's file is refused", "ret %d: %s", ret, err.msg);
+		ret = perfmap_open_at(rootfd, 47, 65534, &fd, NULL, &err);
+		CHECK(ret == 0, "open: the process's own file is read", "ret %d: %s", ret, err.msg);
 		if (ret == 0)
 			close(fd);
-		unlink(path);
+	} else {
+		T_SKIP("open: another user's file is refused", "needs root to chown");
 	}
+	ret = perfmap_open_at(-1, 42, me, &fd, NULL, &err);
+	CHECK(ret < 0 && fd < 0, "open: no root, no perf map", "ret %d", ret);
+
+	/* Held: outlives the file; replaced by a new file at the path. */
+	{
+		struct fdlru lru;
+		struct perfmap_file pf;
+
+		fdlru_init(&lru, 0);
+		perfmap_file_init(&pf, &lru);
+		ret = perfmap_file_update(&pf, rootfd, 42, me, &err);
+		CHECK(ret == 0 && perfmap_file_fd(&pf) >= 0 && lru.st.held == 1,
+		      "held: found at first sight", "ret %d: %s", ret, err.msg);
+		unlink(fmt_path(path, root, "tmp/perf-42.map"));
+		ret = perfmap_file_update(&pf, rootfd, 42, me, &err);
+		CHECK(ret == 0 && !strcmp(first_name(perfmap_file_fd(&pf), 0x1005), "inside"),
+		      "held: names survive the file's removal", "ret %d: %s", ret,
+		      first_name(perfmap_file_fd(&pf), 0x1005));
+		put(fmt_path(path, root, "tmp/perf-42.map"), "1000 10 rewritten\n");
+		ret = perfmap_file_update(&pf, rootfd, 42, me, &err);
+		CHECK(ret == 0 && !strcmp(first_name(perfmap_file_fd(&pf), 0x1005), "rewritten") &&
+		      lru.st.held == 1,
+		      "held: a new file at the path replaces it", "ret %d: %s, %zu held", ret,
+		      first_name(perfmap_file_fd(&pf), 0x1005), lru.st.held);
+		perfmap_file_close(&pf);
+		CHECK(perfmap_file_fd(&pf) < 0 && lru.st.held == 0, "held: closed",
+		      "%zu held", lru.st.held);
+	}
+	close(rootfd);
 	snprintf(path, sizeof(path), "rm -rf '%s'", root);
 	if (system(path))
 		fprintf(stderr, "# cleanup failed: %s\n", root);

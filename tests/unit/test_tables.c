@@ -27,6 +27,7 @@
 #include "proctab.h"
 #include "tables.h"
 #include "testlib.h"
+#include "testutil.h"
 #include "unwind.h"
 
 #define MAX_PIDS 8
@@ -404,6 +405,63 @@ int main(void)
 	/* And ls loads again into freed slots, after the retire of pruning. */
 	CHECK(add_sampled(t, &f, 6, (struct obj *[]){ a }, 1) == 0 && entry_holds(&f, 6, 0, a),
 	      "a pruned object loads again", "failed");
+
+	/* sort's bytes under ls's build ID: its own object, its own rows. */
+	{
+		char forged_path[] = "/tmp/cprof-test-tables-XXXXXX";
+		struct obj forged = { .path = forged_path };
+		size_t idlen, sortlen, n = 0;
+		const uint8_t *id_ls = elfobj_build_id_raw(a->o, &idlen);
+		const uint8_t *id_sort = elfobj_build_id_raw(b->o, &sortlen);
+		uint8_t *img = slurp("/usr/bin/sort", &n), *at;
+		int fd = mkstemp(forged_path);
+
+		at = img && idlen && idlen == sortlen ? memmem(img, n, id_sort, idlen) : NULL;
+		if (fd < 0 || !at || (memcpy(at, id_ls, idlen), write(fd, img, n) != (ssize_t)n) ||
+		    obj_open(&forged, oc)) {
+			T_SKIP("a forged build ID gets its own table", "could not forge sort");
+		} else {
+			CHECK(forged.o != a->o && !strcmp(elfobj_build_id(forged.o), elfobj_build_id(a->o)) &&
+			      add_sampled(t, &f, 7, (struct obj *[]){ &forged }, 1) == 0 &&
+			      file_at(&f, 7, 0) != file_at(&f, 6, 0) &&
+			      entry_holds(&f, 7, 0, &forged) && entry_holds(&f, 6, 0, a),
+			      "a forged build ID gets its own file and table, not the real object's",
+			      "files %u and %u", file_at(&f, 7, 0), file_at(&f, 6, 0));
+			tables_remove_process(t, 7);
+			objcache_put(oc, forged.o);
+		}
+		free(img);
+		free(forged.slots);
+		if (fd >= 0) {
+			close(fd);
+			unlink(forged_path);
+		}
+	}
+
+	/* More executable mappings than an entry holds: cut, and BPF told so. */
+	{
+		static struct vma many[CPROF_MAX_PROC_MAPS + 44];
+		static struct elfobj *none[CPROF_MAX_PROC_MAPS + 44];
+		struct process p = { .pid = 7, .have_maps = true, .objs = none };
+		struct errbuf err = { 0 };
+
+		for (size_t i = 0; i < CPROF_MAX_PROC_MAPS + 44; i++)
+			many[i] = (struct vma){ .start = 0x10000 * (i + 1), .end = 0x10000 * (i + 1) + 0x1000,
+						.prot = VMA_EXEC, .kind = VMA_ANON };
+		p.maps.v = many;
+		p.maps.n = CPROF_MAX_PROC_MAPS + 44;
+		CHECK(tables_add_process(t, &p, &err) == 0 && f.proc[7].pm.n == CPROF_MAX_PROC_MAPS &&
+		      (f.proc[7].pm.flags & CPROF_PROC_MAPS_TRUNCATED),
+		      "an entry cut at CPROF_MAX_PROC_MAPS says so", "n %u, flags %#x",
+		      f.proc[7].pm.n, f.proc[7].pm.flags);
+		p.maps.n = 2;
+		tables_get_stats(t, &st);
+		CHECK(tables_add_process(t, &p, &err) == 0 && f.proc[7].pm.n == 2 &&
+		      !f.proc[7].pm.flags && st.truncated == 1,
+		      "an entry that fits is not marked", "flags %#x, truncated %zu",
+		      f.proc[7].pm.flags, st.truncated);
+		tables_remove_process(t, 7);
+	}
 
 	CHECK(f.violations == 0,
 	      "rows are rewritten only after a retire that follows the last entry on them",

@@ -178,7 +178,7 @@ static bool load_tables(uint32_t pid, struct bpf_side *side, struct errbuf *err)
 
 	side->have_pm = false;
 	side->oc = objcache_new();
-	if (!side->oc || proctab_init(&side->pt, side->oc, NULL, "/proc"))
+	if (!side->oc || proctab_init(&side->pt, side->oc, NULL, "/proc", NULL, NULL))
 		return false;
 	p = proctab_get(&side->pt, pid, 1, "stackshot", NULL);
 	bpfu_set_rows(side->rows, ROWS_CAP);

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tests for proctab on real processes that do what a hostile one would:
+ * map a file, then put a FIFO or a symlink to a host file at its path (the
+ * file deleted, or hidden under a mount in its own namespace).  Without
+ * CAP_SYS_ADMIN and CAP_CHECKPOINT_RESTORE (dropped from our effective set,
+ * as the DaemonSet runs) map_files is unusable and the path is all there
+ * is: nothing may block, no other file may be taken for the mapped one, and
+ * every refusal is counted.  With them, map_files gives the very file.
+ * Also: 60,000-style mappings of one file opened once, re-snapshots backing
+ * off, roots and perf maps held past the process's exit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdlru.h"
+#include "objcache.h"
+#include "proctab.h"
+#include "rootfs.h"
+#include "testlib.h"
+#include "testutil.h"
+
+static char tmp[PATH_MAX - 64];
+
+/* Sets or clears CAP_SYS_ADMIN and CAP_CHECKPOINT_RESTORE in our effective set. */
+static int map_files_caps(bool on)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	const int caps[] = { CAP_SYS_ADMIN, CAP_CHECKPOINT_RESTORE };
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	for (size_t i = 0; i < 2; i++) {
+		if (on)
+			d[caps[i] / 32].effective |= 1u << (caps[i] % 32);
+		else
+			d[caps[i] / 32].effective &= ~(1u << (caps[i] % 32));
+	}
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+enum attack { PLAIN, FIFO_DELETED, FIFO_MOUNTED, HOST_LINK_MOUNTED, MANY, PERFMAP };
+
+/*
+ * A child that maps a copy of /usr/bin/true (@copies times, apart) and then
+ * does @a; it says when it is ready and waits to be killed.
+ */
+static pid_t attacker(enum attack a, int copies)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		const char *dir = fmt("%s/%d", tmp, (int)getpid());
+		const char *file = fmt("%s/lib.so", dir);
+		int fd;
+		struct stat st;
+
+		mkdir(dir, 0755);
+		if (sh(fmt("cp /usr/bin/true '%s'", file)) || (fd = open(file, O_RDONLY)) < 0 ||
+		    fstat(fd, &st))
+			_exit(1);
+		for (int i = 0; i < copies; i++) {
+			/* One page apart: mappings that the kernel can't merge. */
+			void *at = mmap(NULL, 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (at == MAP_FAILED ||
+			    mmap(at, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, 0) ==
+				    MAP_FAILED)
+				_exit(1);
+		}
+		close(fd);
+		if (a == FIFO_DELETED && (unlink(file) || mkfifo(file, 0600)))
+			_exit(1);
+		if (a == FIFO_MOUNTED || a == HOST_LINK_MOUNTED) {
+			if (unshare(CLONE_NEWNS) || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+			    mount("tmpfs", dir, "tmpfs", 0, "size=64k"))
+				_exit(1);
+			if (a == FIFO_MOUNTED ? mkfifo(file, 0600) : symlink("/usr/bin/true", file))
+				_exit(1);
+		}
+		if (a == PERFMAP) {
+			FILE *f = fopen(fmt("/tmp/perf-%d.map", (int)getpid()), "w");
+
+			if (!f)
+				_exit(1);
+			fputs("1000 10 jitted\n", f);
+			fclose(f);
+		}
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (pid < 0 || read(ready[0], &c, 1) != 1) {
+		close(ready[0]);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* The object of the first mapping of @p named ".../lib.so". */
+static struct elfobj *lib_object(const struct process *p, size_t *nmaps)
+{
+	struct elfobj *o = NULL;
+
+	*nmaps = 0;
+	for (size_t i = 0; p && p->have_maps && i < p->maps.n; i++) {
+		const char *path = p->maps.v[i].path;
+
+		if (path && strlen(path) > 7 && !strcmp(path + strlen(path) - 7, "/lib.so")) {
+			if (!*nmaps)
+				o = p->objs[i];
+			(*nmaps)++;
+		}
+	}
+	return o;
+}
+
+struct env {
+	struct objcache *objs;
+	struct rootfs_roots *roots;
+	struct fdlru lru;
+	struct proctab t;
+};
+
+static int env_init(struct env *e)
+{
+	memset(e, 0, sizeof(*e));
+	fdlru_init(&e->lru, 64);
+	e->objs = objcache_new();
+	if (!e->objs || rootfs_roots_new(&e->roots, 16))
+		return -1;
+	objcache_set_lru(e->objs, &e->lru, e->roots);
+	return proctab_init(&e->t, e->objs, NULL, "/proc", e->roots, &e->lru);
+}
+
+static void env_free(struct env *e)
+{
+	proctab_free(&e->t);
+	objcache_free(e->objs);
+	rootfs_roots_free(e->roots);
+}
+
+/* @a against a proctab without map_files: the refusal it must cause. */
+static void check_attack(const char *name, enum attack a, enum proctab_refusal want)
+{
+	struct env e;
+	struct process *p;
+	pid_t pid = attacker(a, 1);
+	size_t n = 0;
+	double t0;
+
+	if (pid < 0 || env_init(&e)) {
+		CHECK(false, name, "no attacker or no table");
+		return;
+	}
+	map_files_caps(false);
+	t0 = now();
+	p = proctab_get(&e.t, (uint32_t)pid, 1, "attacker", NULL);
+	map_files_caps(true);
+	CHECK(p && p->have_maps && !lib_object(p, &n) && n == 1 && e.t.st.refused[want] == 1 &&
+	      now() - t0 < 2,
+	      name, "maps %d, lib %zu, refused %zu (%zu %zu %zu %zu), %.1f s",
+	      p ? p->have_maps : -1, n, e.t.st.refused[want], e.t.st.refused[0],
+	      e.t.st.refused[1], e.t.st.refused[2], e.t.st.refused[5], now() - t0);
+	env_free(&e);
+	reap(pid);
+}
+
+static void test_attacks(void)
+{
+	struct env e;
+	struct process *p;
+	pid_t pid;
+	size_t n = 0;
+
+	if (geteuid() != 0 || map_files_caps(false) || map_files_caps(true)) {
+		T_SKIP("proctab: hostile paths", "needs root (capabilities to drop)");
+		return;
+	}
+	check_attack("proctab: FIFO at a deleted file's path: refused as deleted, no hang",
+		     FIFO_DELETED, REFUSED_DELETED);
+	check_attack("proctab: FIFO mounted over the path: refused as no regular file, no hang",
+		     FIFO_MOUNTED, REFUSED_NOT_REGULAR);
+	check_attack("proctab: a symlink to another file under the path: not the mapped file",
+		     HOST_LINK_MOUNTED, REFUSED_NOT_MAPPED);
+
+	/* The same with map_files: the very file mapped, deleted or hidden. */
+	pid = attacker(FIFO_MOUNTED, 1);
+	if (pid > 0 && !env_init(&e)) {
+		p = proctab_get(&e.t, (uint32_t)pid, 1, "attacker", NULL);
+		CHECK(lib_object(p, &n) && e.t.st.refused[REFUSED_NOT_REGULAR] == 0 &&
+		      e.t.st.by_path == 0,
+		      "proctab: with map_files, the hidden mapped file itself", "refused %zu",
+		      e.t.st.refused[REFUSED_NOT_REGULAR]);
+		env_free(&e);
+	}
+	if (pid > 0)
+		reap(pid);
+
+	/* And without map_files, a plain mapping by its path in the root. */
+	pid = attacker(PLAIN, 1);
+	if (pid > 0 && !env_init(&e)) {
+		map_files_caps(false);
+		p = proctab_get(&e.t, (uint32_t)pid, 1, "plain", NULL);
+		map_files_caps(true);
+		CHECK(lib_object(p, &n) && e.t.st.by_path > 0 && p->root,
+		      "proctab: without map_files, a file by its path in the process's root",
+		      "by path %zu, root %p", e.t.st.by_path, p ? (void *)p->root : NULL);
+		env_free(&e);
+	}
+	if (pid > 0)
+		reap(pid);
+}
+
+static void test_many_and_backoff(void)
+{
+	struct env e;
+	struct process *p;
+	pid_t pid = attacker(MANY, 3000);
+	size_t n = 0, objects;
+	double t1;
+	int r1, r2, r3;
+
+	if (pid < 0 || env_init(&e)) {
+		CHECK(false, "proctab: 3000 mappings of one file", "no attacker");
+		return;
+	}
+	p = proctab_get(&e.t, (uint32_t)pid, 1, "many", NULL);
+	objects = objcache_count(e.objs);
+	CHECK(lib_object(p, &n) && n == 3000 && e.lru.st.peak <= objects,
+	      "proctab: 3000 mappings of one file, one object and one open", "%zu mappings, %zu objects, %zu opened",
+	      n, objects, e.lru.st.peak);
+	for (int i = 0; i < PROCTAB_REFRESH_FREE; i++)
+		r1 = proctab_refresh(&e.t, p, now(), REFRESH_NEW_CODE);
+	r2 = proctab_refresh(&e.t, p, now(), REFRESH_NEW_CODE);
+	CHECK(r1 == 0 && r2 == -EAGAIN && p->refresh_pending &&
+	      e.t.st.refreshes == PROCTAB_REFRESH_FREE && e.t.st.deferred == 1,
+	      "proctab: the first re-snapshots as asked, then one within the gap deferred",
+	      "%d %d, %zu %zu", r1, r2, e.t.st.refreshes, e.t.st.deferred);
+	t1 = now() + PROCTAB_REFRESH_GAP_MIN + 0.1;
+	r1 = proctab_refresh(&e.t, p, t1, REFRESH_NEW_CODE);
+	r2 = proctab_refresh(&e.t, p, t1 + PROCTAB_REFRESH_GAP_MIN + 0.1, REFRESH_NEW_CODE);
+	CHECK(r1 == 0 && r2 == -EAGAIN && p->refresh_gap == 2 * PROCTAB_REFRESH_GAP_MIN,
+	      "proctab: after the gap, one more; then the gap doubles", "%d %d, gap %.1f", r1, r2,
+	      p->refresh_gap);
+	r3 = proctab_refresh(&e.t, p, t1, REFRESH_DEFERRED);
+	CHECK(r3 == 0 && !p->refresh_pending && e.t.st.refreshes == PROCTAB_REFRESH_FREE + 2,
+	      "proctab: a deferred re-snapshot is taken before writing", "%d", r3);
+	r3 = proctab_refresh(&e.t, p, t1, REFRESH_EXEC);
+	r1 = proctab_refresh(&e.t, p, t1, REFRESH_NEW_CODE);
+	CHECK(r3 == 0 && r1 == 0 && p->refresh_gap == 0,
+	      "proctab: an exec starts the backoff afresh", "%d %d, gap %.1f", r3, r1,
+	      p->refresh_gap);
+	env_free(&e);
+	reap(pid);
+}
+
+static void test_held(void)
+{
+	struct env e;
+	struct process *p;
+	pid_t pid = attacker(PERFMAP, 1);
+	char buf[32];
+	int fd;
+
+	if (pid < 0 || env_init(&e)) {
+		CHECK(false, "proctab: perf map held", "no process");
+		return;
+	}
+	p = proctab_get(&e.t, (uint32_t)pid, 1, "jit", NULL);
+	reap(pid);
+	unlink(fmt("/tmp/perf-%d.map", (int)pid));
+	fd = p ? proctab_perfmap(p, NULL) : -1;
+	CHECK(p && p->root && fd >= 0 && pread(fd, buf, 6, 8) == 6 && !memcmp(buf, "jitted", 6),
+	      "proctab: a perf map found at first sight outlives the process and its file",
+	      "fd %d", fd);
+	env_free(&e);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!temp_dir(tmp, sizeof(tmp), "proctab")) {
+		CHECK(false, "proctab: temp dir", "see above");
+		return T_EXIT();
+	}
+	test_attacks();
+	test_many_and_backoff();
+	test_held();
+	sh(fmt("rm -rf '%s'", tmp));
+	return T_EXIT();
+}

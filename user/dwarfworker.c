@@ -1,0 +1,888 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dwarfworker: see dwarfworker.h.
+ *
+ * The protocol, over a SOCK_STREAM socketpair, in the agent's own byte
+ * order (both ends are the same binary):
+ *
+ *   request   struct req, then for LOOKUP n addresses (u64), for
+ *             DEMANGLE arg bytes: n names, each a u16 length and its bytes
+ *             OPEN carries its 1 or 2 descriptors as SCM_RIGHTS
+ *   reply     struct rep, then rep.len bytes:
+ *             HELLO   (sent once the child is sandboxed) a message if rc < 0
+ *             OPEN    u64 bytes loaded, then a message if rc < 0
+ *             LOOKUP  per address: u8 frames, per frame: i32 line,
+ *                     i32 start_line, u16 lengths of name, file, dir
+ *                     (NO_STR: none), then their bytes
+ *             DEMANGLE per name: u16 length (0: none), its demangled bytes
+ *             CLOSE   no reply
+ *
+ * The child trusts nothing it reads from the files; the agent trusts
+ * nothing the child sends: every length is checked against what is left
+ * and against the caps the child applies (NAME_CAP, PATH_CAP).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "demangle.h"
+#include "dwarfworker.h"
+#include "sandbox.h"
+
+#define NAME_CAP 4095u /* bytes of a function name sent */
+#define PATH_CAP 1023u /* ... of a file or directory */
+#define NO_STR   0xffffu
+#define FRAMES_CAP DWARFINFO_MAX_FRAMES
+#define CHILD_MEM(max) (4 * (max) + (256ull << 20))
+#define CHILD_CPU_SECS 120
+#define CHILD_NOFILE   64
+#define REAP_MS        2000
+
+enum { REQ_OPEN = 1, REQ_LOOKUP, REQ_CLOSE, REQ_DEMANGLE };
+
+/* A demangling request's names: lengths and bytes. */
+#define NAMES_BYTES (DWARFWORKER_NAMES * (2 + DEMANGLE_MAX_INPUT))
+#define DEMANGLED_CAP 4095u
+
+struct req {
+	uint32_t type, handle;
+	uint64_t arg; /* OPEN: max bytes; LOOKUP: max frames */
+	uint32_t n;   /* OPEN: descriptors; LOOKUP: addresses */
+	uint32_t pad;
+};
+
+struct rep {
+	int32_t rc;
+	uint32_t len;
+};
+
+struct slot {
+	bool used;
+	uint32_t handle;
+	struct dwarfinfo *d; /* in the child, or in process */
+};
+
+struct dwarfworker {
+	struct dwarfworker_opts o;
+	int sock;
+	pid_t pid;
+	uint32_t gen;          /* children started: part of every handle */
+	struct slot slots[DWARFWORKER_MAX_OPEN]; /* the agent's view of what is open */
+	unsigned objects;      /* opened by the current child */
+	unsigned requests;     /* ... and lookup or demangling requests it served */
+	uint64_t bytes;
+	struct dwarfworker_stats st;
+	uint8_t *rbuf;         /* a reply */
+	size_t rbuf_cap;
+	char *sbuf;            /* the strings of one address's frames, NUL-terminated */
+};
+
+/* --- both sides -------------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Handles name a slot and the child it was opened in: (gen << 8) | slot. */
+static uint32_t make_handle(uint32_t gen, size_t slot)
+{
+	return (gen & 0xffffffu) << 8 | (uint32_t)slot;
+}
+
+/* --- the child ----------------------------------------------------------------- */
+
+struct out {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static bool put(struct out *b, const void *data, size_t n)
+{
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 65536;
+		uint8_t *p;
+
+		while (cap - b->len < n)
+			cap *= 2;
+		if (cap > DWARFWORKER_MAX_REPLY || !(p = realloc(b->p, cap)))
+			return false;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	return true;
+}
+
+/* Reads (or writes) exactly @len bytes on the socket; false when it closed or failed. */
+static bool child_io(void *buf, size_t len, bool writing)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = writing ? write(SANDBOX_SERVE_FD, p, len) : read(SANDBOX_SERVE_FD, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static bool child_read(void *buf, size_t len)
+{
+	return child_io(buf, len, false);
+}
+
+static bool child_write(const void *buf, size_t len)
+{
+	return child_io((void *)buf, len, true);
+}
+
+static bool send_reply(int rc, const struct out *payload)
+{
+	struct rep r = { .rc = rc, .len = payload ? (uint32_t)payload->len : 0 };
+
+	return child_write(&r, sizeof(r)) && (!r.len || child_write(payload->p, payload->len));
+}
+
+/* A request header, and the descriptors that came with it. */
+static bool child_recv(struct req *q, int *fds, size_t *nfds)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { q, sizeof(*q) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*nfds = 0;
+	do
+		n = recvmsg(SANDBOX_SERVE_FD, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return false;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (size_t i = 0; i < k; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				if (*nfds < 2)
+					fds[(*nfds)++] = fd;
+				else
+					close(fd);
+			}
+		}
+	return child_read((uint8_t *)q + n, sizeof(*q) - (size_t)n);
+}
+
+static bool put_str(struct out *b, const char *s, size_t cap, uint16_t *len)
+{
+	size_t n = s ? strnlen(s, cap) : 0;
+
+	*len = s ? (uint16_t)n : NO_STR;
+	return !n || put(b, s, n);
+}
+
+/* One address's frames, encoded. */
+static bool put_frames(struct out *b, const struct dwarf_frame *f, size_t n)
+{
+	uint8_t nf = (uint8_t)n;
+
+	if (!put(b, &nf, 1))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int32_t lines[2] = { f[i].line, f[i].start_line };
+		uint16_t lens[3];
+		size_t at;
+
+		if (!put(b, lines, sizeof(lines)))
+			return false;
+		at = b->len;
+		/* Room for the lengths, filled in once the strings are out. */
+		if (!put(b, (uint16_t[3]){ 0 }, sizeof(lens)) ||
+		    !put_str(b, f[i].name, NAME_CAP, &lens[0]) ||
+		    !put_str(b, f[i].file, PATH_CAP, &lens[1]) ||
+		    !put_str(b, f[i].dir, PATH_CAP, &lens[2]))
+			return false;
+		memcpy(b->p + at, lens, sizeof(lens));
+	}
+	return true;
+}
+
+static struct slot *child_slot(struct slot *slots, uint32_t handle)
+{
+	size_t i = handle & 0xff;
+
+	return i < DWARFWORKER_MAX_OPEN && slots[i].used && slots[i].handle == handle ? &slots[i]
+										       : NULL;
+}
+
+static int child_open(struct slot *slots, const struct req *q, int *fds, size_t nfds,
+		      struct out *b)
+{
+	struct errbuf err = { "" };
+	struct dwarfinfo *d = NULL;
+	size_t i = q->handle & 0xff;
+	uint64_t bytes = 0;
+	int rc;
+
+	if (i >= DWARFWORKER_MAX_OPEN || slots[i].used || nfds < 1)
+		rc = errf(&err, -EINVAL, "bad open request");
+	else
+		rc = dwarfinfo_open_fds(&d, fds[0], nfds > 1 ? fds[1] : -1, q->arg, &err);
+	for (size_t k = 0; k < nfds; k++)
+		close(fds[k]);
+	if (!rc) {
+		slots[i] = (struct slot){ .used = true, .handle = q->handle, .d = d };
+		bytes = dwarfinfo_bytes(d);
+	}
+	b->len = 0;
+	put(b, &bytes, sizeof(bytes));
+	if (rc)
+		put(b, err.msg, strlen(err.msg));
+	return rc;
+}
+
+static bool child_lookup(struct slot *slots, const struct req *q, struct out *b)
+{
+	uint64_t addrs[DWARFWORKER_BATCH];
+	struct dwarf_frame frames[FRAMES_CAP];
+	struct slot *s = child_slot(slots, q->handle);
+	size_t max = q->arg < FRAMES_CAP ? (size_t)q->arg : FRAMES_CAP;
+
+	if (q->n > DWARFWORKER_BATCH || !child_read(addrs, q->n * sizeof(addrs[0])) || !s)
+		return false;
+	b->len = 0;
+	for (size_t i = 0; i < q->n; i++) {
+		size_t n = dwarfinfo_lookup(s->d, addrs[i], frames, max);
+
+		if (!put_frames(b, frames, n))
+			return false;
+	}
+	return true;
+}
+
+static bool child_demangle(const struct req *q, uint8_t *in, struct out *b)
+{
+	char name[DEMANGLE_MAX_INPUT + 1], out[DEMANGLED_CAP + 1];
+	size_t off = 0;
+
+	if (q->n > DWARFWORKER_NAMES || q->arg > NAMES_BYTES || !child_read(in, (size_t)q->arg))
+		return false;
+	b->len = 0;
+	for (uint32_t i = 0; i < q->n; i++) {
+		uint16_t len, outlen;
+
+		if (q->arg - off < sizeof(len))
+			return false;
+		memcpy(&len, in + off, sizeof(len));
+		off += sizeof(len);
+		if (len > DEMANGLE_MAX_INPUT || q->arg - off < len)
+			return false;
+		memcpy(name, in + off, len);
+		name[len] = '\0';
+		off += len;
+		outlen = (uint16_t)demangle_v0(name, out, sizeof(out));
+		if (!put(b, &outlen, sizeof(outlen)) || !put(b, out, outlen))
+			return false;
+	}
+	return off == q->arg;
+}
+
+static void __attribute__((noreturn)) child_main(const struct dwarfworker_opts *o, int sock,
+						   pid_t parent, unsigned child)
+{
+	struct sandbox_opts so = {
+		.serve_fd = sock,
+		.mem_bytes = CHILD_MEM(o->max_bytes),
+		.cpu_secs = CHILD_CPU_SECS,
+		.nofile = CHILD_NOFILE,
+	};
+	struct slot slots[DWARFWORKER_MAX_OPEN] = { { 0 } };
+	struct errbuf err = { "" };
+	struct out b = { 0 };
+	uint8_t *names = malloc(NAMES_BYTES);
+	unsigned long nreq = 0;
+	int rc = names ? sandbox_enter(&so, parent, &err) : errf(&err, -ENOMEM, "out of memory");
+
+	if (rc) {
+		put(&b, err.msg, strlen(err.msg));
+		send_reply(rc, &b);
+		_exit(1);
+	}
+	if (!send_reply(0, NULL))
+		_exit(0);
+	for (;;) {
+		struct req q;
+		int fds[2];
+		size_t nfds;
+
+		if (!child_recv(&q, fds, &nfds))
+			_exit(0); /* the agent closed its end: done */
+		if (q.type != REQ_OPEN)
+			for (size_t k = 0; k < nfds; k++)
+				close(fds[k]);
+		switch (q.type) {
+		case REQ_OPEN:
+			rc = child_open(slots, &q, fds, nfds, &b);
+			if (!send_reply(rc, &b))
+				_exit(0);
+			break;
+		case REQ_LOOKUP:
+		case REQ_DEMANGLE:
+			if (o->child_hook)
+				o->child_hook(nreq, child);
+			nreq++;
+			if (!(q.type == REQ_LOOKUP ? child_lookup(slots, &q, &b)
+						   : child_demangle(&q, names, &b)) ||
+			    !send_reply(0, &b))
+				_exit(2);
+			break;
+		case REQ_CLOSE: {
+			struct slot *s = child_slot(slots, q.handle);
+
+			if (s) {
+				dwarfinfo_free(s->d);
+				*s = (struct slot){ 0 };
+			}
+			break;
+		}
+		default:
+			_exit(2);
+		}
+	}
+}
+
+/* --- the agent ------------------------------------------------------------------ */
+
+/* Waits up to @ms for @pid; true when reaped, with its status. */
+static bool reap(pid_t pid, int ms, int *status)
+{
+	for (int waited = 0;; waited += 10) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			return r == pid;
+		if (waited >= ms)
+			return false;
+		usleep(10000);
+	}
+}
+
+/*
+ * A message the child sent, as printable text in @buf: it ends up on the
+ * agent's stderr, and a child is not trusted with terminal escapes.
+ */
+static const char *child_text(const uint8_t *p, size_t n, char *buf, size_t len)
+{
+	size_t k = n < len - 1 ? n : len - 1;
+
+	for (size_t i = 0; i < k; i++)
+		buf[i] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+	buf[k] = '\0';
+	return buf;
+}
+
+/* Forgets the child and everything open in it. */
+static void drop_child(struct dwarfworker *w)
+{
+	if (w->sock >= 0)
+		close(w->sock);
+	w->sock = -1;
+	w->pid = 0;
+	w->objects = 0;
+	w->requests = 0;
+	w->bytes = 0;
+	memset(w->slots, 0, sizeof(w->slots));
+	w->gen++;
+}
+
+/* A child that failed a request: killed, reaped, described, counted. */
+static int fail(struct dwarfworker *w, struct errbuf *err, const char *why)
+{
+	char how[96];
+	int status = 0;
+	pid_t pid = w->pid;
+
+	bool reaped;
+
+	kill(pid, SIGKILL);
+	reaped = reap(pid, REAP_MS, &status);
+	if (why)
+		snprintf(how, sizeof(how), "%s", why);
+	else if (!reaped)
+		snprintf(how, sizeof(how), "stopped answering and did not exit when killed");
+	else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+		snprintf(how, sizeof(how), "killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else if (WIFSIGNALED(status))
+		snprintf(how, sizeof(how), "killed (its memory or CPU limit)");
+	else
+		snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
+	drop_child(w);
+	w->st.failures++;
+	if (w->st.failures >= DWARFWORKER_MAX_FAILURES)
+		w->st.gave_up = true;
+	return errf(err, -ECHILD, "DWARF reader (pid %d) %s%s", (int)pid, how,
+		    w->st.gave_up ? "; no more source lines this window" : "");
+}
+
+/* Reads exactly @len bytes before @deadline; -ETIMEDOUT, -EPIPE (closed), -EIO. */
+static int recv_by(struct dwarfworker *w, void *buf, size_t len, int64_t deadline)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		int64_t left = deadline - now_ms();
+		struct pollfd pfd = { .fd = w->sock, .events = POLLIN };
+		ssize_t n;
+		int r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -EIO;
+		if (r == 0)
+			return -ETIMEDOUT;
+		n = recv(w->sock, p, len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return n == 0 ? -EPIPE : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads a reply into w->rbuf; a failure of the child is failed here. */
+static int recv_reply(struct dwarfworker *w, struct rep *r, int64_t deadline, struct errbuf *err)
+{
+	int rc = recv_by(w, r, sizeof(*r), deadline);
+
+	if (!rc && r->len > DWARFWORKER_MAX_REPLY)
+		return fail(w, err, "sent a malformed reply (too long)");
+	if (!rc && r->len > w->rbuf_cap) {
+		uint8_t *p = realloc(w->rbuf, r->len);
+
+		if (!p)
+			return fail(w, err, "could not be heard: out of memory for its reply");
+		w->rbuf = p;
+		w->rbuf_cap = r->len;
+	}
+	if (!rc && r->len)
+		rc = recv_by(w, w->rbuf, r->len, deadline);
+	if (rc == -ETIMEDOUT) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "did not answer within %.1f s, killed",
+			 w->o.timeout_ms / 1000.0);
+		return fail(w, err, why);
+	}
+	return rc ? fail(w, err, NULL) : 0;
+}
+
+static int send_req(struct dwarfworker *w, const struct req *q, const void *tail, size_t tail_len,
+		    const int *fds, size_t nfds, struct errbuf *err)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))] = { 0 };
+	struct iovec iov[2] = { { (void *)q, sizeof(*q) }, { (void *)tail, tail_len } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = tail_len ? 2 : 1 };
+	size_t want = sizeof(*q) + tail_len;
+	ssize_t n;
+
+	if (nfds) {
+		struct cmsghdr *c;
+
+		m.msg_control = cbuf;
+		m.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	/* Requests are small: the socket buffer takes them whole, or the child is stuck. */
+	do
+		n = sendmsg(w->sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)want)
+		return fail(w, err, n < 0 && errno == EAGAIN ? "stopped reading requests" : NULL);
+	return 0;
+}
+
+/* No child could be made: a failure like a child's (the worker gives up after a few). */
+static int spawn_failed(struct dwarfworker *w, struct errbuf *err, const char *what, int errnum)
+{
+	w->st.failures++;
+	if (w->st.failures >= DWARFWORKER_MAX_FAILURES)
+		w->st.gave_up = true;
+	return errf(err, -ECHILD, "DWARF reader not started: %s: %s", what, strerror(errnum));
+}
+
+static int spawn(struct dwarfworker *w, struct errbuf *err)
+{
+	int sv[2];
+	pid_t parent = getpid(), pid;
+	struct rep r;
+	int rc;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return spawn_failed(w, err, "socketpair", errno);
+	/* The child leaves by _exit(): nothing buffered here is written twice. */
+	pid = fork();
+	if (pid < 0) {
+		rc = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return spawn_failed(w, err, "fork", rc);
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		child_main(&w->o, sv[1], parent, w->st.spawned);
+	}
+	close(sv[1]);
+	w->sock = sv[0];
+	w->pid = pid;
+	w->st.spawned++;
+	rc = recv_reply(w, &r, now_ms() + w->o.timeout_ms, err);
+	if (rc)
+		return rc;
+	if (r.rc) {
+		char msg[ERRBUF_LEN];
+
+		return fail(w, err, child_text(w->rbuf, r.len, msg, sizeof(msg)));
+	}
+	return 0;
+}
+
+/* Ends the current child after its share of work: it exits when its socket closes. */
+static void retire(struct dwarfworker *w)
+{
+	int status;
+	pid_t pid = w->pid;
+
+	if (!pid)
+		return;
+	close(w->sock);
+	w->sock = -1;
+	if (!reap(pid, REAP_MS, &status)) {
+		kill(pid, SIGKILL);
+		reap(pid, REAP_MS, &status);
+	}
+	drop_child(w);
+}
+
+int dwarfworker_new(struct dwarfworker **out, const struct dwarfworker_opts *o)
+{
+	struct dwarfworker *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (!w)
+		return -ENOMEM;
+	w->o = *o;
+	if (!w->o.max_bytes || w->o.max_bytes > DWARFINFO_MAX_BYTES)
+		w->o.max_bytes = DWARFINFO_MAX_BYTES;
+	if (!w->o.timeout_ms)
+		w->o.timeout_ms = DWARFWORKER_TIMEOUT_MS;
+	if (!w->o.recycle_requests)
+		w->o.recycle_requests = DWARFWORKER_RECYCLE_REQUESTS;
+	w->sock = -1;
+	w->sbuf = malloc(FRAMES_CAP * (NAME_CAP + 2 * PATH_CAP + 3));
+	if (!w->sbuf) {
+		free(w);
+		return -ENOMEM;
+	}
+	*out = w;
+	return 0;
+}
+
+void dwarfworker_free(struct dwarfworker *w)
+{
+	if (!w)
+		return;
+	if (w->o.in_process)
+		for (size_t i = 0; i < DWARFWORKER_MAX_OPEN; i++)
+			dwarfinfo_free(w->slots[i].d);
+	retire(w);
+	free(w->rbuf);
+	free(w->sbuf);
+	free(w);
+}
+
+static struct slot *find_slot(struct dwarfworker *w, uint32_t handle)
+{
+	size_t i = handle & 0xff;
+
+	if (i >= DWARFWORKER_MAX_OPEN || !w->slots[i].used || w->slots[i].handle != handle)
+		return NULL;
+	return &w->slots[i];
+}
+
+int dwarfworker_open(struct dwarfworker *w, const struct dwarf_source *src, uint32_t *handle,
+		     struct errbuf *err)
+{
+	struct req q = { .type = REQ_OPEN, .arg = w->o.max_bytes };
+	int fds[2] = { src->fd, src->alt_fd };
+	size_t slot = 0;
+	uint64_t bytes;
+	struct rep r;
+	int rc;
+
+	if (w->st.gave_up)
+		return errf(err, -ECANCELED, "DWARF reader failed %u times: given up",
+			    w->st.failures);
+	while (slot < DWARFWORKER_MAX_OPEN && w->slots[slot].used)
+		slot++;
+	if (slot == DWARFWORKER_MAX_OPEN)
+		return errf(err, -EMFILE, "DWARF reader: %d objects open already",
+			    DWARFWORKER_MAX_OPEN);
+	if (w->o.in_process) {
+		struct dwarfinfo *d;
+
+		rc = dwarfinfo_open_fds(&d, src->fd, src->alt_fd, w->o.max_bytes, err);
+		if (rc)
+			return rc;
+		*handle = make_handle(w->gen, slot);
+		w->slots[slot] = (struct slot){ .used = true, .handle = *handle, .d = d };
+		return 0;
+	}
+	if (!w->pid && (rc = spawn(w, err)))
+		return rc;
+	q.handle = make_handle(w->gen, slot);
+	q.n = src->alt_fd >= 0 ? 2 : 1;
+	rc = send_req(w, &q, NULL, 0, fds, q.n, err);
+	if (!rc)
+		rc = recv_reply(w, &r, now_ms() + w->o.timeout_ms, err);
+	if (rc)
+		return rc;
+	if (r.len < sizeof(bytes) || r.rc > 0 || (r.rc == 0 && r.len != sizeof(bytes)))
+		return fail(w, err, "sent a malformed reply");
+	memcpy(&bytes, w->rbuf, sizeof(bytes));
+	if (r.rc) {
+		char msg[ERRBUF_LEN];
+		/* What dwarfinfo_open_fds() returns; anything else is not for us to pass on. */
+		int rc2 = r.rc == -ENOENT || r.rc == -EFBIG || r.rc == -ENOMEM ? r.rc : -ENOEXEC;
+
+		return errf(err, rc2, "%s",
+			    child_text(w->rbuf + sizeof(bytes), r.len - sizeof(bytes), msg, sizeof(msg)));
+	}
+	w->slots[slot] = (struct slot){ .used = true, .handle = q.handle };
+	*handle = q.handle;
+	w->objects++;
+	w->bytes += src->bytes;
+	return 0;
+}
+
+/*
+ * Decodes one address's frames from @p (@left bytes) into @f, their
+ * strings copied NUL-terminated into w->sbuf; bytes used, or 0 if malformed.
+ */
+static size_t decode(struct dwarfworker *w, const uint8_t *p, size_t left, size_t max,
+		     struct dwarf_frame *f, size_t *nf)
+{
+	static const size_t caps[3] = { NAME_CAP, PATH_CAP, PATH_CAP };
+	const uint8_t *start = p;
+	char *s = w->sbuf;
+
+	if (!left || p[0] > max)
+		return 0;
+	*nf = p[0];
+	p++, left--;
+	for (size_t i = 0; i < *nf; i++) {
+		const char **dst[3] = { &f[i].name, &f[i].file, &f[i].dir };
+		int32_t lines[2];
+		uint16_t lens[3];
+
+		if (left < sizeof(lines) + sizeof(lens))
+			return 0;
+		memcpy(lines, p, sizeof(lines));
+		memcpy(lens, p + sizeof(lines), sizeof(lens));
+		p += sizeof(lines) + sizeof(lens);
+		left -= sizeof(lines) + sizeof(lens);
+		f[i].line = lines[0] > 0 ? lines[0] : 0;
+		f[i].start_line = lines[1] > 0 ? lines[1] : 0;
+		for (int k = 0; k < 3; k++) {
+			*dst[k] = NULL;
+			if (lens[k] == NO_STR)
+				continue;
+			if (lens[k] > caps[k] || lens[k] > left)
+				return 0;
+			memcpy(s, p, lens[k]);
+			s[lens[k]] = '\0';
+			*dst[k] = s;
+			s += lens[k] + 1;
+			p += lens[k];
+			left -= lens[k];
+		}
+	}
+	return (size_t)(p - start);
+}
+
+long dwarfworker_lookup(struct dwarfworker *w, uint32_t handle, const uint64_t *addrs,
+			size_t n, size_t max_frames, dwarfworker_fn fn, void *ctx,
+			struct errbuf *err)
+{
+	struct dwarf_frame f[FRAMES_CAP];
+	struct slot *s = find_slot(w, handle);
+	size_t done = 0;
+
+	if (!s)
+		return -ESTALE;
+	if (max_frames > FRAMES_CAP)
+		max_frames = FRAMES_CAP;
+	if (w->o.in_process) {
+		for (size_t i = 0; i < n; i++)
+			fn(ctx, i, f, dwarfinfo_lookup(s->d, addrs[i], f, max_frames));
+		return (long)n;
+	}
+	while (done < n) {
+		size_t k = n - done < DWARFWORKER_BATCH ? n - done : DWARFWORKER_BATCH, off = 0;
+		struct req q = { .type = REQ_LOOKUP, .handle = handle, .arg = max_frames,
+				 .n = (uint32_t)k };
+		struct rep r;
+
+		w->requests++;
+		if (send_req(w, &q, addrs + done, k * sizeof(addrs[0]), NULL, 0, err) ||
+		    recv_reply(w, &r, now_ms() + w->o.timeout_ms, err))
+			return (long)done;
+		if (r.rc) {
+			fail(w, err, "sent a malformed reply");
+			return (long)done;
+		}
+		for (size_t j = 0; j < k; j++) {
+			size_t nf = 0, used = decode(w, w->rbuf + off, r.len - off, max_frames, f, &nf);
+
+			if (!used) {
+				fail(w, err, "sent a malformed reply");
+				return (long)(done + j);
+			}
+			fn(ctx, done + j, f, nf);
+			off += used;
+		}
+		if (off != r.len) {
+			fail(w, err, "sent a malformed reply (trailing bytes)");
+			return (long)(done + k);
+		}
+		done += k;
+	}
+	return (long)done;
+}
+
+long dwarfworker_demangle(struct dwarfworker *w, const char *const *names, size_t n,
+			  dwarfworker_name_fn fn, void *ctx, struct errbuf *err)
+{
+	char out[DEMANGLED_CAP + 1];
+	uint8_t *buf;
+	size_t done = 0;
+	int rc;
+
+	if (w->o.in_process) {
+		for (size_t i = 0; i < n; i++)
+			fn(ctx, i, demangle_v0(names[i], out, sizeof(out)) ? out : NULL);
+		return (long)n;
+	}
+	if (w->st.gave_up)
+		return errf(err, -ECANCELED, "DWARF reader failed %u times: given up",
+			    w->st.failures);
+	if (!w->pid && (rc = spawn(w, err)))
+		return rc;
+	buf = malloc(NAMES_BYTES);
+	if (!buf)
+		return errf(err, -ENOMEM, "out of memory");
+	while (done < n) {
+		size_t k = n - done < DWARFWORKER_NAMES ? n - done : DWARFWORKER_NAMES, len = 0, off = 0;
+		struct req q = { .type = REQ_DEMANGLE, .n = (uint32_t)k };
+		struct rep r;
+
+		for (size_t j = 0; j < k; j++) {
+			uint16_t l = (uint16_t)strnlen(names[done + j], DEMANGLE_MAX_INPUT);
+
+			memcpy(buf + len, &l, sizeof(l));
+			memcpy(buf + len + sizeof(l), names[done + j], l);
+			len += sizeof(l) + l;
+		}
+		q.arg = len;
+		w->requests++;
+		if (send_req(w, &q, buf, len, NULL, 0, err) ||
+		    recv_reply(w, &r, now_ms() + w->o.timeout_ms, err))
+			break;
+		for (size_t j = 0; j < k; j++) {
+			uint16_t l;
+
+			if (r.rc || r.len - off < sizeof(l) ||
+			    (memcpy(&l, w->rbuf + off, sizeof(l)), l > DEMANGLED_CAP) ||
+			    r.len - off - sizeof(l) < l) {
+				fail(w, err, "sent a malformed reply");
+				free(buf);
+				return (long)(done + j);
+			}
+			memcpy(out, w->rbuf + off + sizeof(l), l);
+			out[l] = '\0';
+			off += sizeof(l) + l;
+			fn(ctx, done + j, l ? out : NULL);
+		}
+		if (off != r.len) {
+			fail(w, err, "sent a malformed reply (trailing bytes)");
+			done += k;
+			break;
+		}
+		done += k;
+	}
+	free(buf);
+	return (long)done;
+}
+
+void dwarfworker_close(struct dwarfworker *w, uint32_t handle)
+{
+	struct slot *s = find_slot(w, handle);
+	struct req q = { .type = REQ_CLOSE, .handle = handle };
+	bool any = false;
+
+	if (!s)
+		return;
+	if (w->o.in_process) {
+		dwarfinfo_free(s->d);
+		*s = (struct slot){ 0 };
+		return;
+	}
+	*s = (struct slot){ 0 };
+	if (send_req(w, &q, NULL, 0, NULL, 0, NULL))
+		return; /* failed, and dropped */
+	for (size_t i = 0; i < DWARFWORKER_MAX_OPEN; i++)
+		any |= w->slots[i].used;
+	/* libdw's leaks go with the child: a fresh one after its share of work. */
+	if (!any && (w->objects >= DWARFWORKER_RECYCLE_OBJECTS ||
+		     w->requests >= w->o.recycle_requests ||
+		     w->bytes >= DWARFWORKER_RECYCLE_BYTES)) {
+		retire(w);
+		w->st.recycled++;
+	}
+}
+
+void dwarfworker_stats(const struct dwarfworker *w, struct dwarfworker_stats *st)
+{
+	*st = w->st;
+	st->pid = w->pid;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options: the command line of cprof-bpf, parsed and checked (--help says
+ * what each option does).  Bad options are told on stderr, one line each.
+ */
+#ifndef CPROF_OPTIONS_H
+#define CPROF_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROG "cprof-bpf"
+#define MAX_PIDS 1024
+#define MAX_COMMS 64
+#define MAX_CGROUPS 64
+/* Descriptors held for processes' files by default (--max-files). */
+#define DEFAULT_MAX_FILES 4096
+
+struct options {
+	unsigned int duration; /* seconds; 0: until a signal (with --interval) */
+	unsigned int interval; /* seconds per window; 0: one window */
+	unsigned int keep;     /* windows kept on disk; 0: all */
+	const char *comms[MAX_COMMS];
+	size_t n_comms;
+	const char *cgroups[MAX_CGROUPS];
+	uint64_t cgroup_ids[MAX_CGROUPS];
+	size_t n_cgroups;
+	unsigned int frequency;
+	const char *output_dir;
+	uint32_t pids[MAX_PIDS];
+	size_t n_pids;
+	bool kernel;
+	bool symbolize;           /* name user frames here (--symbolize=host) */
+	bool verbose;
+	bool dwarf;               /* unwind user stacks with CFI tables */
+	unsigned long unwind_kb;  /* budget of the rows array */
+	unsigned long dwarf_kb;   /* most DWARF one object may load for lines */
+	unsigned long symbol_kb;  /* symbol tables and names held at once */
+	unsigned int counts_max;  /* entries per counts map (0: default) */
+	unsigned long max_files;  /* descriptors held for processes' files */
+	unsigned int file_mode;   /* of the profiles */
+};
+
+/* Returns 0 to run, 1 to exit successfully (--help, --version), -1 on a bad option. */
+int options_parse(int argc, char **argv, struct options *o);
+
+#endif
