@@ -18,7 +18,7 @@
  * This file holds the programs; the maps and the code they share are in
  * headers included after the maps: state.bpf.h (settings, globals, maps),
  * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), unwind.bpf.h
- * (the user-stack unwinder).
+ * (the user-stack unwinder), vma.bpf.h (the file mapped at a pc).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -34,6 +34,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
 #include "unwind.bpf.h"
+#include "vma.bpf.h"
 
 #define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
@@ -101,7 +102,8 @@ static __always_inline __u64 kernel_stack(void *ctx, __u32 pair, __u64 epoch)
 
 /*
  * The user stack, walked here: by CFI where the loader gave the process
- * tables (@pm), by frame pointers elsewhere and for processes without any.
+ * tables (@pm) or, before it did, where the process maps files whose tables
+ * are known; by frame pointers elsewhere.
  * (Walking frame pointers here rather than with bpf_get_stack costs less,
  * through the stack window, and goes deeper.)
  */
@@ -131,7 +133,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 		c.bp = regs->bp;
 	}
 	unwind_walk(&c, span);
-	if (c.pm) {
+	if (c.pm || c.by_file) {
 		s->unwind_dwarf++;
 		if (c.status < CPROF_UNWIND_STATUS_MAX)
 			s->unwind_status[c.status]++;

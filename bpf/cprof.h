@@ -142,7 +142,6 @@ enum cprof_event_type {
 	CPROF_EV_EXIT = 3,     /* the thread group leader exited */
 	CPROF_EV_NEW_CODE = 4, /* a pc outside the known mappings (dlopen, JIT) */
 	CPROF_EV_WANT_TABLE = 5, /* a sample landed in a file without its table */
-	CPROF_EV_MAPPING = 6,  /* a mapping the unwinder found in the kernel */
 };
 
 struct cprof_event {
@@ -161,8 +160,9 @@ struct cprof_event {
 };
 
 /*
- * A file as the kernel knows it (the inode of a mapping's file), for the
- * loader to find its object, or to tell whether it has one.
+ * A file as the kernel knows it (the inode of a mapping's file): what the
+ * loader's object cache identifies objects by (objcache.h), so that BPF can
+ * find a file's table from the VMA of a process the loader has not read.
  */
 struct cprof_file_key {
 	__u64 ino;
@@ -172,16 +172,20 @@ struct cprof_file_key {
 	__u32 dev;        /* the kernel's encoding: major << 20 | minor */
 };
 
-/* CPROF_EV_WANT_TABLE and CPROF_EV_MAPPING. */
+/* What a file key names: its number, and how its offsets become addresses. */
+struct cprof_file_ref {
+	__u32 file;       /* in unwind_files */
+	__u32 pad;
+	__s64 vaddr_off;  /* ELF virtual address - file offset, in its code */
+};
+#define CPROF_MAX_FILE_KEYS (2 * CPROF_MAX_FILES) /* a file may have copies */
+
+/* CPROF_EV_WANT_TABLE. */
 struct cprof_file_event {
 	__u32 type;
 	__u32 pid;
-	__u64 gen;        /* of the process image (MAPPING) */
-	__u32 file;       /* the file's number; CPROF_NO_FILE: the loader gave none */
+	__u32 file;       /* the file's number */
 	__u32 pad;
-	__u64 start, end; /* MAPPING: the mapping */
-	__u64 pgoff;      /* ... its file offset, in pages */
-	struct cprof_file_key key; /* ... its file */
 };
 
 /*
@@ -365,8 +369,8 @@ _Static_assert(sizeof(struct cprof_event) == 4 + 4 + 8 + 8 + 8 + CPROF_COMM_LEN,
 	       "event has padding");
 _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has padding");
 _Static_assert(sizeof(struct cprof_file_key) == 8 * 3 + 4 * 2, "file key has padding");
-_Static_assert(sizeof(struct cprof_file_event) == 4 + 4 + 8 + 4 + 4 + 3 * 8 +
-		       sizeof(struct cprof_file_key), "file event has padding");
+_Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8, "file ref has padding");
+_Static_assert(sizeof(struct cprof_file_event) == 4 * 4, "file event has padding");
 _Static_assert(sizeof(struct cprof_file) == sizeof(struct cprof_table) + 2 * 4,
 	       "file has padding");
 _Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX),

@@ -16,6 +16,8 @@ const volatile bool filter_pids = false;
 const volatile bool filter_comms = false;
 const volatile bool filter_cgroups = false;
 const volatile bool kernel_stacks = true;
+/* Unwind tables are loaded: a process without an entry looks for its files' */
+const volatile bool file_tables = false;
 
 /*
  * Advanced by the loader at each drain; its low bit is the live pair of
@@ -219,6 +221,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct cprof_file);
 } unwind_files SEC(".maps");
+
+/*
+ * A file's identity in the kernel -> its number: how the first samples of
+ * a process the loader has not read yet find the tables of files it
+ * already knows.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_MAX_FILE_KEYS);
+	__type(key, struct cprof_file_key);
+	__type(value, struct cprof_file_ref);
+} unwind_file_keys SEC(".maps");
 
 /* pid -> its executable mappings and their files, sorted by address. */
 struct {

@@ -47,6 +47,7 @@ struct unwind_ctx {
 	bool exact; /* pc is not a return address: the leaf, or a signal's */
 	__u32 status;
 	struct cur_map cur;      /* the mapping of the previous frame */
+	bool by_file;            /* no entry, but a frame walked by its file's table */
 	struct row_memo memo;
 };
 
@@ -99,6 +100,41 @@ static __always_inline void load_table(__u32 pid, __u32 file, struct cprof_table
 		*out = f->t;
 	else if (f->state == CPROF_FILE_UNBUILT && !f->asked)
 		ask_table(pid, file, f);
+}
+
+/* A mapping and its file, from the kernel (vma.bpf.h). */
+struct vma_file {
+	__u64 start, end;          /* [start, end); end 0: none */
+	__u64 pgoff;               /* file offset of start, in pages */
+	struct cprof_file_key key; /* ino 0: none */
+};
+
+/* The file mapped at @pc in the current task; -1: none, or not known now. */
+static int vma_file_of(__u64 pc, struct vma_file *out);
+
+/*
+ * The mapping containing @pc from the kernel's VMA, with its file's table
+ * if the loader numbered the file (for another process, or this one's
+ * entry of before an exec); -1: none.  How the first samples of a process
+ * the loader has not read yet are walked by CFI.  A global function, as
+ * find_mapping().
+ */
+__noinline int find_vma_mapping(__u64 pc, __u32 pid, struct cur_map *out)
+{
+	const struct cprof_file_ref *ref;
+	struct vma_file v;
+
+	if (!out || !file_tables || vma_file_of(pc, &v))
+		return -1;
+	ref = bpf_map_lookup_elem(&unwind_file_keys, &v.key);
+	if (!ref)
+		return -1;
+	out->start = v.start;
+	out->end = v.end;
+	/* pc - bias = (pc - start + file offset of start) + vaddr_off */
+	out->bias = v.start - (v.pgoff << 12) - ref->vaddr_off;
+	load_table(pid, ref->file, &out->tab);
+	return 0;
 }
 
 /*
@@ -499,14 +535,18 @@ static long unwind_step(__u32 i, void *data)
 	/* Callers are mostly in the same object as the frame before. */
 	if (lookup < c->cur.start || lookup >= c->cur.end) {
 		mapped = c->pm && !find_mapping(c->pm, lookup, c->pid, &c->cur);
-		if (!mapped) {
-			c->cur.end = 0;
-			if (c->pm && !c->reported &&
-			    !(c->pm->flags & CPROF_PROC_MAPS_TRUNCATED)) {
-				report_new_code(c->pid);
-				c->reported = true;
-			}
+		if (!mapped && c->pm && !c->reported &&
+		    !(c->pm->flags & CPROF_PROC_MAPS_TRUNCATED)) {
+			report_new_code(c->pid);
+			c->reported = true;
 		}
+		/* Not in the entry, or no entry yet: the kernel knows the file. */
+		if (!mapped)
+			mapped = !find_vma_mapping(lookup, c->pid, &c->cur);
+		if (!mapped)
+			c->cur.end = 0;
+		else if (!c->pm && c->cur.tab.nrows)
+			c->by_file = true;
 	}
 	if (mapped && c->cur.tab.nrows) {
 		__u64 rel = lookup - c->cur.bias - c->cur.tab.base, key = row_key(&c->cur.tab, rel);

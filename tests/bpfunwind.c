@@ -7,7 +7,11 @@
 #include "bpfshim.h"
 
 #include "cprof.h"
+/* A setting the loader fixes before load, which a test sets as it goes. */
+#define file_tables file_tables_rodata
 #include "state.bpf.h"
+#undef file_tables
+static bool file_tables;
 
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
@@ -17,12 +21,30 @@
 
 #define PIDS_MAX 16   /* processes a test walks at once */
 #define EVENTS_MAX 64 /* events a test may send before it reads them */
+#define FILE_KEYS_MAX 64 /* files a test names by identity */
 
 static struct cprof_stack scratch_st;
 static struct stack_window window;
 static struct row_cache cache;
 static union cprof_table_slot no_rows[1];
 static struct cprof_file files[CPROF_MAX_FILES];
+
+/* The mappings the kernel would find (bpf_find_vma), as a test made them up. */
+static struct bpfu_vma vmas[BPFU_VMAS_MAX];
+static size_t nvmas;
+
+/* vma.bpf.h's, from the test's mappings. */
+static int vma_file_of(__u64 pc, struct vma_file *out)
+{
+	for (size_t i = 0; i < nvmas; i++) {
+		if (pc >= vmas[i].start && pc < vmas[i].end) {
+			*out = (struct vma_file){ vmas[i].start, vmas[i].end, vmas[i].pgoff,
+						  vmas[i].key };
+			return 0;
+		}
+	}
+	return -1;
+}
 
 static void setup(void)
 {
@@ -37,11 +59,13 @@ static void setup(void)
 	shim_array(&unwind_rows, no_rows, sizeof(no_rows[0]), 0);
 	shim_array(&unwind_files, files, sizeof(files[0]), CPROF_MAX_FILES);
 	shim_hash(&unwind_procs, sizeof(__u32), sizeof(struct cprof_proc_maps), PIDS_MAX);
+	shim_hash(&unwind_file_keys, sizeof(struct cprof_file_key), sizeof(struct cprof_file_ref),
+		  FILE_KEYS_MAX);
 	shim_hash(&new_code_seen, sizeof(__u32), sizeof(__u64), PIDS_MAX);
 	/* room for the biggest record the unwinder sends */
-	_Static_assert(sizeof(struct cprof_file_event) >= sizeof(struct cprof_event),
-		       "the ring's records are sized by the file event");
-	shim_ringbuf(&events, sizeof(struct cprof_file_event), EVENTS_MAX);
+	_Static_assert(sizeof(struct cprof_event) >= sizeof(struct cprof_file_event),
+		       "the ring's records are sized by the process event");
+	shim_ringbuf(&events, sizeof(struct cprof_event), EVENTS_MAX);
 }
 
 void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n)
@@ -56,6 +80,23 @@ void bpfu_set_file(uint32_t file, const struct cprof_file *f)
 {
 	if (file < CPROF_MAX_FILES)
 		files[file] = *f;
+}
+
+void bpfu_set_file_key(const struct cprof_file_key *k, const struct cprof_file_ref *ref)
+{
+	setup();
+	if (ref)
+		bpf_map_update_elem(&unwind_file_keys, k, ref, BPF_ANY);
+	else
+		bpf_map_delete_elem(&unwind_file_keys, k);
+}
+
+void bpfu_set_vmas(const struct bpfu_vma *v, size_t n, bool file_tables_on)
+{
+	nvmas = n < BPFU_VMAS_MAX ? n : BPFU_VMAS_MAX;
+	if (nvmas)
+		memcpy(vmas, v, nvmas * sizeof(*v));
+	file_tables = file_tables_on;
 }
 
 int bpfu_search_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out)

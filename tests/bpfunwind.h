@@ -8,6 +8,7 @@
 #ifndef CPROF_BPFUNWIND_H
 #define CPROF_BPFUNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,22 @@ void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n);
 
 /* Sets file @file's entry of the unwind_files array. */
 void bpfu_set_file(uint32_t file, const struct cprof_file *f);
+
+/* Names a file by its identity in unwind_file_keys; @ref NULL: forgets it. */
+void bpfu_set_file_key(const struct cprof_file_key *k, const struct cprof_file_ref *ref);
+
+/* A mapping as the kernel's VMA tells it (vma.bpf.h's vma_file_of()). */
+struct bpfu_vma {
+	uint64_t start, end, pgoff;
+	struct cprof_file_key key;
+};
+#define BPFU_VMAS_MAX 64
+
+/*
+ * The process's mappings as the kernel has them, for the walks that follow,
+ * and whether the unwinder looks there (the file_tables setting).
+ */
+void bpfu_set_vmas(const struct bpfu_vma *v, size_t n, bool file_tables_on);
 
 /*
  * The rule of the last row at or below @rel (< 2^32, as find_row passes

@@ -131,10 +131,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 	struct process *p;
 	bool created;
 
-	if (ev->type == CPROF_EV_WANT_TABLE || ev->type == CPROF_EV_MAPPING) {
+	if (ev->type == CPROF_EV_WANT_TABLE) {
 		const struct cprof_file_event *fe = data;
 
-		if (r->tables && size >= sizeof(*fe) && fe->type == CPROF_EV_WANT_TABLE)
+		if (r->tables && size >= sizeof(*fe))
 			tables_want(r->tables, fe->file);
 		return 0;
 	}
@@ -616,6 +616,7 @@ int main(int argc, char **argv)
 			.retire = sampler_retire_rows,
 			.set_proc = sampler_set_proc,
 			.set_file = sampler_set_file,
+			.set_file_key = sampler_set_file_key,
 			.ctx = s,
 		};
 

@@ -154,6 +154,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_comms = opts->n_comms > 0;
 	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
+	s->skel->rodata->file_tables = opts->unwind_rows > 0;
 
 	if (opts->counts_max &&
 	    (bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_max) ||
@@ -325,6 +326,17 @@ int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f)
 
 	return bpf_map__update_elem(s->skel->maps.unwind_files, &file, sizeof(file), f,
 				    sizeof(*f), BPF_ANY) ? -errno : 0;
+}
+
+int sampler_set_file_key(void *sampler, const struct cprof_file_key *k,
+			 const struct cprof_file_ref *ref)
+{
+	struct sampler *s = sampler;
+	struct bpf_map *m = s->skel->maps.unwind_file_keys;
+
+	if (!ref)
+		return bpf_map__delete_elem(m, k, sizeof(*k), 0) && errno != ENOENT ? -errno : 0;
+	return bpf_map__update_elem(m, k, sizeof(*k), ref, sizeof(*ref), BPF_ANY) ? -errno : 0;
 }
 
 void sampler_forget(struct sampler *s, uint32_t pid, uint64_t gen)

@@ -48,8 +48,8 @@ int sampler_ncpus(const struct sampler *s);
 
 /*
  * One record of the event ring: a struct cprof_event or, for
- * CPROF_EV_WANT_TABLE and CPROF_EV_MAPPING, a struct cprof_file_event
- * (both start with their type); @size bytes.
+ * CPROF_EV_WANT_TABLE, a struct cprof_file_event (both start with their
+ * type); @size bytes.
  */
 typedef int (*sampler_event_fn)(void *ctx, const void *ev, size_t size);
 
@@ -98,6 +98,10 @@ int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_sl
 
 /* Writes the entry of file @file (struct tables_maps.set_file). */
 int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f);
+
+/* Names a file by its identity, or forgets it (struct tables_maps.set_file_key). */
+int sampler_set_file_key(void *sampler, const struct cprof_file_key *k,
+			 const struct cprof_file_ref *ref);
 
 /*
  * Forgets image @gen of @pid, which has exited and been written: BPF keeps

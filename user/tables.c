@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "grow.h"
@@ -26,7 +27,13 @@ struct tfile {
 	uint32_t users;     /* process entries naming it */
 	uint64_t last_use;  /* tables.clock when last asked for or named */
 	enum tstate state;
+	int64_t vaddr_off;  /* ELF virtual address - file offset of its code */
+	uint32_t nkeys;     /* identities told to BPF (unwind_file_keys) */
+	bool keyless;       /* its mappings disagree on vaddr_off: none told */
 };
+
+/* Identities of one object told to BPF: the file and a few copies of it. */
+#define KEYS_MAX 8
 
 /* elfobj pointer -> its number. */
 struct obj_entry {
@@ -78,7 +85,8 @@ int tables_new(struct tables **out, const struct tables_maps *maps, struct objca
 	struct tables *t;
 
 	*out = NULL;
-	if (!maps->set_proc || !maps->write_rows || !maps->set_file || !maps->retire)
+	if (!maps->set_proc || !maps->write_rows || !maps->set_file || !maps->set_file_key ||
+	    !maps->retire)
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -287,14 +295,59 @@ static bool evict_for(struct tables *t, uint32_t n, uint32_t *first)
 
 /* ---- numbers ------------------------------------------------------------- */
 
-/* The number of @o, given now if it has none; CPROF_NO_FILE when all are taken. */
-static uint32_t file_of(struct tables *t, struct elfobj *o)
+/*
+ * Tells BPF the identities of file @file's object (@on) so that a process
+ * without an entry finds its number from the kernel's VMA, or forgets them
+ * (before the number is given to another object).
+ */
+static void publish_keys(struct tables *t, uint32_t file, bool on)
+{
+	struct tfile *f = &t->files[file];
+	struct objcache_file_id ids[KEYS_MAX];
+	struct cprof_file_ref ref = { .file = file, .vaddr_off = f->vaddr_off };
+	size_t n = objcache_file_ids(t->objs, f->obj, ids, KEYS_MAX);
+
+	if (n > KEYS_MAX)
+		n = KEYS_MAX;
+	if ((on && (f->keyless || n == f->nkeys)) || (!on && !f->nkeys))
+		return; /* told already (copies found since are told anew) */
+	for (size_t i = 0; i < n; i++) {
+		struct cprof_file_key k = {
+			.ino = ids[i].ino,
+			.size = ids[i].size,
+			.mtime_sec = ids[i].mtime_sec,
+			.mtime_nsec = (uint32_t)ids[i].mtime_nsec,
+			/* the kernel's dev_t: 12 bits of major, 20 of minor */
+			.dev = (uint32_t)(major(ids[i].dev) << 20 | (minor(ids[i].dev) & 0xfffff)),
+		};
+
+		/* a full map costs this copy its first samples' tables, nothing more */
+		t->maps.set_file_key(t->maps.ctx, &k, on ? &ref : NULL);
+	}
+	f->nkeys = on ? (uint32_t)n : 0;
+}
+
+/*
+ * The number of @o, mapped with @vaddr_off between its file offsets and
+ * virtual addresses, given now if it has none; CPROF_NO_FILE when all are
+ * taken.
+ */
+static uint32_t file_of(struct tables *t, struct elfobj *o, int64_t vaddr_off)
 {
 	struct obj_entry *e = hmap_find(&t->by_obj, &o);
 	uint32_t file;
 
-	if (e)
+	if (e) {
+		struct tfile *f = &t->files[e->file];
+
+		if (f->vaddr_off != vaddr_off && !f->keyless) {
+			/* segments placed apart: one offset cannot serve them all */
+			publish_keys(t, e->file, false);
+			f->keyless = true;
+		}
+		publish_keys(t, e->file, true);
 		return e->file;
+	}
 	for (file = 0; file < t->nfiles && t->files[file].obj; file++)
 		;
 	if (file == CPROF_MAX_FILES)
@@ -312,9 +365,10 @@ static uint32_t file_of(struct tables *t, struct elfobj *o)
 		return CPROF_NO_FILE;
 	e->file = file;
 	objcache_ref(t->objs, o);
-	t->files[file] = (struct tfile){ .obj = o, .state = T_UNBUILT };
+	t->files[file] = (struct tfile){ .obj = o, .state = T_UNBUILT, .vaddr_off = vaddr_off };
 	t->st.files++;
 	publish(t, file);
+	publish_keys(t, file, true);
 	return file;
 }
 
@@ -490,7 +544,7 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 		*m = (struct cprof_proc_map){ .start = v->start, .end = v->end, .file = CPROF_NO_FILE };
 		if (!o || elfobj_file_to_vaddr(o, v->offset, &v0))
 			continue;
-		file = file_of(t, o);
+		file = file_of(t, o, (int64_t)(v0 - v->offset));
 		if (file == CPROF_NO_FILE) {
 			t->st.no_number++;
 			continue;
@@ -528,7 +582,11 @@ void tables_prune(struct tables *t)
 
 		if (!f->obj || f->users)
 			continue;
-		/* BPF forgets the file first: no entry names it, nothing will ask for it. */
+		/*
+		 * BPF forgets the file first: no entry names it, no identity
+		 * leads to it, nothing will ask for it.
+		 */
+		publish_keys(t, i, false);
 		unload(t, i, T_UNBUILT);
 		dead = true;
 	}

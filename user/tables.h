@@ -7,7 +7,8 @@
  * written; its table is built only when a sample lands in it and the BPF
  * unwinder asks for it (tables_want), queued and built once, and from then
  * on serves every process mapping the file, a new one from its first
- * sample.  The rows array is a fixed budget: when it is full, tables of
+ * sample: BPF finds the number from the file's identity in the kernel
+ * before the process has an entry.  The rows array is a fixed budget: when it is full, tables of
  * objects no process maps any more are evicted, least recently used first;
  * if that is not enough the object goes without a table and its frames are
  * walked by frame pointers.
@@ -34,6 +35,9 @@ struct tables_maps {
 			  uint32_t n);
 	/* writes file @file's entry (unwind_files): where its table is, if anywhere */
 	int (*set_file)(void *ctx, uint32_t file, const struct cprof_file *f);
+	/* names a file by its identity (unwind_file_keys); @ref NULL forgets it */
+	int (*set_file_key)(void *ctx, const struct cprof_file_key *k,
+			    const struct cprof_file_ref *ref);
 	/*
 	 * before rows are freed for reuse: makes BPF forget rows it cached,
 	 * and waits until no program can still read what was removed

@@ -58,6 +58,29 @@ struct task_struct {
 	unsigned int in_execve:1;
 };
 
+/* A mapping's file, as the unwinder finds it for a process not yet read. */
+struct super_block {
+	u32 s_dev;
+};
+
+struct inode {
+	struct super_block *i_sb;
+	unsigned long i_ino;
+	s64 i_size;
+	s64 i_mtime_sec; /* since 6.7; before, i_mtime (the lookup goes without) */
+	u32 i_mtime_nsec;
+};
+
+struct file {
+	struct inode *f_inode;
+};
+
+struct vm_area_struct {
+	unsigned long vm_start, vm_end;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
+};
+
 struct trace_entry {
 	unsigned short type;
 	unsigned char flags;

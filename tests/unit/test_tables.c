@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "objcache.h"
@@ -32,6 +34,7 @@
 
 #define MAX_PIDS 8
 #define MAX_FILES 16
+#define MAX_KEYS 64
 
 /* The BPF side, faked. */
 struct fake {
@@ -44,6 +47,11 @@ struct fake {
 	size_t writes, rewrites, violations;
 	char why[256];         /* the first violation */
 	struct cprof_file file[MAX_FILES];
+	struct {
+		struct cprof_file_key k;
+		struct cprof_file_ref ref;
+		bool live;
+	} key[MAX_KEYS];
 	struct {
 		bool live;
 		struct cprof_proc_maps pm;
@@ -123,6 +131,54 @@ static int fake_set_file(void *ctx, uint32_t file, const struct cprof_file *cf)
 	f->file[file] = *cf;
 	each_slot(f, cf, +1);
 	return 0;
+}
+
+static int fake_set_file_key(void *ctx, const struct cprof_file_key *k,
+			     const struct cprof_file_ref *ref)
+{
+	struct fake *f = ctx;
+	int free_at = -1;
+
+	for (int i = 0; i < MAX_KEYS; i++) {
+		if (f->key[i].live && !memcmp(&f->key[i].k, k, sizeof(*k))) {
+			f->key[i].live = ref != NULL;
+			if (ref)
+				f->key[i].ref = *ref;
+			return 0;
+		}
+		if (!f->key[i].live && free_at < 0)
+			free_at = i;
+	}
+	if (!ref)
+		return -ENOENT;
+	if (free_at < 0)
+		return -E2BIG;
+	f->key[free_at].k = *k;
+	f->key[free_at].ref = *ref;
+	f->key[free_at].live = true;
+	return 0;
+}
+
+/*
+ * The number BPF finds for the file at @path from its identity as the
+ * kernel has it (the device as /proc/PID/maps and the kernel encode it);
+ * CPROF_NO_FILE: none.
+ */
+static uint32_t file_by_identity(const struct fake *f, const char *path)
+{
+	struct stat st;
+	struct cprof_file_key k;
+
+	if (stat(path, &st))
+		return CPROF_NO_FILE;
+	k = (struct cprof_file_key){ .ino = st.st_ino, .size = (uint64_t)st.st_size,
+				     .mtime_sec = st.st_mtim.tv_sec,
+				     .mtime_nsec = (uint32_t)st.st_mtim.tv_nsec,
+				     .dev = major(st.st_dev) << 20 | minor(st.st_dev) };
+	for (int i = 0; i < MAX_KEYS; i++)
+		if (f->key[i].live && !memcmp(&f->key[i].k, &k, sizeof(k)))
+			return f->key[i].ref.file;
+	return CPROF_NO_FILE;
 }
 
 /* A host object with CFI, and its table as laid out here. */
@@ -275,6 +331,7 @@ int main(void)
 	static struct fake f;
 	struct tables_maps maps = { .write_rows = fake_write_rows, .retire = fake_retire,
 				    .set_proc = fake_set_proc, .set_file = fake_set_file,
+				    .set_file_key = fake_set_file_key,
 				    .ctx = &f };
 	struct tables *t = NULL;
 	struct tables_stats st;
@@ -315,6 +372,10 @@ int main(void)
 		      entry_without(&f, 1, 0, CPROF_FILE_UNBUILT) && !tables_pending(t),
 	      "a new process's files are numbered, their tables not built",
 	      "%zu writes, file %u", f.writes, file_at(&f, 1, 0));
+	CHECK(file_at(&f, 1, 0) != CPROF_NO_FILE &&
+		      file_by_identity(&f, a->path) == file_at(&f, 1, 0),
+	      "a numbered file is named to BPF by its identity in the kernel",
+	      "entry's file %u, by identity %u", file_at(&f, 1, 0), file_by_identity(&f, a->path));
 	tables_want(t, file_at(&f, 1, 0));
 	CHECK(tables_pending(t) && entry_without(&f, 1, 0, CPROF_FILE_QUEUED),
 	      "a table asked for is queued, and BPF told so", "state %u",
@@ -365,6 +426,10 @@ int main(void)
 	      "pruned: ls's file and table freed, cat's to be asked for again",
 	      "%zu objects, %zu files, cat's state %u", st.objects, st.files,
 	      f.file[file_at(&f, 4, 0)].state);
+	CHECK(file_by_identity(&f, a->path) == CPROF_NO_FILE &&
+		      file_by_identity(&f, c->path) == file_at(&f, 4, 0),
+	      "a pruned file's identity is forgotten, a live one's kept", "ls %u, cat %u",
+	      file_by_identity(&f, a->path), file_by_identity(&f, c->path));
 	tables_want(t, file_at(&f, 4, 0));
 	tables_build_pending(t);
 	tables_get_stats(t, &st);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -156,6 +157,40 @@ static int side_set_file(void *ctx, uint32_t file, const struct cprof_file *f)
 	return 0;
 }
 
+static int side_set_file_key(void *ctx, const struct cprof_file_key *k,
+			     const struct cprof_file_ref *ref)
+{
+	bpfu_set_file_key(k, ref);
+	return 0;
+}
+
+/*
+ * The process's executable file mappings as the kernel's VMAs name them:
+ * device and inode as /proc/PID/maps gives them (the kernel's own), size
+ * and mtime of the file at the path.
+ */
+static void set_vmas(const struct process *p)
+{
+	static struct bpfu_vma v[BPFU_VMAS_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->maps.n && n < BPFU_VMAS_MAX; i++) {
+		const struct vma *m = &p->maps.v[i];
+		struct stat st;
+
+		if (!m->path || m->kind != VMA_FILE || stat(m->path, &st))
+			continue;
+		v[n++] = (struct bpfu_vma){
+			.start = m->start, .end = m->end, .pgoff = m->offset >> 12,
+			.key = { .ino = m->inode, .size = (uint64_t)st.st_size,
+				 .mtime_sec = st.st_mtim.tv_sec,
+				 .mtime_nsec = (uint32_t)st.st_mtim.tv_nsec,
+				 .dev = m->dev_major << 20 | m->dev_minor },
+		};
+	}
+	bpfu_set_vmas(v, n, true);
+}
+
 /* As the loader's retire: the row cache forgets (rows_gen advances). */
 static int side_retire(void *ctx)
 {
@@ -173,7 +208,8 @@ static bool load_tables(uint32_t pid, struct bpf_side *side, struct errbuf *err)
 {
 	struct tables_maps maps = { .capacity = ROWS_CAP, .set_proc = side_set_proc,
 				    .write_rows = side_write_rows, .set_file = side_set_file,
-				    .retire = side_retire, .ctx = side };
+				    .set_file_key = side_set_file_key, .retire = side_retire,
+				    .ctx = side };
 	struct process *p;
 
 	side->have_pm = false;
@@ -182,6 +218,8 @@ static bool load_tables(uint32_t pid, struct bpf_side *side, struct errbuf *err)
 		return false;
 	p = proctab_get(&side->pt, pid, 1, "stackshot", NULL);
 	bpfu_set_rows(side->rows, ROWS_CAP);
+	if (p && p->have_maps)
+		set_vmas(p);
 	return p && p->have_maps && tables_new(&side->tb, &maps, side->oc) == 0 &&
 	       tables_add_process(side->tb, p, err) == 0 && side->have_pm;
 }
@@ -276,6 +314,27 @@ static void check_shot(const char *variant, uint32_t pid, struct bpf_side *side,
 	      "status %u, %u frames, %zu of them right", w.status, w.st.nr, same);
 }
 
+/*
+ * A process the loader has no entry for (its first samples), mapping the
+ * files whose tables are known: the walk finds them from the kernel's VMAs
+ * and gives backtrace()'s frames, by CFI.
+ */
+static void check_first_sample(const char *variant, uint32_t pid, const struct shot *s)
+{
+	static struct bpfu_walk w;
+	const char *name = fmt("%s %s", variant, s->h.place);
+	size_t same;
+	int rc = walk(pid + 1, NULL, s, s->h.stack_len, &w);
+
+	same = agreeing(&w, s);
+	CHECK(rc == 0 && w.status == CPROF_UNWIND_OK && same == s->h.nframes &&
+		      w.st.nr == s->h.nframes && (w.st.status & CPROF_STACK_F_DWARF) &&
+		      !(w.st.status & CPROF_STACK_F_FP) && w.asked == 0,
+	      fmt("%s: without an entry, by its files' tables: backtrace()'s frames", name),
+	      "rc %d, status %u, %u frames, %zu right, flags %#x, %zu asked", rc, w.status,
+	      w.st.nr, same, w.st.status, w.asked);
+}
+
 /* find_mapping over the entry: each mapping's first and last byte, and the gaps. */
 static void check_mappings(const char *variant, const struct cprof_proc_maps *pm)
 {
@@ -355,6 +414,18 @@ static void test_variant(const char *dir, const char *tmp, const char *variant,
 		check_shot(variant, (uint32_t)f.pid, side, &s.v[i]);
 		if (strcmp(variant, "pie") == 0 && strcmp(s.v[i].h.place, "qsort") == 0)
 			check_new_code(variant, (uint32_t)f.pid, side, &s.v[i]);
+	}
+	for (size_t i = 0; i < s.n; i++)
+		check_first_sample(variant, (uint32_t)f.pid, &s.v[i]);
+	{
+		/* Without the file_tables setting, no look at the VMAs: frame pointers. */
+		static struct bpfu_walk w;
+
+		bpfu_set_vmas(NULL, 0, false);
+		rc = s.n ? walk((uint32_t)f.pid + 1, NULL, &s.v[0], s.v[0].h.stack_len, &w) : -1;
+		CHECK(rc == 0 && !(w.st.status & CPROF_STACK_F_DWARF),
+		      fmt("%s: no entry and no file tables: no CFI", variant), "rc %d, flags %#x",
+		      rc, w.st.status);
 	}
 	CHECK(s.n == 5, fmt("%s: all five places recorded", variant), "%zu", s.n);
 	{
