@@ -213,10 +213,12 @@ enum cprof_rbp_rule {
 	CPROF_RBP_INVALID = 2, /* recovered some other way: unknown */
 };
 
+/* 32-bit offsets: a C++ frame may hold 32 KiB of locals (LLVM's do). */
 struct cprof_unwind_rule {
-	__s16 cfa_off;
+	__s32 cfa_off;
 	__u8 rules;    /* cfa rule in bits 0-3, rbp rule in bits 4-7 */
 	__s8 rbp_off;  /* in units of 8 bytes */
+	__u16 pad;
 };
 
 #define CPROF_ROW_CFA(r) ((r)->rules & 0xf)
@@ -226,7 +228,7 @@ struct cprof_unwind_rule {
 /*
  * A table is five runs of 8-byte slots in the rows array, in this order:
  *
- *  rules   its distinct rules, two to a slot, the most used first;
+ *  rules   its distinct rules, one to a slot, the most used first;
  *  index   entry k = how many rows have pc < k << index_shift, for
  *          k = 0..npages, two to a slot: a lookup searches only the rows of
  *          one page of code (1 KiB unless the table is sparse), a cache
@@ -243,7 +245,7 @@ struct cprof_unwind_rule {
 #define CPROF_INDEX_SHIFT_MAX 16 /* pcs within a page are 16 bits */
 #define CPROF_ID_ESCAPE 255
 #define CPROF_MAX_RULES 65535
-#define CPROF_RULE_SLOTS(nrules) (((nrules) + 1) / 2)
+#define CPROF_RULE_SLOTS(nrules) (nrules)
 #define CPROF_INDEX_SLOTS(npages) (((npages) + 2) / 2)
 #define CPROF_PC_SLOTS(nrows) (((nrows) + 3) / 4)
 #define CPROF_ID_SLOTS(nrows) (((nrows) + 7) / 8)
@@ -255,7 +257,7 @@ struct cprof_id_exception {
 };
 
 union cprof_table_slot {
-	struct cprof_unwind_rule rule[2];
+	struct cprof_unwind_rule rule;
 	__u32 index[2];
 	__u16 pc[4];
 	__u8 id[8];
@@ -349,7 +351,7 @@ _Static_assert((CPROF_MAX_FRAMES & (CPROF_MAX_FRAMES - 1)) == 0,
 _Static_assert((CPROF_MAX_PROC_MAPS & (CPROF_MAX_PROC_MAPS - 1)) == 0,
 	       "CPROF_MAX_PROC_MAPS is not a power of two");
 /* Rows array: 8-byte slots, each filled by one run of a table. */
-_Static_assert(sizeof(struct cprof_unwind_rule) == 4, "a rule is not 4 bytes");
+_Static_assert(sizeof(struct cprof_unwind_rule) == 8, "a rule is not 8 bytes");
 _Static_assert(sizeof(union cprof_table_slot) == 8 &&
 		       CPROF_FIELD_SIZE(union cprof_table_slot, rule) == 8 &&
 		       CPROF_FIELD_SIZE(union cprof_table_slot, index) == 8 &&

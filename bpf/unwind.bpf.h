@@ -267,10 +267,10 @@ static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
 		return -1; /* below the first row */
 	if (rule_number(t, lo - 1, &num) || num >= t->nrules)
 		return -1;
-	s = table_slot(t->first + num / 2);
+	s = table_slot(t->first + num);
 	if (!s)
 		return -1;
-	*out = s->rule[num & 1];
+	*out = s->rule;
 	return 0;
 }
 

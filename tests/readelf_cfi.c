@@ -113,8 +113,8 @@ static struct expect expect_from(const char *cfa, const char *rbp, const char *r
 		}
 		return e;
 	}
-	if (sscanf(cfa, "%15[a-z0-9]%ld%n", reg, &off, &n) != 2 || cfa[n] || off < INT16_MIN ||
-	    off > INT16_MAX)
+	if (sscanf(cfa, "%15[a-z0-9]%ld%n", reg, &off, &n) != 2 || cfa[n] || off < INT32_MIN ||
+	    off > INT32_MAX)
 		return e;
 	if (strcmp(reg, "rsp") == 0)
 		e.cfa = CPROF_CFA_RSP;

@@ -126,11 +126,8 @@ int unwind_emit(const struct unwind_table *t, const struct unwind_layout *lay,
 	if (!w)
 		return -ENOMEM;
 	*w = (struct writer){ .sink = sink, .ctx = ctx };
-	for (size_t k = 0; k < t->nrules; k++) {
-		if (k % 2 == 0)
-			s = next_slot(w);
-		s->rule[k % 2] = t->rules[lay->rule_of[k]];
-	}
+	for (size_t k = 0; k < t->nrules; k++)
+		next_slot(w)->rule = t->rules[lay->rule_of[k]];
 	for (uint64_t k = 0; k <= d->npages; k++) {
 		while (r < t->n && t->pcs[r] < (k << d->index_shift))
 			r++;

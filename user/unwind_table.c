@@ -12,17 +12,17 @@ static const struct cprof_unwind_rule invalid_rule = {
 	.rules = CPROF_ROW_RULES(CPROF_CFA_INVALID, CPROF_RBP_SAME),
 };
 
-static uint32_t rule_key(struct cprof_unwind_rule r)
+static uint64_t rule_key(struct cprof_unwind_rule r)
 {
-	uint32_t k;
+	uint64_t k;
 
 	memcpy(&k, &r, sizeof(k));
 	return k;
 }
 
-static size_t rule_hash(uint32_t key, size_t nslots)
+static size_t rule_hash(uint64_t key, size_t nslots)
 {
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (nslots - 1);
+	return (size_t)(((key ^ key >> 29) * 0x9e3779b97f4a7c15ull) >> 32) & (nslots - 1);
 }
 
 /* Room for one more rule in the open-addressed set: kept under half full. */
@@ -61,7 +61,7 @@ static int rules_room(struct rowbuf *b)
  */
 static int rule_number(struct rowbuf *b, struct cprof_unwind_rule r)
 {
-	uint32_t key = rule_key(r);
+	uint64_t key = rule_key(r);
 	size_t h;
 	int rc;
 

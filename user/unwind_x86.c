@@ -111,9 +111,9 @@ struct cprof_unwind_rule make_rule(const struct state *st, bool signal)
 		cfa = CPROF_CFA_PLT;
 		r.cfa_off = st->plt;
 	} else if (st->cfa == CFA_REG && (st->cfa_reg == REG_RSP || st->cfa_reg == REG_RBP) &&
-		   st->cfa_off >= INT16_MIN && st->cfa_off <= INT16_MAX) {
+		   st->cfa_off >= INT32_MIN && st->cfa_off <= INT32_MAX) {
 		cfa = st->cfa_reg == REG_RSP ? CPROF_CFA_RSP : CPROF_CFA_RBP;
-		r.cfa_off = (int16_t)st->cfa_off;
+		r.cfa_off = (int32_t)st->cfa_off;
 		if (st->rbp == RULE_OFFSET) {
 			if (st->rbp_off % 8 == 0 && st->rbp_off / 8 >= INT8_MIN &&
 			    st->rbp_off / 8 <= INT8_MAX) {

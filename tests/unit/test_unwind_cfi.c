@@ -162,7 +162,7 @@ static void test_rules(void)
 	CHECK_ROW(&t, 0x110b, RSP_RX(16), "cfi: rbp val_offset_sf is INVALID");
 	CHECK_ROW(&t, 0x110c, RSP_RX(16), "cfi: rbp val_expression is INVALID");
 	CHECK_ROW(&t, 0x110d, RSP(16), "cfi: restore_extended");
-	CHECK_ROW(&t, 0x1201, INV, "cfi: CFA offset beyond s16 is INVALID");
+	CHECK_ROW(&t, 0x1201, RSP(40000), "cfi: a CFA offset beyond s16 is kept (s32)");
 	CHECK_ROW(&t, 0x1202, RSP(16), "cfi: def_cfa_offset");
 	CHECK_ROW(&t, 0x1203, INV, "cfi: CFA from another register is INVALID");
 	CHECK_ROW(&t, 0x1204, RSP(16), "cfi: def_cfa_sf");
