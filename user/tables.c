@@ -68,6 +68,7 @@ struct tables {
 	struct range *dying;  /* unloaded, free after the next retire */
 	size_t ndying, dying_cap;
 	uint64_t clock;
+	uint64_t pruned_at;   /* clock of the last prune for want of numbers */
 	struct tables_stats st;
 	struct cprof_proc_maps scratch; /* the entry being written */
 };
@@ -350,6 +351,18 @@ static uint32_t file_of(struct tables *t, struct elfobj *o, int64_t vaddr_off)
 	}
 	for (file = 0; file < t->nfiles && t->files[file].obj; file++)
 		;
+	if (file == CPROF_MAX_FILES && t->clock != t->pruned_at) {
+		/*
+		 * All numbers given: a run without windows (no prune between
+		 * them) on a host of many short-lived programs.  The files no
+		 * process maps any more give theirs back, at most once per
+		 * clock tick.
+		 */
+		t->pruned_at = t->clock;
+		tables_prune(t);
+		for (file = 0; file < t->nfiles && t->files[file].obj; file++)
+			;
+	}
 	if (file == CPROF_MAX_FILES)
 		return CPROF_NO_FILE;
 	if (file == t->nfiles) {
