@@ -122,6 +122,9 @@ $(BUILD)/workloads/nofp-nopie: tests/workloads/nofp.c
 $(BUILD)/workloads/nofp-static: tests/workloads/nofp.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -DNOFP_STATIC -static -o $@ $<
+$(BUILD)/workloads/spin: tests/workloads/spin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -o $@ $<
 $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fomit-frame-pointer -shared -fPIC -o $@ $<
@@ -155,7 +158,7 @@ test: deps
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
-	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh
+	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/realhost.sh
 
 # The unit names the binary where this installs it.
 install: cprof-bpf
