@@ -133,7 +133,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 		c.bp = regs->bp;
 	}
 	unwind_walk(&c, span);
-	if (c.pm) {
+	if (c.pm || c.by_file) {
 		s->unwind_dwarf++;
 		if (c.status < CPROF_UNWIND_STATUS_MAX)
 			s->unwind_status[c.status]++;

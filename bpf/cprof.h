@@ -324,14 +324,6 @@ struct cprof_proc_map {
  * CPROF_EV_NEW_CODE: a new snapshot would be truncated the same way).
  */
 #define CPROF_PROC_MAPS_TRUNCATED 1u
-/*
- * Built by BPF from the kernel's VMAs for a process the loader has no
- * entry for yet: its mappings of files whose tables are known.  A pc
- * outside them is no news either: the loader reads the process anyway.
- */
-#define CPROF_PROC_MAPS_KERNEL 2u
-/* Such entries live in unwind_procs at this key minus the CPU: no pid's. */
-#define CPROF_KERNEL_MAPS_KEY 0xffffffffu
 struct cprof_proc_maps {
 	__u32 n;
 	__u32 flags; /* CPROF_PROC_MAPS_* */

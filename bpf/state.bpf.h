@@ -234,18 +234,6 @@ struct {
 	__type(value, struct cprof_file_ref);
 } unwind_file_keys SEC(".maps");
 
-/*
- * An empty entry, copied into unwind_procs as a CPU's first entry built
- * from the kernel's VMAs (CPROF_KERNEL_MAPS_KEY): kept in the one map, so
- * that the verifier walks the unwinder for one kind of entry, not two.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cprof_proc_maps);
-} kernel_maps SEC(".maps");
-
 /* pid -> its executable mappings and their files, sorted by address. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

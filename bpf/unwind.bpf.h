@@ -47,6 +47,7 @@ struct unwind_ctx {
 	bool exact; /* pc is not a return address: the leaf, or a signal's */
 	__u32 status;
 	struct cur_map cur;      /* the mapping of the previous frame */
+	bool by_file;            /* no entry, but a frame walked by its file's table */
 	struct row_memo memo;
 };
 
@@ -101,74 +102,39 @@ static __always_inline void load_table(__u32 pid, __u32 file, struct cprof_table
 		ask_table(pid, file, f);
 }
 
+/* A mapping and its file, from the kernel (vma.bpf.h). */
+struct vma_file {
+	__u64 start, end;          /* [start, end); end 0: none */
+	__u64 pgoff;               /* file offset of start, in pages */
+	struct cprof_file_key key; /* ino 0: none */
+};
+
+/* The file mapped at @pc in the current task; -1: none, or not known now. */
+static int vma_file_of(__u64 pc, struct vma_file *out);
+
 /*
- * Appends to @pm the executable mapping [@start, @end) at page @pgoff of
- * the file the kernel knows as @k, if the loader numbered that file; the
- * kernel gives mappings in address order, so @pm stays sorted.  A global
- * function: the VMA loop that calls it keeps no index of its own, so the
- * verifier sees that loop converge.
+ * The mapping containing @pc from the kernel's VMA, with its file's table
+ * if the loader numbered the file (for another process, or this one's
+ * entry of before an exec); -1: none.  How the first samples of a process
+ * the loader has not read yet are walked by CFI.  A global function, as
+ * find_mapping().
  */
-__noinline int add_kernel_map(struct cprof_proc_maps *pm, __u64 start, __u64 end, __u64 pgoff,
-			      const struct cprof_file_key *k)
+__noinline int find_vma_mapping(__u64 pc, __u32 pid, struct cur_map *out)
 {
 	const struct cprof_file_ref *ref;
-	struct cprof_proc_map *m;
-	__u32 n;
+	struct vma_file v;
 
-	if (!pm || !k)
-		return 0;
-	n = pm->n;
-	if (n >= CPROF_MAX_PROC_MAPS)
-		return 0;
-	ref = bpf_map_lookup_elem(&unwind_file_keys, k);
+	if (!out || !file_tables || vma_file_of(pc, &v))
+		return -1;
+	ref = bpf_map_lookup_elem(&unwind_file_keys, &v.key);
 	if (!ref)
-		return 0;
-	m = &pm->m[n & (CPROF_MAX_PROC_MAPS - 1)];
-	m->start = start;
-	m->end = end;
+		return -1;
+	out->start = v.start;
+	out->end = v.end;
 	/* pc - bias = (pc - start + file offset of start) + vaddr_off */
-	m->bias = start - (pgoff << 12) - ref->vaddr_off;
-	m->file = ref->file;
-	pm->n = n + 1;
+	out->bias = v.start - (v.pgoff << 12) - ref->vaddr_off;
+	load_table(pid, ref->file, &out->tab);
 	return 0;
-}
-
-/*
- * Fills @pm (empty) from the current task's VMAs with add_kernel_map()
- * (vma.bpf.h; the userspace build gives its own).
- */
-int kernel_vmas(struct cprof_proc_maps *pm);
-
-/*
- * An entry for process @pid that the loader has not read yet, from the
- * kernel's VMAs: its first samples are walked by the tables of the files
- * it maps that are known already (libc, the binary another process ran
- * before).  NULL when it maps none of them.  One walk of the VMAs a
- * sample: bpf_find_vma at each frame would work once a sample only (the
- * mmap lock is released by an irq_work that cannot run inside a sample).
- */
-static __always_inline struct cprof_proc_maps *kernel_entry(void)
-{
-	__u32 zero = 0, key = CPROF_KERNEL_MAPS_KEY - bpf_get_smp_processor_id();
-	struct cprof_proc_maps *pm;
-
-	if (!file_tables)
-		return NULL;
-	pm = bpf_map_lookup_elem(&unwind_procs, &key);
-	if (!pm) {
-		const struct cprof_proc_maps *empty = bpf_map_lookup_elem(&kernel_maps, &zero);
-
-		if (!empty)
-			return NULL;
-		bpf_map_update_elem(&unwind_procs, &key, empty, BPF_NOEXIST);
-		pm = bpf_map_lookup_elem(&unwind_procs, &key);
-		if (!pm)
-			return NULL;
-	}
-	pm->n = 0;
-	pm->flags = CPROF_PROC_MAPS_KERNEL;
-	kernel_vmas(pm);
-	return pm->n ? pm : NULL;
 }
 
 /*
@@ -569,14 +535,18 @@ static long unwind_step(__u32 i, void *data)
 	/* Callers are mostly in the same object as the frame before. */
 	if (lookup < c->cur.start || lookup >= c->cur.end) {
 		mapped = c->pm && !find_mapping(c->pm, lookup, c->pid, &c->cur);
-		if (!mapped) {
-			c->cur.end = 0;
-			if (c->pm && !c->reported &&
-			    !(c->pm->flags & (CPROF_PROC_MAPS_TRUNCATED | CPROF_PROC_MAPS_KERNEL))) {
-				report_new_code(c->pid);
-				c->reported = true;
-			}
+		if (!mapped && c->pm && !c->reported &&
+		    !(c->pm->flags & CPROF_PROC_MAPS_TRUNCATED)) {
+			report_new_code(c->pid);
+			c->reported = true;
 		}
+		/* Not in the entry, or no entry yet: the kernel knows the file. */
+		if (!mapped)
+			mapped = !find_vma_mapping(lookup, c->pid, &c->cur);
+		if (!mapped)
+			c->cur.end = 0;
+		else if (!c->pm && c->cur.tab.nrows)
+			c->by_file = true;
 	}
 	if (mapped && c->cur.tab.nrows) {
 		__u64 rel = lookup - c->cur.bias - c->cur.tab.base, key = row_key(&c->cur.tab, rel);
@@ -608,8 +578,6 @@ static __always_inline struct window_span *unwind_begin(struct unwind_ctx *c, __
 	__u32 zero = 0;
 
 	c->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-	if (!c->pm)
-		c->pm = kernel_entry();
 	c->st = get_scratch();
 	c->win = bpf_map_lookup_elem(&stack_window, &zero);
 	if (!c->st || !c->win)

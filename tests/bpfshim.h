@@ -209,12 +209,6 @@ static inline long bpf_loop(__u32 nr_loops, long (*fn)(__u32 index, void *ctx), 
 	return i;
 }
 
-/* One CPU. */
-static inline __u32 bpf_get_smp_processor_id(void)
-{
-	return 0;
-}
-
 static inline __u64 bpf_ktime_get_ns(void)
 {
 	struct timespec ts;

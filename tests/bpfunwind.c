@@ -27,19 +27,23 @@ static struct cprof_stack scratch_st;
 static struct stack_window window;
 static struct row_cache cache;
 static union cprof_table_slot no_rows[1];
-static struct cprof_proc_maps empty_entry;
 static struct cprof_file files[CPROF_MAX_FILES];
 
-/* The mappings the kernel would list (bpf_iter_task_vma), as a test made them up. */
+/* The mappings the kernel would find (bpf_find_vma), as a test made them up. */
 static struct bpfu_vma vmas[BPFU_VMAS_MAX];
 static size_t nvmas;
 
 /* vma.bpf.h's, from the test's mappings. */
-int kernel_vmas(struct cprof_proc_maps *pm)
+static int vma_file_of(__u64 pc, struct vma_file *out)
 {
-	for (size_t i = 0; i < nvmas; i++)
-		add_kernel_map(pm, vmas[i].start, vmas[i].end, vmas[i].pgoff, &vmas[i].key);
-	return 0;
+	for (size_t i = 0; i < nvmas; i++) {
+		if (pc >= vmas[i].start && pc < vmas[i].end) {
+			*out = (struct vma_file){ vmas[i].start, vmas[i].end, vmas[i].pgoff,
+						  vmas[i].key };
+			return 0;
+		}
+	}
+	return -1;
 }
 
 static void setup(void)
@@ -52,7 +56,6 @@ static void setup(void)
 	shim_array(&scratch, &scratch_st, sizeof(scratch_st), 1);
 	shim_array(&stack_window, &window, sizeof(window), 1);
 	shim_array(&row_cache, &cache, sizeof(cache), 1);
-	shim_array(&kernel_maps, &empty_entry, sizeof(empty_entry), 1);
 	shim_array(&unwind_rows, no_rows, sizeof(no_rows[0]), 0);
 	shim_array(&unwind_files, files, sizeof(files[0]), CPROF_MAX_FILES);
 	shim_hash(&unwind_procs, sizeof(__u32), sizeof(struct cprof_proc_maps), PIDS_MAX);

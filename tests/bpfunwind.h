@@ -27,7 +27,7 @@ void bpfu_set_file(uint32_t file, const struct cprof_file *f);
 /* Names a file by its identity in unwind_file_keys; @ref NULL: forgets it. */
 void bpfu_set_file_key(const struct cprof_file_key *k, const struct cprof_file_ref *ref);
 
-/* An executable file mapping as the kernel's VMA tells it (vma.bpf.h). */
+/* A mapping as the kernel's VMA tells it (vma.bpf.h's vma_file_of()). */
 struct bpfu_vma {
 	uint64_t start, end, pgoff;
 	struct cprof_file_key key;

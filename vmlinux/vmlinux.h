@@ -77,15 +77,9 @@ struct file {
 
 struct vm_area_struct {
 	unsigned long vm_start, vm_end;
-	unsigned long vm_flags;
 	unsigned long vm_pgoff;
 	struct file *vm_file;
 };
-
-/* An open-coded iterator over a task's VMAs (the kernel's layout, opaque). */
-struct bpf_iter_task_vma {
-	__u64 __opaque[1];
-} __attribute__((aligned(8)));
 
 struct trace_entry {
 	unsigned short type;
