@@ -138,38 +138,6 @@ static int size_option(const char *name, const char *arg, unsigned long min_kb,
 	return -1;
 }
 
-/*
- * The id of a cgroup v2 directory is its inode number.  Accepts the
- * directory itself or its path below the cgroup2 mount, as
- * /proc/PID/cgroup shows it.
- */
-static int cgroup_id_of(const char *path, uint64_t *id)
-{
-	char full[PATH_MAX], root[PATH_MAX / 2];
-	size_t rl;
-	struct stat st;
-
-	if (cgroup_v2_mount(root, sizeof(root))) {
-		fprintf(stderr, PROG ": --cgroup: no cgroup v2 hierarchy is mounted\n");
-		return -1;
-	}
-	rl = strlen(root);
-	if (!strncmp(path, root, rl) && (path[rl] == '/' || path[rl] == '\0'))
-		snprintf(full, sizeof(full), "%s", path);
-	else
-		snprintf(full, sizeof(full), "%s%s%s", root, path[0] == '/' ? "" : "/", path);
-	if (stat(full, &st)) {
-		fprintf(stderr, PROG ": --cgroup: %s: %s\n", full, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, PROG ": --cgroup: %s: not a cgroup directory\n", full);
-		return -1;
-	}
-	*id = st.st_ino;
-	return 0;
-}
-
 static int add_pids(struct options *o, const char *arg)
 {
 	char buf[4096], *save = NULL, *tok;
@@ -238,6 +206,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
+	struct errbuf err = { "" };
 	unsigned long v;
 	int c;
 
@@ -289,8 +258,10 @@ int options_parse(int argc, char **argv, struct options *o)
 				fprintf(stderr, PROG ": --cgroup: empty path or more than %d\n", MAX_CGROUPS);
 				return -1;
 			}
-			if (cgroup_id_of(optarg, &o->cgroup_ids[o->n_cgroups]))
+			if (cgroup_id_of(optarg, &o->cgroup_ids[o->n_cgroups], &err)) {
+				fprintf(stderr, PROG ": --cgroup: %s\n", err.msg);
 				return -1;
+			}
 			o->cgroups[o->n_cgroups++] = optarg;
 			break;
 		case 'F':
