@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
+#include "hash.h"
 #include "pprof.h"
 
 /* Field numbers, from profile.proto. */
@@ -108,14 +110,8 @@ enum { WT_VARINT = 0, WT_LEN = 2 };
 #define MAX_FUNCTIONS (1u << 22)
 #define MAX_MESSAGE (64u << 20)
 
-/* Arena chunks for interned strings; bigger strings get their own chunk. */
+/* Arena blocks for interned strings; big strings get their own. */
 #define CHUNK_SIZE (64 * 1024)
-
-struct chunk {
-	struct chunk *next;
-	size_t used, cap;
-	char data[];
-};
 
 struct str_slot {
 	const char *s; /* NULL: free slot */
@@ -147,7 +143,7 @@ struct pprof_enc {
 	size_t strs_cap;
 	uint32_t n_strs;
 	size_t str_bytes;
-	struct chunk *chunks;
+	struct arena strings; /* the interned strings' bytes */
 
 	struct fn_slot *fns; /* open addressing, power-of-two size */
 	size_t fns_cap;
@@ -345,28 +341,6 @@ static int buf_reserve(struct buf *b, size_t extra)
 
 /* ---- the string table ---- */
 
-/* FNV-1a with a final avalanche, so the low bits (the slot) are mixed. */
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
 /*
  * Length of the well-formed UTF-8 sequence at @s (at most @n bytes), or 0
  * when it is not one.  Strict, as protobuf runtimes are: no overlong forms,
@@ -446,38 +420,6 @@ static char *utf8_sanitize(const char *s, size_t *len, int *err)
 	return copy;
 }
 
-/* Copies @len bytes into the string arena. */
-static const char *arena_copy(struct pprof_enc *e, const char *s, size_t len)
-{
-	struct chunk *c = e->chunks;
-	char *p;
-
-	if (!c || c->cap - c->used < len) {
-		size_t cap = len > CHUNK_SIZE / 4 ? len : CHUNK_SIZE;
-
-		c = malloc(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->cap = cap;
-		c->used = 0;
-		/*
-		 * A private chunk for a big string goes behind the current
-		 * one, so the current one's free space is not wasted.
-		 */
-		if (cap > CHUNK_SIZE && e->chunks) {
-			c->next = e->chunks->next;
-			e->chunks->next = c;
-		} else {
-			c->next = e->chunks;
-			e->chunks = c;
-		}
-	}
-	p = c->data + c->used;
-	memcpy(p, s, len);
-	c->used += len;
-	return p;
-}
-
 /* Doubles the string table (or creates it). */
 static int strs_grow(struct pprof_enc *e)
 {
@@ -510,7 +452,7 @@ static int strs_grow(struct pprof_enc *e)
 static int64_t intern(struct pprof_enc *e, const char *s)
 {
 	size_t len, i;
-	char *fixed;
+	char *fixed, *copy;
 	uint64_t h;
 	int err = 0;
 	int64_t idx;
@@ -532,7 +474,7 @@ static int64_t intern(struct pprof_enc *e, const char *s)
 	if (fixed)
 		s = fixed;
 
-	h = mix64(hash_bytes(s, len));
+	h = hash_bytes(s, len);
 	for (i = h & (e->strs_cap - 1); e->strs[i].s; i = (i + 1) & (e->strs_cap - 1)) {
 		struct str_slot *t = &e->strs[i];
 
@@ -557,11 +499,14 @@ static int64_t intern(struct pprof_enc *e, const char *s)
 			;
 	}
 	/* "" needs a non-NULL pointer too: NULL marks a free slot. */
-	e->strs[i].s = len ? arena_copy(e, s, len) : "";
-	if (!e->strs[i].s) {
+	copy = len ? arena_alloc(&e->strings, len) : NULL;
+	if (len && !copy) {
 		idx = fail(e, -ENOMEM);
 		goto out;
 	}
+	if (len)
+		memcpy(copy, s, len);
+	e->strs[i].s = len ? copy : "";
 	e->strs[i].hash = h;
 	e->strs[i].len = (uint32_t)len;
 	e->strs[i].idx = e->n_strs++;
@@ -581,11 +526,9 @@ out:
 
 static uint64_t fn_hash(const struct fn_slot *f)
 {
-	uint64_t h = mix64((uint64_t)f->name);
+	const int64_t key[] = { f->name, f->system_name, f->filename, f->start_line };
 
-	h = mix64(h ^ (uint64_t)f->system_name);
-	h = mix64(h ^ (uint64_t)f->filename);
-	return mix64(h ^ (uint64_t)f->start_line);
+	return hash_bytes(key, sizeof(key));
 }
 
 static bool fn_equal(const struct fn_slot *a, const struct fn_slot *b)
@@ -688,6 +631,7 @@ int pprof_enc_new(struct pprof_enc **out, const struct pprof_meta *meta,
 		return -ENOMEM;
 	e->sink = sink;
 	e->n_sample_types = meta->n_sample_types;
+	arena_init(&e->strings, CHUNK_SIZE, NULL);
 	err = strs_grow(e);
 	if (!err)
 		err = fns_grow(e);
@@ -924,14 +868,9 @@ int pprof_finish(struct pprof_enc *e)
 
 void pprof_enc_free(struct pprof_enc *e)
 {
-	struct chunk *c, *next;
-
 	if (!e)
 		return;
-	for (c = e->chunks; c; c = next) {
-		next = c->next;
-		free(c);
-	}
+	arena_free(&e->strings);
 	free(e->strs);
 	free(e->fns);
 	free(e->scratch.p);
