@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "arena.h"
 #include "hash.h"
 #include "pprof.h"
@@ -320,23 +321,9 @@ static void out_int_field(struct pprof_enc *e, unsigned field, int64_t v)
 /* Makes room for @extra more bytes in the scratch buffer. */
 static int buf_reserve(struct buf *b, size_t extra)
 {
-	size_t need, cap;
-	uint8_t *p;
-
 	if (extra > MAX_MESSAGE - b->len)
 		return -E2BIG;
-	need = b->len + extra;
-	if (need <= b->cap)
-		return 0;
-	cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p)
-		return -ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
+	return grow_to((void **)&b->p, &b->cap, b->len + extra, 1, 256, MAX_MESSAGE);
 }
 
 /* ---- the string table ---- */

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "demangle.h"
 #include "dwarfworker.h"
 #include "sandbox.h"
@@ -109,17 +110,9 @@ struct out {
 
 static bool put(struct out *b, const void *data, size_t n)
 {
-	if (b->cap - b->len < n) {
-		size_t cap = b->cap ? b->cap : 65536;
-		uint8_t *p;
-
-		while (cap - b->len < n)
-			cap *= 2;
-		if (cap > DWARFWORKER_MAX_REPLY || !(p = realloc(b->p, cap)))
-			return false;
-		b->p = p;
-		b->cap = cap;
-	}
+	if (n > DWARFWORKER_MAX_REPLY - b->len ||
+	    grow_to((void **)&b->p, &b->cap, b->len + n, 1, 65536, DWARFWORKER_MAX_REPLY))
+		return false;
 	memcpy(b->p + b->len, data, n);
 	b->len += n;
 	return true;
@@ -483,14 +476,9 @@ static int recv_reply(struct dwarfworker *w, struct rep *r, int64_t deadline, st
 
 	if (!rc && r->len > DWARFWORKER_MAX_REPLY)
 		return fail(w, err, "sent a malformed reply (too long)");
-	if (!rc && r->len > w->rbuf_cap) {
-		uint8_t *p = realloc(w->rbuf, r->len);
-
-		if (!p)
-			return fail(w, err, "could not be heard: out of memory for its reply");
-		w->rbuf = p;
-		w->rbuf_cap = r->len;
-	}
+	if (!rc && grow_to((void **)&w->rbuf, &w->rbuf_cap, r->len, 1, 65536,
+			   DWARFWORKER_MAX_REPLY))
+		return fail(w, err, "could not be heard: out of memory for its reply");
 	if (!rc && r->len)
 		rc = recv_by(w, w->rbuf, r->len, deadline);
 	if (rc == -ETIMEDOUT) {

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "hmap.h"
 #include "kallsyms.h"
 #include "output.h"
@@ -55,15 +56,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static int push_addr(uint64_t **addrs, size_t *n, size_t *cap, uint64_t a)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
-		uint64_t *p = realloc(*addrs, c * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		*addrs = p;
-		*cap = c;
-	}
+	if (grow((void **)addrs, cap, *n, sizeof(**addrs), 1024, GROW_NO_MAX))
+		return -ENOMEM;
 	(*addrs)[(*n)++] = a;
 	return 0;
 }
