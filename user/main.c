@@ -67,6 +67,8 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+__attribute__((format(printf, 2, 0)))
+__attribute__((format(printf, 2, 0)))
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (!verbose && level != LIBBPF_WARN)
