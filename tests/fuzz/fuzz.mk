@@ -52,8 +52,8 @@ fuzz_dwarfinfo_SRCS := user/dwarfinfo.c user/dwarfimage.c user/elfobj.c user/sym
                        user/rootfs.c user/errbuf.c
 fuzz_dwarfinfo_OPTS := -max_len=65700
 fuzz_dwarfinfo_LIBS := -ldw
-fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/arena.c user/dwarfworker.c user/sandbox.c \
-                       user/dwarfinfo.c user/dwarfimage.c user/demangle.c user/elfobj.c \
+fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/arena.c user/dwarfworker.c \
+                       user/dwarfchild.c user/sandbox.c user/dwarfinfo.c user/dwarfimage.c user/demangle.c user/elfobj.c \
                        user/symsel.c user/rootfs.c user/errbuf.c user/hmap.c user/procmaps.c \
                        user/stackstore.c user/aggregate.c user/perfmap.c user/addrsearch.c \
                        user/kallsyms.c
