@@ -5,6 +5,16 @@
 # BPF_PROG_TYPE_PERF_EVENT before using them (and die, for their own
 # checks before this is sourced).
 
+# jget FILE KEY[.KEY...]: a value from cprof-bpf's --json-summary FILE
+# (list items by index); nothing when the file or the key is missing.
+jget() {
+	python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(v)' "$1" "$2" 2>/dev/null
+}
+
 # Measure on time: with CPU-bound processes on every CPU (and whatever else
 # runs), a normal-priority poller can wait hundreds of ms for a CPU and
 # would see sampling start or stop late.  So the scripts and their helpers

@@ -52,9 +52,11 @@ struct run {
 	struct objcache *objs;
 	struct tables *tables; /* NULL: frame pointers only */
 	struct sampler *sampler;
+	const struct options *opts;
 	struct elfobj *vdso;   /* the host's vDSO, or NULL */
 	bool out_open, procs_open; /* for run_free */
 	uint64_t samples_drained;
+	struct cprof_stats bpf_before; /* the BPF counters when the window started */
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
 };
@@ -254,6 +256,32 @@ static void retire_exits(struct run *r)
 	free(list);
 }
 
+/* Continuous mode's line for a window just written, with its own counters. */
+static void window_line(struct run *r, int64_t start_ns, const struct window_result *res)
+{
+	struct summary w = {
+		.files = res->files,
+		.failed = res->failed,
+		.samples = res->samples,
+		.lost = res->lost,
+		.sym = res->sym,
+		.unwind_tables = r->tables != NULL,
+	};
+	struct cprof_stats now;
+	uint64_t *d = (uint64_t *)&w.bpf;
+	const uint64_t *a = (const uint64_t *)&now, *b = (const uint64_t *)&r->bpf_before;
+	char stamp[32];
+
+	/* All u64 counters (cprof.h asserts it): the window's are differences. */
+	if (!sampler_stats(r->sampler, &now)) {
+		for (size_t i = 0; i < sizeof(now) / sizeof(uint64_t); i++)
+			d[i] = a[i] - b[i];
+		r->bpf_before = now;
+	}
+	window_stamp(start_ns, stamp, sizeof(stamp));
+	summary_window(stderr, stamp, &w, r->opts);
+}
+
 /*
  * Writes the window that started at @start_ns (Unix) and @start (monotonic),
  * then starts a new one: records of exited processes are freed, the other
@@ -285,7 +313,10 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	tot->samples += res.samples;
 	tot->lost += res.lost;
 	tot->sym = res.sym;
+	tot->last = res;
 	tot->write_s = now_s(CLOCK_MONOTONIC) - stop;
+	if (o->interval)
+		window_line(r, start_ns, &res);
 	if (o->keep && outdir_prune(&r->out, o->keep, &err) < 0)
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
 	retire_exits(r);
@@ -310,7 +341,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	double end = o->duration ? start + o->duration : 0;
 	double win_start = start;
 	int64_t win_start_ns = unix_ns();
-	bool tty = isatty(STDERR_FILENO);
+	bool tty = isatty(STDERR_FILENO) && !o->quiet;
 
 	while (!stop_signal) {
 		double t = now_s(CLOCK_MONOTONIC);
@@ -326,12 +357,11 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		}
 		if (o->interval && t >= win_start + o->interval) {
 			drain(s, r);
+			if (tty)
+				fprintf(stderr, "\r\033[K");
 			end_window(r, o, win_start_ns, win_start, tot);
 			win_start += o->interval;
 			win_start_ns += (int64_t)o->interval * 1000000000LL;
-			if (tty)
-				fprintf(stderr, "\r" PROG ": window %zu written: %zu files  ",
-					tot->windows, tot->files);
 		}
 		sampler_poll(s, 100, on_event, r);
 	}
@@ -499,6 +529,7 @@ int main(int argc, char **argv)
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_log);
 
+	r.opts = &o;
 	ret = run_open(&r, &o, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -511,15 +542,15 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, PROG ": sampling %s at %u Hz %s (Ctrl-C to stop%s)\n",
-			o.n_pids || o.n_comms || o.n_cgroups ? "the chosen processes" :
-								 "all processes",
-			o.frequency, o.duration ? "for a while" : "until stopped",
-			o.duration ? " early" : "");
+	summary_start(stderr, &o);
 	run_loop(r.sampler, &r, &o, &sum);
 	gather(&r, &sum);
 	summary_print(stderr, &sum, &o);
+	ret = sum.failed ? 1 : 0;
+	if (o.json_summary && summary_json(o.json_summary, &sum, &o, &err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		ret = 1;
+	}
 	run_free(&r);
-	return sum.failed ? 1 : 0;
+	return ret;
 }

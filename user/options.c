@@ -35,6 +35,7 @@ enum {
 	OPT_SYMBOL_MEMORY,
 	OPT_MAX_FILES,
 	OPT_FILE_MODE,
+	OPT_JSON_SUMMARY,
 };
 
 /* One option: what getopt needs and what --help says of it. */
@@ -83,7 +84,7 @@ static const struct optdef optdefs[] = {
 	  "used tables are evicted beyond it" },
 	{ "dwarf-memory", OPT_DWARF_MEMORY, "SIZE",
 	  "most memory one object's DWARF may take to give\n"
-	  "source lines and inlined calls (default 8M, max\n"
+	  "source lines and inlined calls (default 16M, max\n"
 	  "512M); bigger ones get function names only" },
 	{ "symbol-memory", OPT_SYMBOL_MEMORY, "SIZE",
 	  "most memory symbol tables and the names kept\n"
@@ -100,7 +101,12 @@ static const struct optdef optdefs[] = {
 	{ "file-mode", OPT_FILE_MODE, "MODE",
 	  "permissions of the profiles, in octal (default 0600:\n"
 	  "they name other users' functions; at most 0644)" },
-	{ "verbose", 'v', NULL, "show libbpf and per-process diagnostics" },
+	{ "json-summary", OPT_JSON_SUMMARY, "FILE",
+	  "also write the run's figures (every counter -v shows,\n"
+	  "and the top processes) to FILE as JSON, for scripts" },
+	{ "quiet", 'q', NULL, "print nothing but errors" },
+	{ "verbose", 'v', NULL,
+	  "show every counter, libbpf's and per-process diagnostics" },
 	{ "help", 'h', NULL, "show this help" },
 	{ "version", 'V', NULL, "show the version" },
 };
@@ -268,12 +274,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.symbolize = true,
 		.dwarf = true,
 		.unwind_kb = 16 * 1024,
-		/*
-		 * libdw holds an object's debug sections decompressed, and
-		 * more: 8 MB of them took 10.6 MB.  This keeps the agent's
-		 * peak under 16 MB; libc6-dbg's libc (8.6 MB) is over it.
-		 */
-		.dwarf_kb = 8 * 1024,
+		.dwarf_kb = DEFAULT_DWARF_KB,
 		.symbol_kb = SYMBOLIZE_SYMBOL_MEMORY / 1024,
 		.max_files = DEFAULT_MAX_FILES,
 		.file_mode = OUTPUT_FILE_MODE,
@@ -389,6 +390,16 @@ int options_parse(int argc, char **argv, struct options *o)
 			o->file_mode = (unsigned int)v;
 			break;
 		}
+		case OPT_JSON_SUMMARY:
+			if (!*optarg) {
+				fprintf(stderr, PROG ": --json-summary: empty path\n");
+				return -1;
+			}
+			o->json_summary = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -410,6 +421,10 @@ int options_parse(int argc, char **argv, struct options *o)
 	}
 	if (o->duration == 0 && !o->interval) {
 		fprintf(stderr, PROG ": --duration 0 (run until stopped) needs --interval\n");
+		return -1;
+	}
+	if (o->quiet && o->verbose) {
+		fprintf(stderr, PROG ": --quiet and --verbose contradict each other\n");
 		return -1;
 	}
 	if (o->keep && !o->interval) {
