@@ -235,8 +235,8 @@ void summary_window(FILE *f, const char *stamp, const struct summary *w,
 
 	if (o->quiet)
 		return;
-	fprintf(f, PROG ": window %s: %zu processes, %llu samples", stamp, w->files,
-		(unsigned long long)w->samples);
+	fprintf(f, PROG ": window %s: %zu process%s, %llu samples", stamp, w->files,
+		w->files == 1 ? "" : "es", (unsigned long long)w->samples);
 	data_problems(&p, w, o);
 	fputc('\n', f);
 }
@@ -288,8 +288,8 @@ void summary_print(FILE *f, const struct summary *s, const struct options *o)
 				" the last in %.3f s\n", s->windows, s->files,
 				(unsigned long long)s->samples, o->output_dir, s->write_s);
 	} else {
-		fprintf(f, PROG ": wrote %zu profiles (%llu samples) to %s", s->files,
-			(unsigned long long)s->samples, o->output_dir);
+		fprintf(f, PROG ": wrote %zu profile%s (%llu samples) to %s", s->files,
+			s->files == 1 ? "" : "s", (unsigned long long)s->samples, o->output_dir);
 		if (o->verbose)
 			fprintf(f, " in %.3f s", s->write_s);
 		fputc('\n', f);
