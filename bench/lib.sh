@@ -5,14 +5,10 @@
 # BPF_PROG_TYPE_PERF_EVENT before using them (and die, for their own
 # checks before this is sourced).
 
-# jget FILE KEY[.KEY...]: a value from cprof-bpf's --json-summary FILE
-# (list items by index); nothing when the file or the key is missing.
+# jget FILE KEY[.KEY...]: a value from cprof-bpf's --json-summary FILE (the
+# helper of tests/e2e/lib.sh).
 jget() {
-	python3 -c 'import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    v = v[int(k)] if isinstance(v, list) else v[k]
-print(v)' "$1" "$2" 2>/dev/null
+	sh -c '. "$1/tests/e2e/lib.sh"; jget "$2" "$3"' _ "$ROOT" "$1" "$2"
 }
 
 # Measure on time: with CPU-bound processes on every CPU (and whatever else

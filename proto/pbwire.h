@@ -88,8 +88,7 @@ static inline uint8_t *put_submsg(uint8_t *p, unsigned field, const uint8_t *bod
  * scalars): one tag, the byte length of all values, then the values.  The
  * length comes first, hence the two passes.  Nothing when @n is 0.
  */
-static inline uint8_t *put_packed(uint8_t *p, unsigned field, const uint64_t *v,
-			   size_t n)
+static inline uint8_t *put_packed(uint8_t *p, unsigned field, const uint64_t *v, size_t n)
 {
 	size_t len = 0;
 
@@ -103,20 +102,13 @@ static inline uint8_t *put_packed(uint8_t *p, unsigned field, const uint64_t *v,
 	return p;
 }
 
-/* The same for int64 values (same bytes as their uint64 cast). */
-static inline uint8_t *put_packed_int(uint8_t *p, unsigned field, const int64_t *v,
-			       size_t n)
+/*
+ * The same for int64 values: the same bytes as their uint64 cast, and C
+ * lets an object be read through its type's unsigned counterpart.
+ */
+static inline uint8_t *put_packed_int(uint8_t *p, unsigned field, const int64_t *v, size_t n)
 {
-	size_t len = 0;
-
-	if (!n)
-		return p;
-	for (size_t i = 0; i < n; i++)
-		len += varint_len((uint64_t)v[i]);
-	p = put_len_hdr(p, field, len);
-	for (size_t i = 0; i < n; i++)
-		p = put_varint(p, (uint64_t)v[i]);
-	return p;
+	return put_packed(p, field, (const uint64_t *)v, n);
 }
 
 #endif

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "output.h"
 #include "pprofcheck.h"
 #include "testlib.h"
@@ -24,18 +25,8 @@ int mem_write(void *ctx, const void *buf, size_t len)
 
 	if (m->fail_err && m->calls++ >= m->fail_after)
 		return m->fail_err;
-	if (m->len + len > m->cap) {
-		size_t cap = m->cap ? m->cap : 4096;
-		unsigned char *p;
-
-		while (cap < m->len + len)
-			cap *= 2;
-		p = realloc(m->p, cap);
-		if (!p)
-			return -ENOMEM;
-		m->p = p;
-		m->cap = cap;
-	}
+	if (grow_to((void **)&m->p, &m->cap, m->len + len, 1, 4096, GROW_NO_MAX))
+		return -ENOMEM;
 	memcpy(m->p + m->len, buf, len);
 	m->len += len;
 	return 0;
