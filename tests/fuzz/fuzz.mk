@@ -30,7 +30,7 @@ FUZZ_HDRS    := $(wildcard tests/fuzz/*.h tests/*.h user/*.h proto/*.h bpf/*.h)
 
 # Library sources per target, the libFuzzer options that suit its input,
 # and the libraries it needs beyond FUZZ_LIBS.
-UNWIND_SRCS         := $(wildcard user/unwind*.c) user/ranges.c \
+UNWIND_SRCS         := $(wildcard user/unwind*.c) user/elfsrc.c user/ranges.c \
                        tests/unwindcheck.c tests/bpfunwind.c
 fuzz_elf_SRCS       := user/elfobj.c user/symsel.c user/rootfs.c $(UNWIND_SRCS) user/errbuf.c
 fuzz_elf_OPTS       := -max_len=262144
