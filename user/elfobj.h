@@ -16,18 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elfsrc.h"
+#include "elfsyms.h"
 #include "errbuf.h"
 
-/* Longest build ID we keep (bytes); GNU uses 20, some linkers 16 or 8. */
-#define ELFOBJ_BUILD_ID_MAX 64
+#define ELFOBJ_BUILD_ID_MAX ELFSRC_BUILD_ID_MAX
 
 struct elfobj;
-
-struct elfobj_sym {
-	uint64_t start; /* st_value: ELF virtual address */
-	uint64_t size;  /* 0 when the symbol table did not say */
-	const char *name;
-};
 
 /*
  * Reads the ELF header, program headers and build-ID note of the file
