@@ -6,8 +6,9 @@
  * actually sampled) a sorted table of its function symbols.
  *
  * Every byte comes from a file a process handed us, possibly a hostile
- * container: everything is bounds-checked and a corrupt object yields an
- * error or fewer symbols, never a crash.
+ * container: it is read through elfsrc (bounded, never mapped), the
+ * symbols by elfsyms, a separate debug file found by debugfile, and a
+ * corrupt object yields an error or fewer symbols, never a crash.
  */
 #ifndef CPROF_ELFOBJ_H
 #define CPROF_ELFOBJ_H
@@ -69,7 +70,7 @@ struct elfobj_debug_opts {
 
 /*
  * Loads the function symbols: .symtab, else .dynsym, and the separate
- * debug file (by build ID under debug_root/.build-id/xx/rest.debug, else by
+ * debug file (debugfile_find(): by build ID under debug_root, else by
  * .gnu_debuglink checked with its CRC) when the object itself has no
  * .symtab.  Idempotent: later calls return the first call's result.
  * @opts may be NULL: no separate debug file is looked for.  An object with
