@@ -9,12 +9,10 @@
  * reopened through its file ops.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfobj.h"
@@ -117,7 +115,7 @@ out:
 int elfobj_open(struct elfobj **out, int fd, struct errbuf *err)
 {
 	char label[PATH_MAX], link[64];
-	struct stat st;
+	struct elfsrc s;
 	ssize_t n;
 	int rc;
 
@@ -130,15 +128,13 @@ int elfobj_open(struct elfobj **out, int fd, struct errbuf *err)
 	else
 		snprintf(label, sizeof(label), "fd %d", fd);
 
-	if (fstat(fd, &st)) {
-		rc = errf(err, -errno, "%s: %s", label, strerror(errno));
-	} else if (!S_ISREG(st.st_mode)) {
-		rc = errf(err, -EINVAL, "%s: not a regular file", label);
-	} else {
-		struct elfsrc s = { .fd = fd, .size = (uint64_t)st.st_size };
-
+	rc = elfsrc_from_fd(&s, fd);
+	if (rc == -EINVAL)
+		rc = errf(err, rc, "%s: not a regular file", label);
+	else if (rc)
+		rc = errf(err, rc, "%s: %s", label, strerror(-rc));
+	else
 		rc = parse_headers(out, &s, NULL, label, err);
-	}
 	if (rc)
 		close(fd);
 	return rc;
