@@ -57,6 +57,10 @@ static int parse_headers(struct elfobj **out, const struct elfsrc *s, uint8_t *i
 	Elf *e;
 	int rc;
 
+	/*
+	 * Any machine: an emulated process's objects (qemu-user) still have
+	 * symbols and segments worth reading; only unwind tables are x86-64's.
+	 */
 	rc = elfsrc_begin(s, EM_NONE, ELFSRC_LOADABLE, &e, err);
 	if (rc)
 		return errf_prefix(err, rc, label);

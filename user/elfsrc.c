@@ -119,14 +119,20 @@ int elfsrc_check(const struct elfsrc *s, unsigned machine, unsigned need, struct
 	if (n == 0) { /* extended numbering: the count is in section 0 */
 		Elf64_Shdr sh0;
 
-		if (elfsrc_read(s, eh.e_shoff, &sh0, sizeof(sh0)))
-			return errf(err, -ENOEXEC, "section headers past the end of the file");
-		n = sh0.sh_size;
+		n = elfsrc_read(s, eh.e_shoff, &sh0, sizeof(sh0)) ? 0 : sh0.sh_size;
 	}
 	if (n > ELFSRC_MAX_SECTIONS)
 		return errf(err, -ENOEXEC, "too many sections (%llu)", (unsigned long long)n);
-	if (elfsrc_avail(s, eh.e_shoff, n * sizeof(Elf64_Shdr)) != n * sizeof(Elf64_Shdr))
-		return errf(err, -ENOEXEC, "section headers past the end of the file");
+	/*
+	 * A section table cut off or pointing past the end (a stripped or
+	 * truncated file) leaves the segments, build ID and .dynamic usable:
+	 * only a caller that needs sections refuses it; libelf then finds none.
+	 */
+	if (elfsrc_avail(s, eh.e_shoff, (n ? n : 1) * sizeof(Elf64_Shdr)) !=
+	    (n ? n : 1) * sizeof(Elf64_Shdr)) {
+		if (need & ELFSRC_SECTIONS)
+			return errf(err, -ENOEXEC, "section headers past the end of the file");
+	}
 	return 0;
 }
 

@@ -85,7 +85,9 @@ uint64_t elfsrc_avail(const struct elfsrc *s, uint64_t off, uint64_t len);
  * the host's byte order), @machine (EM_NONE: any), what @need asks, and
  * the header counts and sizes.  libelf allocates per section when it
  * begins, and extended numbering makes the count a 64-bit field the file
- * controls, hence the bound; section headers must lie inside the file.
+ * controls, hence the bound.  Section headers past the end of the file (a
+ * truncated or oddly stripped object still has segments and a build ID)
+ * are refused only with ELFSRC_SECTIONS; libelf then finds no sections.
  */
 int elfsrc_check(const struct elfsrc *s, unsigned machine, unsigned need, struct errbuf *err);
 
