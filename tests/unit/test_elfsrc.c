@@ -375,6 +375,7 @@ static size_t build_id_of(const uint8_t *img, size_t len, bool sections_first, u
 static void test_build_id(void)
 {
 	static const uint8_t a[20] = "AAAAAAAAAAAAAAAAAAA", b[8] = "BBBBBBB";
+	static const uint8_t too_long[ELFSRC_BUILD_ID_MAX + 1] = "CCCC";
 	uint8_t na[64], nb[64], big[128] = { 0 }, id[ELFSRC_BUILD_ID_MAX], *img;
 	size_t la = note(na, a, sizeof(a)), lb = note(nb, b, sizeof(b)), len, n;
 	uint64_t off;
@@ -398,7 +399,7 @@ static void test_build_id(void)
 	free(img);
 
 	/* A descriptor longer than ELFSRC_BUILD_ID_MAX, and one that runs off the note. */
-	la = note(big, a, ELFSRC_BUILD_ID_MAX + 1);
+	la = note(big, too_long, sizeof(too_long));
 	synth_init(&s, ET_DYN);
 	synth_section(&s, ".note", &(Elf64_Shdr){ .sh_type = SHT_NOTE,
 						  .sh_offset = synth_blob(&s, big, la, 4),
