@@ -48,13 +48,17 @@ ifeq ($(STATIC),1)
 LDFLAGS    += -static
 LDLIBS     := -lbpf -ldw -lelf -llzma -lbz2 -lz -liberty
 endif
+# CI builds with WERROR=1: the tree stays free of warnings under gcc and clang.
+ifeq ($(WERROR),1)
+CFLAGS     += -Werror
+endif
 ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS    += -fsanitize=address,undefined
 endif
 
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
-              -I/usr/include/$(shell $(CC) -dumpmachine) \
+              -I/usr/include/$(shell $(CC) -print-multiarch) \
               -Wall -Wno-unused-function
 
 # Library code: everything but the entry point and the BPF loader (which needs

@@ -5,6 +5,12 @@
 # BPF_PROG_TYPE_PERF_EVENT before using them (and die, for their own
 # checks before this is sourced).
 
+# jget FILE KEY[.KEY...]: a value from cprof-bpf's --json-summary FILE (the
+# helper of tests/e2e/lib.sh).
+jget() {
+	sh -c '. "$1/tests/e2e/lib.sh"; jget "$2" "$3"' _ "$ROOT" "$1" "$2"
+}
+
 # Measure on time: with CPU-bound processes on every CPU (and whatever else
 # runs), a normal-priority poller can wait hundreds of ms for a CPU and
 # would see sampling start or stop late.  So the scripts and their helpers

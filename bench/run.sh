@@ -173,7 +173,7 @@ run_cprof() {
 	t_launch=$(now)
 	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time" \
 		"$CPROF" --duration "$secs" -F "$hz" --output-dir "$out/profiles" \
-		>"$out/stdout" 2>"$out/stderr" &
+		--json-summary "$out/summary.json" >"$out/stdout" 2>"$out/stderr" &
 	tpid=$!
 	cpid=$(child_of "$tpid") || die "$tag: cprof-bpf did not start"
 	TOOL_PID=$cpid
@@ -211,11 +211,11 @@ run_cprof() {
 	[ -n "$FREEZE_SEEN" ] || R[$tag:fin_freeze]=">${R[$tag:fin_freeze]}"
 	fr=${R[$tag:fin_freeze]#>}
 	R[$tag:fin_wall]=$(calc "$t_exit - $T_FIRST - $secs")
-	R[$tag:fin_self]=$(sed -n 's/.*wrote .* in \([0-9.]*\) s.*/\1/p' "$out/stderr" | tail -n1)
+	R[$tag:fin_self]=$(jget "$out/summary.json" output.last_write_s)
 	R[$tag:fin]=$(calc "$fr > ${R[$tag:fin_self]:-0} ? $fr : ${R[$tag:fin_self]:-0}")
-	R[$tag:samples]=$(sed -n 's/.*wrote [0-9]* profiles (\([0-9]*\) samples).*/\1/p' "$out/stderr")
-	R[$tag:files]=$(sed -n 's/.*wrote \([0-9]*\) profiles.*/\1/p' "$out/stderr")
-	R[$tag:procs]=$(sed -n 's/.* samples of \([0-9]*\) processes.*/\1/p' "$out/stderr")
+	R[$tag:samples]=$(jget "$out/summary.json" samples.written)
+	R[$tag:files]=$(jget "$out/summary.json" output.profiles)
+	R[$tag:procs]=$(jget "$out/summary.json" processes)
 	log "$tag: ${R[$tag:name]} (${R[$tag:ids]}) ${R[$tag:cnt]} runs, ${R[$tag:ns]} ns/sample;" \
 		"cpu ${R[$tag:cpu]} s, rss ${R[$tag:rss]} KiB; finish ${R[$tag:fin]} s" \
 		"(frozen ${R[$tag:fin_freeze]}, wall ${R[$tag:fin_wall]}, self ${R[$tag:fin_self]:-?});" \
@@ -678,7 +678,7 @@ How each figure is taken:
   and the workload run at normal priority).  cprof-bpf: end of sampling =
   when its program's run count stopped moving (it destroys its perf links
   then; polled every 10 ms, a sample comes every ~$((1000 / (HZ * NCPU))) ms on busy CPUs).
-  Its own summary line ("wrote … in X s") starts after its final drain of
+  Its own figure (--json-summary's output.last_write_s) starts after its final drain of
   the BPF maps and stops at the last rename, so it leaves out the drain,
   the unloading and the exit.  Both can only err low; the larger is
   reported.  Check: wall clock − start-up (launch to first sample) −
@@ -720,7 +720,7 @@ RSS $(minmax $(for v in $(field bpftrace $HZ rss); do mib "$v"; echo; done)) MiB
 |---|---:|---:|
 | cprof-bpf (reported: the larger of the next two) | **${R[$c:fin]}** | |
 | cprof-bpf: sample count frozen → exit | ${R[$c:fin_freeze]} | |
-| cprof-bpf: its own summary line | ${R[$c:fin_self]:-n/a} | |
+| cprof-bpf: its own figure (--json-summary) | ${R[$c:fin_self]:-n/a} | |
 | cprof-bpf, check: wall − start-up − $SECS s | ${R[$c:fin_wall]} | |
 | bpftrace: SIGINT → exit, map printed | ${R[$b:fin]} | $(ratio "${R[$c:fin]}" "${R[$b:fin]}") |
 | perf record: sleep end → exit | ${R[$p:rfin]} | |

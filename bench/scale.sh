@@ -171,7 +171,7 @@ run_cprof() {
 	start_busy "$4" "$secs"
 	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time" \
 		"$CPROF" --duration "$secs" -F "$hz" --output-dir "$out/profiles" \
-		>"$out/stdout" 2>"$out/stderr" &
+		--json-summary "$out/summary.json" >"$out/stdout" 2>"$out/stderr" &
 	tpid=$!
 	cpid=$(child_of "$tpid") || { log "$tag: cprof-bpf did not start"; wait "$tpid"; stop_workload; return 1; }
 	TOOL_PIDS=$cpid
@@ -200,14 +200,14 @@ run_cprof() {
 	R[$tag:cpu]=$(calc "$u + $s" %.2f)
 	R[$tag:bytes]=$(dir_bytes "$out/profiles")
 	# end of sampling (its count stopped moving) to exit, or its own
-	# summary line's figure, whichever is larger (see bench/run.sh)
+	# --json-summary figure, whichever is larger (see bench/run.sh)
 	fr=$(calc "$t_exit - ${T_FREEZE:-$t_exit}")
-	fself=$(sed -n 's/.*wrote .* in \([0-9.]*\) s.*/\1/p' "$out/stderr" | tail -n1)
+	fself=$(jget "$out/summary.json" output.last_write_s)
 	R[$tag:fin]=$(calc "$fr > ${fself:-0} ? $fr : ${fself:-0}")
 	[ -n "$FREEZE_SEEN" ] || [ "${R[$tag:fin]}" != "$fr" ] || R[$tag:fin]=">${R[$tag:fin]}"
-	R[$tag:samples]=$(sed -n 's/.*wrote [0-9]* profiles (\([0-9]*\) samples).*/\1/p' "$out/stderr")
-	R[$tag:files]=$(sed -n 's/.*wrote \([0-9]*\) profiles.*/\1/p' "$out/stderr")
-	R[$tag:procs]=$(sed -n 's/.* samples of \([0-9]*\) processes.*/\1/p' "$out/stderr")
+	R[$tag:samples]=$(jget "$out/summary.json" samples.written)
+	R[$tag:files]=$(jget "$out/summary.json" output.profiles)
+	R[$tag:procs]=$(jget "$out/summary.json" processes)
 	log "$tag: ${R[$tag:cnt]} runs, ${R[$tag:ns]} ns/sample; cpu ${R[$tag:cpu]} s, rss ${R[$tag:rss]} KiB;" \
 		"${R[$tag:bytes]} bytes in ${R[$tag:files]} files; finish ${R[$tag:fin]} s; others used $OTHER_PCT% CPU"
 }

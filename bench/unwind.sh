@@ -150,12 +150,16 @@ g() { echo "${R[$1]:-}"; }	# a figure, empty if the run failed
 folded() {
 	$NORMAL sh -c '. "$1/tests/e2e/lib.sh"; folded "$2"' _ "$ROOT" "$1"
 }
-# cprof_summary STDERR: sets S_SAMPLES S_CFI S_FPONLY S_TABLES
+# cprof_summary SUMMARY.JSON: sets S_SAMPLES S_CFI S_FPONLY S_TABLES
 cprof_summary() {
-	S_SAMPLES=$(sed -n 's/.*wrote [0-9]* profiles (\([0-9]*\) samples).*/\1/p' "$1" | tail -n1)
-	S_CFI=$(sed -n 's/.*unwind: \([0-9]*\) stacks by CFI.*/\1/p' "$1" | tail -n1)
-	S_FPONLY=$(sed -n 's/.*, \([0-9]*\) by frame pointers only.*/\1/p' "$1" | tail -n1)
-	S_TABLES=$(sed -n 's/^cprof-bpf: unwind tables: //p' "$1" | tail -n1)
+	S_SAMPLES=$(jget "$1" samples.written)
+	S_CFI=$(jget "$1" unwind.cfi)
+	S_FPONLY=$(jget "$1" unwind.fp_only)
+	S_TABLES=$(python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["unwind_tables"]
+print("%d built in %.3f s, %d failed, %d without room, %d evicted; peak %.1f of %.1f MB (%d rows)"
+      % (t["built"], t["build_s"], t["failed"], t["no_room"], t["evicted"], t["peak_mb"],
+         t["capacity_mb"], t["rows_peak"]))' "$1" 2>/dev/null)
 }
 
 # ------------------------------------------------- A. BPF cost per sample
@@ -173,7 +177,8 @@ run_cost() {
 			>"$out/stdout" 2>"$out/stderr" &
 	else
 		$NORMAL "$CPROF" --duration "$secs" -F "$hz" --pid "$PIDS_CSV" --unwind "$kind" \
-			--output-dir "$out/profiles" >"$out/stdout" 2>"$out/stderr" &
+			--output-dir "$out/profiles" --json-summary "$out/summary.json" \
+			>"$out/stdout" 2>"$out/stderr" &
 	fi
 	tpid=$! TOOL_PIDS=$tpid
 	if ! wait_first_sample "$tpid"; then
@@ -210,7 +215,7 @@ run_cost() {
 	if [ "$kind" = bpftrace ]; then
 		R[$tag:wl]=$(awk -F']: ' 'NF > 1 { n += $2 } END { print n + 0 }' "$out/stdout")
 	else
-		cprof_summary "$out/stderr"
+		cprof_summary "$out/summary.json"
 		R[$tag:wl]=${S_SAMPLES:-0}
 	fi
 	if [ "${R[$tag:wl]}" -gt 0 ]; then
@@ -310,7 +315,8 @@ comp_cprof() {
 	load_mark "$NOFP_PID"
 	# shellcheck disable=SC2086
 	$NORMAL $st "$CPROF" --duration "$COMP_SECS" -F $HZ --pid "$NOFP_PID" --unwind "$kind" \
-		--output-dir "$out/profiles" >"$out/stdout" 2>"$out/stderr" &
+		--output-dir "$out/profiles" --json-summary "$out/summary.json" \
+		>"$out/stdout" 2>"$out/stderr" &
 	TOOL_PIDS=$!
 	wait_bounded "$TOOL_PIDS" $((COMP_SECS + FINISH_MAX)); rc=$?
 	TOOL_PIDS=""
@@ -320,7 +326,7 @@ comp_cprof() {
 	for f in "$out"/profiles/*.pb.gz; do [ -f "$f" ] && folded "$f"; done >"$out/folded"
 	for f in "$out"/profiles/*.pb.gz; do [ -f "$f" ] && size=$((size + $(stat -c %s "$f"))); done
 	read -r R[$tag:n] R[$tag:main] < <(reaches_main "$out/folded")
-	cprof_summary "$out/stderr"
+	cprof_summary "$out/summary.json"
 	R[$tag:cfi]=$S_CFI R[$tag:fponly]=$S_FPONLY R[$tag:bytes]=$size
 	[ "${R[$tag:n]}" -gt 0 ] && R[$tag:bps]=$(calc "$size / ${R[$tag:n]}" %.0f)
 	if [ -s "$out/strace" ]; then
@@ -497,7 +503,7 @@ host_run() {
 	WL_PIDS="$WL_PIDS $!"
 	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time" \
 		"$CPROF" --duration "$HOST_SECS" -F $HZ --output-dir "$out/profiles" \
-		>"$out/stdout" 2>"$out/stderr" &
+		--json-summary "$out/summary.json" >"$out/stdout" 2>"$out/stderr" &
 	tpid=$!
 	cpid=$(child_of "$tpid") || { log "D: cprof-bpf did not start"; wait "$tpid"; stop_workload; return 1; }
 	TOOL_PIDS=$cpid
@@ -541,10 +547,10 @@ host_run() {
 	fi
 	read -r _ u s 'R[host:rss]' < <(tail -n1 "$out/time")
 	R[host:cpu]=$(calc "$u + $s" %.2f)
-	cprof_summary "$out/stderr"
+	cprof_summary "$out/summary.json"
 	R[host:tables]=$S_TABLES R[host:samples]=$S_SAMPLES
-	R[host:procs]=$(sed -n 's/.* samples of \([0-9]*\) processes.*/\1/p' "$out/stderr")
-	R[host:files]=$(sed -n 's/.*wrote \([0-9]*\) profiles.*/\1/p' "$out/stderr")
+	R[host:procs]=$(jget "$out/summary.json" processes)
+	R[host:files]=$(jget "$out/summary.json" output.profiles)
 	log "D: peak RSS ${R[host:rss]} KiB; ${R[host:maps]} maps, ${R[host:memlock]} bytes memlock;" \
 		"tables: ${R[host:tables]}; others used $OTHER_PCT% CPU"
 }

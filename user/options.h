@@ -16,6 +16,12 @@
 #define MAX_CGROUPS 64
 /* Descriptors held for processes' files by default (--max-files). */
 #define DEFAULT_MAX_FILES 4096
+/*
+ * Most DWARF one object may load for source lines by default
+ * (--dwarf-memory): libc6-dbg's libc (8.6 MB) fits, so a default Debian
+ * host gets libc's lines.  The sandboxed worker, not the agent, holds it.
+ */
+#define DEFAULT_DWARF_KB (16 * 1024)
 
 struct options {
 	unsigned int duration; /* seconds; 0: until a signal (with --interval) */
@@ -33,6 +39,8 @@ struct options {
 	bool kernel;
 	bool symbolize;           /* name user frames here (--symbolize=host) */
 	bool verbose;
+	bool quiet;               /* errors only */
+	const char *json_summary; /* where the figures go as JSON, or NULL */
 	bool dwarf;               /* unwind user stacks with CFI tables */
 	unsigned long unwind_kb;  /* budget of the rows array */
 	unsigned long dwarf_kb;   /* most DWARF one object may load for lines */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "output.h"
 #include "pprof.h"
 #include "profile.h"
@@ -198,20 +199,9 @@ static uint64_t frame_addr(uint64_t ip, uint32_t depth)
 
 static int push_lines(struct writer *w, struct frame *f, const struct sym_line *l, size_t n)
 {
-	if (w->lines_cap - w->nlines < n) {
-		size_t cap = w->lines_cap ? 2 * w->lines_cap : 1024;
-		struct sym_line *v;
-
-		while (cap - w->nlines < n)
-			cap *= 2;
-		if (cap > UINT32_MAX)
-			return -ENOMEM;
-		v = realloc(w->lines, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		w->lines = v;
-		w->lines_cap = cap;
-	}
+	if (grow_to((void **)&w->lines, &w->lines_cap, w->nlines + n, sizeof(*w->lines), 1024,
+		    UINT32_MAX))
+		return -ENOMEM;
 	f->first = (uint32_t)w->nlines;
 	f->nlines = (uint8_t)n;
 	if (n)
@@ -367,16 +357,9 @@ static int name_jit_frames(struct writer *w)
 	while ((f = hmap_next(&w->frames, &it))) {
 		if (!maybe_jit(w, f))
 			continue;
-		if (n == cap) {
-			uint64_t *a;
-
-			cap = cap ? 2 * cap : 256;
-			a = realloc(addrs, cap * sizeof(*a));
-			if (!a) {
-				free(addrs);
-				return -ENOMEM;
-			}
-			addrs = a;
+		if (grow((void **)&addrs, &cap, n, sizeof(*addrs), 256, GROW_NO_MAX)) {
+			free(addrs);
+			return -ENOMEM;
 		}
 		addrs[n++] = f->key.addr;
 	}
@@ -546,15 +529,8 @@ static int push_location(struct writer *w, enum frame_kind kind, uint64_t addr)
 	id = location_of(w, f);
 	if (id < 0)
 		return (int)id;
-	if (w->nlocs == w->locs_cap) {
-		size_t cap = w->locs_cap ? w->locs_cap * 2 : 256;
-		uint64_t *l = realloc(w->locs, cap * sizeof(*l));
-
-		if (!l)
-			return -ENOMEM;
-		w->locs = l;
-		w->locs_cap = cap;
-	}
+	if (grow((void **)&w->locs, &w->locs_cap, w->nlocs, sizeof(*w->locs), 256, GROW_NO_MAX))
+		return -ENOMEM;
 	w->locs[w->nlocs++] = (uint64_t)id;
 	return 0;
 }

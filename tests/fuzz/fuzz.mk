@@ -46,7 +46,7 @@ fuzz_procmaps_SRCS  := user/procmaps.c user/errbuf.c
 fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
 fuzz_kallsyms_SRCS  := user/kallsyms.c user/addrsearch.c user/errbuf.c
 fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
-fuzz_pprof_SRCS     := proto/pprof.c
+fuzz_pprof_SRCS     := $(wildcard proto/*.c) user/arena.c
 fuzz_pprof_OPTS     := -max_len=16384
 fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/fdlru.c user/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
@@ -55,9 +55,9 @@ fuzz_cgroup_OPTS    := -max_len=8192
 fuzz_dwarfinfo_SRCS := user/dwarfinfo.c user/dwarfimage.c $(ELFOBJ_SRCS)
 fuzz_dwarfinfo_OPTS := -max_len=65700
 fuzz_dwarfinfo_LIBS := -ldw
-fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/dwarfworker.c user/sandbox.c \
-                       user/dwarfinfo.c user/dwarfimage.c user/demangle.c $(ELFOBJ_SRCS) \
-                       user/hmap.c user/procmaps.c \
+fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/arena.c user/dwarfworker.c \
+                       user/dwarfchild.c user/sandbox.c user/dwarfinfo.c user/dwarfimage.c \
+                       user/demangle.c $(ELFOBJ_SRCS) user/hmap.c user/procmaps.c \
                        user/stackstore.c user/aggregate.c user/perfmap.c user/addrsearch.c \
                        user/kallsyms.c user/fdlru.c user/proctab.c user/objcache.c user/cgroup.c
 fuzz_symbolize_OPTS := -max_len=65700
