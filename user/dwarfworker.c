@@ -34,6 +34,7 @@
 
 #include "demangle.h"
 #include "dwarfworker.h"
+#include "priority.h"
 #include "sandbox.h"
 
 #define NAME_CAP 4095u /* bytes of a function name sent */
@@ -562,6 +563,8 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 		close(sv[0]);
 		child_main(&w->o, sv[1], parent, w->st.spawned);
 	}
+	/* The agent waits for its reader: it gets the agent's nice (priority.h). */
+	priority_share(pid);
 	close(sv[1]);
 	w->sock = sv[0];
 	w->pid = pid;

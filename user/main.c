@@ -27,6 +27,7 @@
 #include "objcache.h"
 #include "options.h"
 #include "output.h"
+#include "priority.h"
 #include "proctab.h"
 #include "rootfs.h"
 #include "sampler.h"
@@ -40,6 +41,8 @@
  */
 #define FD_RESERVE 64
 #define MAX_ROOTS 1024
+/* A start later than this after launch is reported. */
+#define LATE_START_MS 1000
 
 /* What the windows of a run wrote, for the summary. */
 struct totals {
@@ -47,6 +50,7 @@ struct totals {
 	struct symbolizer_stats sym; /* of the last window */
 	uint64_t samples, lost;
 	double sampled_s, write_s; /* write_s: of the last window */
+	int64_t start_ms; /* sampling began this long after launch; -1: unknown */
 };
 
 /* Everything one run accumulates. */
@@ -59,6 +63,7 @@ struct run {
 	struct objcache *objs;
 	struct tables *tables; /* NULL: frame pointers only */
 	struct sampler *sampler;
+	struct priority prio; /* the agent's own scheduling (priority.h) */
 	uint64_t samples_drained;
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
@@ -209,6 +214,7 @@ static void drain(struct sampler *s, struct run *r)
 	struct errbuf err = { "" };
 	int ret;
 
+	priority_step(&r->prio, PRIORITY_DRAIN_MS);
 	/* Announce new processes before their samples arrive. */
 	sampler_poll(s, 0, on_event, r);
 	ret = sampler_drain(s, &drain_ops, r, &err);
@@ -280,6 +286,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	};
 	struct errbuf err = { "" };
 
+	priority_step(&r->prio, PRIORITY_WRITE_MS);
 	refresh_deferred(r);
 	window_write(&r->procs, &r->stacks, &wo, start_ns, (int64_t)((stop - start) * 1e9), &res);
 	tot->windows++;
@@ -346,6 +353,8 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	drain(s, r);
 	drain(s, r);
 	end_window(r, o, win_start_ns, win_start, tot);
+	/* From the end of sampling: the last drains are part of the write. */
+	tot->write_s = now_s(CLOCK_MONOTONIC) - start - tot->sampled_s;
 }
 
 /* The host's vDSO is the same image in every process of our ABI. */
@@ -528,6 +537,13 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 			(unsigned long long)ts.rows_peak);
 	}
 	print_bounds(r);
+	/* A busy host may have held the agent back before sampling began. */
+	if (sum->start_ms > LATE_START_MS || (o->verbose && sum->start_ms >= 0))
+		fprintf(stderr, PROG ": %ssampling began %lld ms after launch%s\n",
+			sum->start_ms > LATE_START_MS ? "late start: " : "",
+			(long long)sum->start_ms,
+			sum->start_ms > LATE_START_MS ? " (the host was busy: that time is not"
+							 " in the profiles)" : "");
 	if (r->drain_error)
 		fprintf(stderr, PROG ": %s\n", r->drain_errmsg);
 }
@@ -550,8 +566,15 @@ int main(int argc, char **argv)
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_log);
 
-	/* Fail before sampling if the results could not be written. */
 	memset(&r, 0, sizeof(r));
+	/* First of all: on a busy host, everything before sampling waits for a CPU. */
+	if (o.priority_boost) {
+		if (priority_raise(&r.prio, &err))
+			fprintf(stderr, PROG ": %s\n", err.msg);
+		priority_step(&r.prio, PRIORITY_START_MS);
+	}
+
+	/* Fail before sampling if the results could not be written. */
 	ret = outdir_open(&r.out, o.output_dir, o.file_mode, o.keep > 0, &err);
 	if (ret < 0) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -577,6 +600,7 @@ int main(int argc, char **argv)
 		outdir_close(&r.out);
 		return 1;
 	}
+	sum.start_ms = priority_launch_age_ms();
 
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
@@ -627,5 +651,6 @@ int main(int argc, char **argv)
 	rootfs_roots_free(r.roots);
 	elfobj_free(vdso);
 	outdir_close(&r.out);
+	priority_free(&r.prio);
 	return sum.failed ? 1 : 0;
 }

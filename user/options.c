@@ -66,6 +66,11 @@ static void usage(FILE *f)
 		"                         opened again when needed\n"
 		"      --file-mode MODE   permissions of the profiles, in octal (default 0600:\n"
 		"                         they name other users' functions; at most 0644)\n"
+		"      --no-priority-boost  keep the scheduling priority it was started with;\n"
+		"                         by default it raises itself to nice -20 and runs\n"
+		"                         its short steps (start, drains, writes) in the\n"
+		"                         real-time class, each bounded in CPU time, so that\n"
+		"                         it starts and ends on time on an overloaded host\n"
 		"  -v, --verbose          show libbpf and per-process diagnostics\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n"
@@ -214,6 +219,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		OPT_SYMBOL_MEMORY,
 		OPT_MAX_FILES,
 		OPT_FILE_MODE,
+		OPT_NO_PRIORITY_BOOST,
 	};
 	static const struct option longopts[] = {
 		{ "duration", required_argument, NULL, 'd' },
@@ -233,6 +239,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "counts-max", required_argument, NULL, OPT_COUNTS_MAX },
 		{ "max-files", required_argument, NULL, OPT_MAX_FILES },
 		{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
+		{ "no-priority-boost", no_argument, NULL, OPT_NO_PRIORITY_BOOST },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -258,6 +265,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.symbol_kb = SYMBOLIZE_SYMBOL_MEMORY / 1024,
 		.max_files = DEFAULT_MAX_FILES,
 		.file_mode = OUTPUT_FILE_MODE,
+		.priority_boost = true,
 	};
 	while ((c = getopt_long(argc, argv, "d:i:F:o:p:vhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -367,6 +375,9 @@ int options_parse(int argc, char **argv, struct options *o)
 			o->file_mode = (unsigned int)v;
 			break;
 		}
+		case OPT_NO_PRIORITY_BOOST:
+			o->priority_boost = false;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
