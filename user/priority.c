@@ -4,6 +4,7 @@
  * age of the process for the report of a late start.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdio.h>
@@ -110,15 +111,46 @@ void priority_free(struct priority *p)
 	p->rt = false;
 }
 
-void priority_share(pid_t child)
+/* Our nice value, or 0 if it cannot be read. */
+static int own_nice(void)
 {
 	int nice;
 
 	errno = 0;
 	nice = getpriority(PRIO_PROCESS, 0);
-	if (nice == -1 && errno)
-		return;
+	return nice == -1 && errno ? 0 : nice;
+}
+
+void priority_child_started(pid_t child)
+{
+	struct sched_param sp = { 0 };
+	int policy = sched_getscheduler(0);
+
+	setpriority(PRIO_PROCESS, (id_t)child, own_nice());
+	if (policy >= 0 && (policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO && !sched_getparam(0, &sp))
+		sched_setscheduler(child, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
+}
+
+void priority_child_ready(pid_t child)
+{
+	struct sched_param sp = { 0 };
+	char path[64], val[16];
+	int nice = own_nice(), fd, len;
+
+	sched_setscheduler(child, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp);
 	setpriority(PRIO_PROCESS, (id_t)child, nice);
+	if (getsid(child) == getsid(0) || getsid(child) < 0)
+		return;
+	/* Absent without CONFIG_SCHED_AUTOGROUP; harmless when autogroup is off. */
+	snprintf(path, sizeof(path), "/proc/%d/autogroup", (int)child);
+	len = snprintf(val, sizeof(val), "%d", nice);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, val, (size_t)len) < 0) {
+		/* nothing to do: the reader keeps its autogroup's default weight */
+	}
+	close(fd);
 }
 
 int64_t priority_launch_age_ms(void)

@@ -12,8 +12,8 @@
  * its budget is put back at nice -20 by a CPU-time timer, so a looping agent
  * holds a CPU in the real-time class for at most a budget per step (a drain
  * step a second: at most a fifth of one CPU).
- * Children (the sandboxed DWARF reader) never inherit the real-time class:
- * they start at nice 0 and are given the agent's nice by priority_share().
+ * Children never inherit the real-time class; the sandboxed DWARF reader is
+ * given the agent's priority by priority_child_started() and _ready().
  */
 #ifndef CPROF_PRIORITY_H
 #define CPROF_PRIORITY_H
@@ -61,11 +61,23 @@ void priority_normal(struct priority *p);
 void priority_free(struct priority *p);
 
 /*
- * Gives @child, a process this one forked, the caller's nice value: a
- * child starts at nice 0 (real-time class and negative nice are reset on
- * fork), yet the agent waits for its helpers' work.
+ * For a helper process the agent waits for (the sandboxed DWARF reader):
+ * it starts in the normal class at nice 0 (real-time class and negative
+ * nice are reset on fork), a thread's share among the load.
+ *
+ * priority_child_started(), in the parent right after fork(): the child
+ * gets the caller's scheduling, real-time class included, for its start
+ * (our own code, before it reads any input).
+ *
+ * priority_child_ready(), once it serves requests: the caller's nice only,
+ * never the real-time class.  A child in a session of its own is also
+ * alone in its autogroup, which the scheduler weighs against the others
+ * (the load's among them) by the autogroup's nice: that is given the
+ * caller's nice too.  Never our own session's: that would raise the load
+ * beside us.
  */
-void priority_share(pid_t child);
+void priority_child_started(pid_t child);
+void priority_child_ready(pid_t child);
 
 /*
  * Milliseconds since this process was started (its exec), from
