@@ -18,6 +18,7 @@
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,11 +71,14 @@ struct run {
 };
 
 static volatile sig_atomic_t stop_signal;
+/* Paused by the handler: sampling ends on time however busy the agent is. */
+static struct sampler *volatile sampling;
 static bool verbose;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	sampler_pause(sampling);
 }
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -101,7 +105,8 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	bool created = false;
 	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
 
-	if (p && created && r->tables)
+	/* Unwind tables serve sampling only: none once it is over. */
+	if (p && created && r->tables && !stop_signal)
 		tables_add_process(r->tables, p, NULL);
 	if (created_out)
 		*created_out = created;
@@ -112,7 +117,8 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why)
 {
 	if (p && !p->exited &&
-	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0 && r->tables)
+	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0 && r->tables &&
+	    !stop_signal)
 		tables_add_process(r->tables, p, NULL);
 }
 
@@ -321,7 +327,12 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	double win_start = start;
 	int64_t win_start_ns = unix_ns();
 	bool tty = isatty(STDERR_FILENO);
+	/* SIGALRM at the end pauses sampling, even in the middle of a long drain. */
+	struct itimerval alarm_at = { .it_value = { (time_t)o->duration, 0 } };
 
+	sampling = s;
+	if (o->duration)
+		setitimer(ITIMER_REAL, &alarm_at, NULL);
 	while (!stop_signal) {
 		double t = now_s(CLOCK_MONOTONIC);
 
@@ -347,7 +358,13 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
+	alarm_at = (struct itimerval){ { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &alarm_at, NULL);
+	sampling = NULL;
 	tot->sampled_s = now_s(CLOCK_MONOTONIC) - start;
+	/* A loop that came late found sampling paused by the alarm at its end. */
+	if (end && tot->sampled_s > o->duration)
+		tot->sampled_s = o->duration;
 	sampler_stop(s);
 	/* Both pairs may hold samples now: drain each once. */
 	drain(s, r);
@@ -555,7 +572,7 @@ int main(int argc, char **argv)
 	struct sampler *s = NULL;
 	struct elfobj *vdso;
 	struct options o;
-	struct errbuf err = { "" };
+	struct errbuf err = { "" }, prio_err = { "" };
 	struct run r;
 	size_t max_files, max_roots;
 	int ret;
@@ -569,8 +586,7 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	/* First of all: on a busy host, everything before sampling waits for a CPU. */
 	if (o.priority_boost) {
-		if (priority_raise(&r.prio, &err))
-			fprintf(stderr, PROG ": %s\n", err.msg);
+		priority_raise(&r.prio, &prio_err);
 		priority_step(&r.prio, PRIORITY_START_MS);
 	}
 
@@ -601,11 +617,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sum.start_ms = priority_launch_age_ms();
+	/* Told once it samples: a run refused before that gets its one line. */
+	if (prio_err.msg[0])
+		fprintf(stderr, PROG ": %s\n", prio_err.msg);
 
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* The end of the duration: what it interrupts goes on (poll(2) returns). */
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
 
 	r.sampler = s;
 	vdso = open_vdso();
