@@ -71,14 +71,23 @@ struct run {
 };
 
 static volatile sig_atomic_t stop_signal;
-/* Paused by the handler: sampling ends on time however busy the agent is. */
-static struct sampler *volatile sampling;
+/* The run being sampled, for the handler (run_loop sets it). */
+static struct run *volatile sampling;
 static bool verbose;
 
 static void on_signal(int sig)
 {
+	struct run *r = sampling;
+
 	stop_signal = sig;
-	sampler_pause(sampling);
+	/*
+	 * Sampling ends on time however busy the agent is, and what is left
+	 * (the drain under way, the write) starts a real-time step at once.
+	 */
+	if (r) {
+		sampler_pause(r->sampler);
+		priority_step(&r->prio, PRIORITY_WRITE_MS);
+	}
 }
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -330,7 +339,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	/* SIGALRM at the end pauses sampling, even in the middle of a long drain. */
 	struct itimerval alarm_at = { .it_value = { (time_t)o->duration, 0 } };
 
-	sampling = s;
+	sampling = r;
 	if (o->duration)
 		setitimer(ITIMER_REAL, &alarm_at, NULL);
 	while (!stop_signal) {

@@ -50,7 +50,8 @@ int priority_raise(struct priority *p, struct errbuf *err);
  * Runs what follows in the real-time class until priority_normal() or until
  * it has used @budget_ms of CPU, whichever comes first.  Calling it again
  * starts a new step with a new budget.  A no-op when priority_raise() did
- * not make real-time steps possible.
+ * not make real-time steps possible.  Two system calls: safe in a signal
+ * handler.
  */
 void priority_step(struct priority *p, unsigned int budget_ms);
 
