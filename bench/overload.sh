@@ -213,6 +213,15 @@ median() { tr ' ' '\n' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1
 	echo "- boosted: $IDLE (median $(echo $IDLE | median))"
 	echo "- --no-priority-boost: $IDLE_NB (median $(echo $IDLE_NB | median))"
 	echo
+	echo "Reading: started among the load at the load's priority, a tool waits for"
+	echo "a CPU before it can do anything, its own start-up included: without the"
+	echo "boost (and in the build from before it) cprof-bpf began sampling only"
+	echo "once the load had gone.  perf record, started the same way, did no"
+	echo "better here, nor under \`nice -n -20\` (its start-up among the load at"
+	echo "nice -20 still took seconds).  The boosted agent needs a few ms of CPU"
+	echo "at the load's priority (exec, the dynamic loader, its options) before"
+	echo "it raises itself; then the BPF verifier runs in the real-time class."
+	echo
 	echo "Launch is the fork of the process (its start time in /proc/PID/stat);"
 	echo "sampling begins when its perf events have the BPF program attached."
 	echo "Most of the start is the BPF verifier (about 0.3-0.5 s of CPU here),"
