@@ -18,6 +18,7 @@
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 #include "objcache.h"
 #include "options.h"
 #include "output.h"
+#include "priority.h"
 #include "proctab.h"
 #include "rootfs.h"
 #include "sampler.h"
@@ -52,6 +54,7 @@ struct run {
 	struct objcache *objs;
 	struct tables *tables; /* NULL: frame pointers only */
 	struct sampler *sampler;
+	struct priority prio; /* the agent's own scheduling (priority.h) */
 	const struct options *opts;
 	struct elfobj *vdso;   /* the host's vDSO, or NULL */
 	bool out_open, procs_open; /* for run_free */
@@ -62,11 +65,23 @@ struct run {
 };
 
 static volatile sig_atomic_t stop_signal;
+/* The run being sampled, for the handler (run_loop sets it). */
+static struct run *volatile sampling;
 static bool verbose;
 
 static void on_signal(int sig)
 {
+	struct run *r = sampling;
+
 	stop_signal = sig;
+	/*
+	 * Sampling ends on time however busy the agent is, and what is left
+	 * (the drain under way, the write) starts a real-time step at once.
+	 */
+	if (r) {
+		sampler_pause(r->sampler);
+		priority_step(&r->prio, PRIORITY_WRITE_MS);
+	}
 }
 
 __attribute__((format(printf, 2, 0)))
@@ -95,7 +110,8 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	bool created = false;
 	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
 
-	if (p && created && r->tables)
+	/* Unwind tables serve sampling only: none once it is over. */
+	if (p && created && r->tables && !stop_signal)
 		tables_add_process(r->tables, p, NULL);
 	if (created_out)
 		*created_out = created;
@@ -106,7 +122,8 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why)
 {
 	if (p && !p->exited &&
-	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0 && r->tables)
+	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0 && r->tables &&
+	    !stop_signal)
 		tables_add_process(r->tables, p, NULL);
 }
 
@@ -208,6 +225,7 @@ static void drain(struct sampler *s, struct run *r)
 	struct errbuf err = { "" };
 	int ret;
 
+	priority_step(&r->prio, PRIORITY_DRAIN_MS);
 	/* Announce new processes before their samples arrive. */
 	sampler_poll(s, 0, on_event, r);
 	ret = sampler_drain(s, &drain_ops, r, &err);
@@ -305,6 +323,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	};
 	struct errbuf err = { "" };
 
+	priority_step(&r->prio, PRIORITY_WRITE_MS);
 	refresh_deferred(r);
 	window_write(&r->procs, &r->stacks, &wo, start_ns, (int64_t)((stop - start) * 1e9), &res);
 	tot->windows++;
@@ -342,7 +361,12 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	double win_start = start;
 	int64_t win_start_ns = unix_ns();
 	bool tty = isatty(STDERR_FILENO) && !o->quiet;
+	/* SIGALRM at the end pauses sampling, even in the middle of a long drain. */
+	struct itimerval alarm_at = { .it_value = { (time_t)o->duration, 0 } };
 
+	sampling = r;
+	if (o->duration)
+		setitimer(ITIMER_REAL, &alarm_at, NULL);
 	while (!stop_signal) {
 		double t = now_s(CLOCK_MONOTONIC);
 
@@ -367,12 +391,20 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
+	alarm_at = (struct itimerval){ { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &alarm_at, NULL);
+	sampling = NULL;
 	tot->sampled_s = now_s(CLOCK_MONOTONIC) - start;
+	/* A loop that came late found sampling paused by the alarm at its end. */
+	if (end && tot->sampled_s > o->duration)
+		tot->sampled_s = o->duration;
 	sampler_stop(s);
 	/* Both pairs may hold samples now: drain each once. */
 	drain(s, r);
 	drain(s, r);
 	end_window(r, o, win_start_ns, win_start, tot);
+	/* From the end of sampling: the last drains are part of the write. */
+	tot->write_s = now_s(CLOCK_MONOTONIC) - start - tot->sampled_s;
 }
 
 /* The host's vDSO is the same image in every process of our ABI. */
@@ -513,13 +545,14 @@ static void run_free(struct run *r)
 	elfobj_free(r->vdso);
 	if (r->out_open)
 		outdir_close(&r->out);
+	priority_free(&r->prio);
 }
 
 int main(int argc, char **argv)
 {
 	struct summary sum = { 0 };
 	struct options o;
-	struct errbuf err = { "" };
+	struct errbuf err = { "" }, prio_err = { "" };
 	struct run r = { 0 };
 	int ret;
 
@@ -530,17 +563,29 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_log);
 
 	r.opts = &o;
+	/* First of all: on a busy host, everything before sampling waits for a CPU. */
+	if (o.priority_boost) {
+		priority_raise(&r.prio, &prio_err);
+		priority_step(&r.prio, PRIORITY_START_MS);
+	}
 	ret = run_open(&r, &o, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		run_free(&r);
 		return 1;
 	}
+	sum.start_ms = priority_launch_age_ms();
+	/* Told once it samples: a run refused before that gets its one line. */
+	if (prio_err.msg[0])
+		fprintf(stderr, PROG ": %s\n", prio_err.msg);
 
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* The end of the duration: what it interrupts goes on (poll(2) returns). */
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
 
 	summary_start(stderr, &o);
 	run_loop(r.sampler, &r, &o, &sum);

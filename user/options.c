@@ -36,6 +36,7 @@ enum {
 	OPT_MAX_FILES,
 	OPT_FILE_MODE,
 	OPT_JSON_SUMMARY,
+	OPT_NO_PRIORITY_BOOST,
 };
 
 /* One option: what getopt needs and what --help says of it. */
@@ -104,6 +105,12 @@ static const struct optdef optdefs[] = {
 	{ "json-summary", OPT_JSON_SUMMARY, "FILE",
 	  "also write the run's figures (every counter -v shows,\n"
 	  "and the top processes) to FILE as JSON, for scripts" },
+	{ "no-priority-boost", OPT_NO_PRIORITY_BOOST, NULL,
+	  "keep the scheduling priority it was started with;\n"
+	  "by default it raises itself to nice -20 and runs\n"
+	  "its short steps (start, drains, writes) in the\n"
+	  "real-time class, each bounded in CPU time, so that\n"
+	  "it starts and ends on time on an overloaded host" },
 	{ "quiet", 'q', NULL, "print nothing but errors" },
 	{ "verbose", 'v', NULL,
 	  "show every counter, libbpf's and per-process diagnostics" },
@@ -278,6 +285,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.symbol_kb = SYMBOLIZE_SYMBOL_MEMORY / 1024,
 		.max_files = DEFAULT_MAX_FILES,
 		.file_mode = OUTPUT_FILE_MODE,
+		.priority_boost = true,
 	};
 	getopt_tables(longopts, shortopts);
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -399,6 +407,9 @@ int options_parse(int argc, char **argv, struct options *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case OPT_NO_PRIORITY_BOOST:
+			o->priority_boost = false;
 			break;
 		case 'v':
 			o->verbose = true;

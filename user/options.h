@@ -48,6 +48,7 @@ struct options {
 	unsigned int counts_max;  /* entries per counts map (0: default) */
 	unsigned long max_files;  /* descriptors held for processes' files */
 	unsigned int file_mode;   /* of the profiles */
+	bool priority_boost;      /* raise the agent's scheduling priority */
 };
 
 /* Returns 0 to run, 1 to exit successfully (--help, --version), -1 on a bad option. */

@@ -7,6 +7,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -232,6 +233,15 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 fail:
 	sampler_close(s);
 	return ret;
+}
+
+void sampler_pause(struct sampler *s)
+{
+	if (!s || !s->perf_fds)
+		return;
+	for (int cpu = 0; cpu < s->ncpus; cpu++)
+		if (s->perf_fds[cpu] >= 0)
+			ioctl(s->perf_fds[cpu], PERF_EVENT_IOC_DISABLE, 0);
 }
 
 void sampler_stop(struct sampler *s)

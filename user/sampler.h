@@ -41,6 +41,13 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 /* Stops sampling (detaches from the perf events); drains still work. */
 void sampler_stop(struct sampler *s);
 
+/*
+ * Stops the perf events firing, with nothing but ioctl(2): safe in a
+ * signal handler, so that sampling ends on time while the agent is busy
+ * (sampler_stop() still releases them).
+ */
+void sampler_pause(struct sampler *s);
+
 void sampler_close(struct sampler *s);
 
 /* Number of CPUs sampled. */

@@ -161,10 +161,10 @@ static void bound_problems(struct problems *p, const struct summary *s, const st
 		problem(p, "executable mappings: %zu process snapshots had more than %d; unwind"
 			" tables for the first %d only", s->tables.truncated, CPROF_MAX_PROC_MAPS,
 			CPROF_MAX_PROC_MAPS);
-	/*
-	 * Problems of the sampler itself (issue 13: a late start) go here,
-	 * one problem() each.
-	 */
+	/* A busy host may have held the agent back before sampling began. */
+	if (s->start_ms > SUMMARY_LATE_START_MS)
+		problem(p, "late start: sampling began %lld ms after launch (the host was busy:"
+			" that time is not in the profiles)", (long long)s->start_ms);
 	if (s->drain_error)
 		problem(p, "%s", s->drain_error);
 }
@@ -179,6 +179,8 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 	fprintf(f, PROG ": sampled %.1f s at %u Hz on %d CPUs: %llu samples of %zu processes\n",
 		s->sampled_s, o->frequency, s->ncpus, (unsigned long long)st->samples,
 		s->processes);
+	if (s->start_ms >= 0)
+		fprintf(f, PROG ": sampling began %lld ms after launch\n", (long long)s->start_ms);
 	if (s->lost || st->lost_no_pidmap || st->events_dropped)
 		fprintf(f, PROG ": lost %llu samples (counts map full: %llu, no room to count: %llu);"
 			" process events dropped: %llu\n",

@@ -32,6 +32,7 @@
 struct summary {
 	double sampled_s;            /* sampling time */
 	double write_s;              /* writing the last window */
+	int64_t start_ms;            /* sampling began this long after launch; -1: unknown */
 	int ncpus;
 	size_t processes;            /* process images seen */
 	size_t windows, files, failed;
@@ -47,6 +48,9 @@ struct summary {
 	size_t files_max, files_evicted; /* --max-files and what it closed */
 	const char *drain_error;     /* NULL, or why draining the maps failed */
 };
+
+/* A start later than this after launch is a problem worth a line. */
+#define SUMMARY_LATE_START_MS 1000
 
 /* The line that starts a run: what is sampled, how often, how long. */
 void summary_start(FILE *f, const struct options *o);

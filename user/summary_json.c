@@ -78,6 +78,7 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	jstr(f, o->output_dir);
 	fprintf(f, ",\n  ");
 	jd(f, "sampled_s", s->sampled_s, false);
+	fprintf(f, "\"start_ms\": %lld, ", (long long)s->start_ms);
 	ju(f, "frequency_hz", o->frequency, false);
 	ju(f, "cpus", (uint64_t)(s->ncpus > 0 ? s->ncpus : 0), false);
 	ju(f, "processes", s->processes, true);
