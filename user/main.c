@@ -59,6 +59,8 @@ struct run {
 	struct objcache *objs;
 	struct tables *tables; /* NULL: frame pointers only */
 	struct sampler *sampler;
+	bool python;                 /* Python frames wanted */
+	struct py_stats py;
 	uint64_t samples_drained;
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
@@ -89,6 +91,24 @@ static double now_s(clockid_t clk)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Finds the CPython of a process not known to run one, and tells BPF of it. */
+static void python_attach(struct run *r, struct process *p)
+{
+	struct cprof_py_proc bpf;
+	struct errbuf err = { "" };
+	int ret;
+
+	if (!r->python || p->py || !p->have_maps || p->exited)
+		return;
+	ret = pyproc_find(&p->py, p->pid, &p->maps, p->objs, &r->py, &err);
+	if (ret == 0) {
+		pyproc_bpf(p->py, p->gen, &bpf);
+		sampler_set_python(r->sampler, p->pid, &bpf);
+	} else if (ret != -ENOENT && verbose) {
+		fprintf(stderr, PROG ": pid %u: %s\n", p->pid, err.msg);
+	}
+}
+
 /* The record of one process image, made (and given its tables) on first use. */
 static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm,
 				  bool *created_out)
@@ -98,6 +118,8 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 
 	if (p && created && r->tables)
 		tables_add_process(r->tables, p, NULL);
+	if (p && created)
+		python_attach(r, p);
 	if (created_out)
 		*created_out = created;
 	return p;
@@ -107,8 +129,11 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why)
 {
 	if (p && !p->exited &&
-	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0 && r->tables)
-		tables_add_process(r->tables, p, NULL);
+	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0) {
+		if (r->tables)
+			tables_add_process(r->tables, p, NULL);
+		python_attach(r, p);
+	}
 }
 
 /* Before a window is written: the refreshes the backoff deferred. */
@@ -153,6 +178,13 @@ static int on_event(void *ctx, const struct cprof_event *ev)
 		proctab_exited(&r->procs, ev->pid, ev->gen);
 		if (r->tables && p && p->gen == ev->gen)
 			tables_remove_process(r->tables, ev->pid);
+		if (p && p->py && p->gen == ev->gen)
+			sampler_set_python(r->sampler, ev->pid, NULL);
+		break;
+	case CPROF_EV_PY_CODE:
+		p = proctab_find(&r->procs, ev->pid);
+		if (p && p->py && p->gen == ev->gen)
+			pyproc_read_code(p->py, ev->pid, ev->addr);
 		break;
 	}
 	return 0;
@@ -181,6 +213,8 @@ static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t
 	if (!p)
 		return -ENOMEM;
 	r->samples_drained += count;
+	if (p->py)
+		py_stats_sample(&r->py, k->pystack, count);
 	return agg_add(&p->samples, k, count);
 }
 
@@ -250,6 +284,8 @@ static void retire_exits(struct run *r)
 			proctab_exited(&r->procs, p->pid, p->gen);
 			if (r->tables)
 				tables_remove_process(r->tables, p->pid);
+			if (p->py)
+				sampler_set_python(r->sampler, p->pid, NULL);
 		}
 		if (p->exited)
 			sampler_forget(r->sampler, p->pid, p->gen);
@@ -461,6 +497,7 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 			  const struct totals *sum)
 {
 	struct cprof_stats st;
+	char line[512];
 
 	if (sampler_stats(s, &st))
 		memset(&st, 0, sizeof(st));
@@ -527,6 +564,8 @@ static void print_summary(const struct options *o, struct sampler *s, struct run
 			ts.rows_capacity * sizeof(struct cprof_unwind_row) / 1048576.0,
 			(unsigned long long)ts.rows_peak);
 	}
+	if (py_stats_line(&r->py, line, sizeof(line)))
+		fprintf(stderr, PROG ": %s\n", line);
 	print_bounds(r);
 	if (r->drain_error)
 		fprintf(stderr, PROG ": %s\n", r->drain_errmsg);
@@ -561,6 +600,7 @@ int main(int argc, char **argv)
 	sopts = (struct sampler_opts){
 		.frequency = o.frequency,
 		.kernel_stacks = o.kernel,
+		.python_stacks = o.python,
 		.pids = o.n_pids ? o.pids : NULL,
 		.n_pids = o.n_pids,
 		.comms = o.comms,
@@ -584,6 +624,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	r.sampler = s;
+	r.python = o.python;
 	vdso = open_vdso();
 	fd_budget(o.max_files, &max_files, &max_roots);
 	fdlru_init(&r.lru, max_files);

@@ -41,6 +41,9 @@ static void usage(FILE *f)
 		"                         directory, or its path as in /proc/PID/cgroup\n"
 		"                         Filters of different kinds must all match.\n"
 		"      --no-kernel        leave out kernel frames\n"
+		"      --no-python        leave out Python frames (CPython 3.8-3.13 processes\n"
+		"                         show their Python functions, files and lines by\n"
+		"                         default)\n"
 		"      --symbolize MODE   'host' (default): name user frames here, with source\n"
 		"                         lines and inlined calls where there is DWARF;\n"
 		"                         'none': addresses, mappings and build IDs only, for\n"
@@ -214,6 +217,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		OPT_SYMBOL_MEMORY,
 		OPT_MAX_FILES,
 		OPT_FILE_MODE,
+		OPT_NO_PYTHON,
 	};
 	static const struct option longopts[] = {
 		{ "duration", required_argument, NULL, 'd' },
@@ -225,6 +229,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ "symbolize", required_argument, NULL, OPT_SYMBOLIZE },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
@@ -246,6 +251,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.frequency = 99,
 		.output_dir = "./cprof-out",
 		.kernel = true,
+		.python = true,
 		.symbolize = true,
 		.dwarf = true,
 		.unwind_kb = 16 * 1024,
@@ -311,6 +317,9 @@ int options_parse(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_KERNEL:
 			o->kernel = false;
+			break;
+		case OPT_NO_PYTHON:
+			o->python = false;
 			break;
 		case OPT_SYMBOLIZE:
 			if (strcmp(optarg, "host") && strcmp(optarg, "none")) {

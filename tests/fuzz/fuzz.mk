@@ -57,7 +57,8 @@ fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/dwarfworker.c user/s
                        user/symsel.c user/rootfs.c user/errbuf.c user/hmap.c user/procmaps.c \
                        user/stackstore.c user/aggregate.c user/perfmap.c user/addrsearch.c \
                        user/kallsyms.c user/fdlru.c user/proctab.c \
-                       user/objcache.c user/cgroup.c
+                       user/objcache.c user/cgroup.c user/python.c user/python_layout.c \
+                       user/python_lines.c
 fuzz_symbolize_OPTS := -max_len=65700
 fuzz_symbolize_LIBS := -ldw -liberty
 fuzz_demangle_SRCS  := user/demangle.c
