@@ -155,7 +155,7 @@ test: deps
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
-	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh
+	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/python.sh
 
 # The unit names the binary where this installs it.
 install: cprof-bpf
