@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include <stdint.h>
+
 #include "python_lines.h"
 
 /* co_lnotab (3.8, 3.9): (bytecode bytes, signed line delta) pairs. */
@@ -82,6 +84,9 @@ static int64_t locations_line(const uint8_t *tab, size_t len, int64_t line, uint
 		end += 2 * ((head & 7) + 1);
 		if (form == 14 || form == 13) {
 			delta = svarint(tab, len, &i);
+			/* no real table jumps 2^31 lines: past that, sums could overflow */
+			if (delta > INT32_MAX || delta < -INT32_MAX)
+				return 0;
 			if (form == 14)
 				for (int k = 0; k < 3; k++)
 					varint(tab, len, &i);

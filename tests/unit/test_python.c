@@ -195,6 +195,17 @@ static void check_garbage(void)
 		free(tab);
 	}
 	CHECK(sane, "garbage line tables give a line or none", "a negative line");
+
+	/* 3.11+ entries each jumping 2^62 lines: no overflow (UBSan), no line. */
+	uint8_t big[4096];
+
+	for (size_t i = 0; i < sizeof(big); i += 12) {
+		big[i] = 0x80 | 13 << 3; /* line delta only, one code unit */
+		for (size_t k = 1; k < 12 && i + k < sizeof(big); k++)
+			big[i + k] = k < 11 ? 64 | 62 : 62; /* +2^65 or so, cut to 64 bits */
+	}
+	CHECK(py_line(0x30b, big, sizeof(big), 1, 2 * 300) == 0,
+	      "line deltas past 2^31 give no line", "a line from them");
 }
 
 int main(void)
