@@ -46,6 +46,8 @@ fuzz_pprof_SRCS     := proto/pprof.c
 fuzz_pprof_OPTS     := -max_len=16384
 fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/fdlru.c user/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
+fuzz_pylines_SRCS   := user/python_lines.c
+fuzz_pylines_OPTS   := -max_len=4096
 fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
 fuzz_cgroup_OPTS    := -max_len=8192
 fuzz_dwarfinfo_SRCS := user/dwarfinfo.c user/dwarfimage.c user/elfobj.c user/symsel.c \
