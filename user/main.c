@@ -116,10 +116,11 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	bool created = false;
 	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
 
-	if (p && created && r->tables)
-		tables_add_process(r->tables, p, NULL);
+	/* Python first: its frames need no table, and a short run is short. */
 	if (p && created)
 		python_attach(r, p);
+	if (p && created && r->tables)
+		tables_add_process(r->tables, p, NULL);
 	if (created_out)
 		*created_out = created;
 	return p;
@@ -130,9 +131,9 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 {
 	if (p && !p->exited &&
 	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0) {
+		python_attach(r, p);
 		if (r->tables)
 			tables_add_process(r->tables, p, NULL);
-		python_attach(r, p);
 	}
 }
 
