@@ -28,6 +28,14 @@ now() { echo "$EPOCHREALTIME"; }
 
 # Float arithmetic: calc 'expr' [printf-format]
 calc() { awk "BEGIN { printf \"${2:-%.3f}\", ($1) }"; }
+# median_fmt FORMAT VALUES...: their median in FORMAT; empty values (a run
+# that failed) are left out, and nothing is printed when none is left.
+median_fmt() {
+	local fmt=$1
+	shift
+	printf '%s\n' "$@" | grep . | sort -g | awk -v f="$fmt" '{ v[NR] = $1 }
+		END { if (NR) printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
 sleep_until() {
 	local d

@@ -19,15 +19,9 @@
 #
 # Results replace the "overload" section of bench/RESULTS.md.  Needs root.
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-set -u
-export LC_ALL=C
-
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$(pwd)
-CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+. "$(dirname "$0")/env.sh"
 SPIN=$ROOT/build/workloads/spin
 MAPCHURN=$ROOT/build/workloads/mapchurn
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}
 REPS=${OVERLOAD_REPS:-3}
 IDLE_REPS=${OVERLOAD_IDLE_REPS:-5}
 LOAD_SECS=${OVERLOAD_LOAD_SECS:-6.5}

@@ -35,16 +35,9 @@
 # `make bench` runs us with sh (dash on Debian); we need bash for
 # $EPOCHREALTIME (timestamps without forking) and builtin-only /proc reads.
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-set -u
-export LC_ALL=C	# "." decimal points, for $EPOCHREALTIME and awk alike
-
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$(pwd)
-# BENCH_CPROF: benchmark another build of cprof-bpf (default: the tree's).
-CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+. "$(dirname "$0")/env.sh"
 BUSY=$ROOT/build/workloads/busy
 SYSC=$ROOT/build/workloads/syscalls
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}	# BENCH_RESULTS: write elsewhere
 
 SECS=${BENCH_SECS:-20}
 HI_SECS=${BENCH_HI_SECS:-$(( SECS / 2 > 0 ? SECS / 2 : 1 ))}
@@ -476,12 +469,6 @@ ratio() {
 }
 mib() { calc "$1 / 1024" %.1f; }
 pass() { if [ "$(calc "$1" %d)" = 1 ]; then echo PASS; else echo FAIL; fi; }
-# median VALUES...
-median_fmt() {	# median_fmt FORMAT VALUES...
-	local fmt=$1
-	shift
-	printf '%s\n' "$@" | sort -g | awk -v f="$fmt" '{ v[NR] = $1 } END { printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 median() { median_fmt %.0f "$@"; }
 # series KEY N: R[KEY] for each run, @ in KEY standing for 1..N; a line each
 series() { local i; for i in $(seq 1 "$2"); do echo "${R[${1//@/$i}]}"; done; }

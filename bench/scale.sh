@@ -34,14 +34,8 @@
 # SCALE_SCRIPT_MAX (30) for perf script; BENCH_RESULTS: write elsewhere.
 
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-set -u
-export LC_ALL=C
-
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$(pwd)
-CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+. "$(dirname "$0")/env.sh"
 BUSY=$ROOT/build/workloads/busy
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}
 
 SECS=${SCALE_SECS:-6}
 HI_SECS=${SCALE_HI_SECS:-3}
@@ -464,10 +458,7 @@ stats() {
 		      printf "%.2f (%.2f – %.2f)", m, v[1], v[NR] }'
 }
 stats0() { stats "$@" | sed 's/\.[0-9]*//g'; }	# the same, whole numbers
-median() {
-	printf '%s\n' "$@" | grep . | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR) printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+median() { median_fmt %.2f "$@"; }
 tpf() { local r; for r in $(seq 1 "$TP_REPS"); do g "tp-$1-$r:$2"; echo; done; }	# tpf TOOL FIELD
 base_rates() { local k; for k in $(printf '%s\n' "${!R[@]}" | grep "^tp-base-.*:$1\$"); do echo "${R[$k]}"; done; }
 # shellcheck disable=SC2046

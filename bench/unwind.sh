@@ -37,16 +37,10 @@
 
 # `make bench` runs us with sh; we need bash ($EPOCHREALTIME, arrays).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-set -u
-export LC_ALL=C
-
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$(pwd)
-CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+. "$(dirname "$0")/env.sh"
 BUSY=$ROOT/build/workloads/busy
 NOFP=$ROOT/build/workloads/nofp
 BENCH_UNWIND=$ROOT/build/tests/bench_unwind
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}	# BENCH_RESULTS: write elsewhere
 
 SECS=${UNWIND_SECS:-8}
 HI_SECS=${UNWIND_HI_SECS:-4}
@@ -567,10 +561,7 @@ ratio() {	# ratio A B: A / B, or n/a
 }
 pct() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && calc "100 * $1 / $2" %.1f || echo n/a; }
 mib() { [ -n "$1" ] && calc "$1 / 1048576" %.1f || echo n/a; }
-median() {
-	printf '%s\n' "$@" | grep . | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR) printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+median() { median_fmt %.0f "$@"; }
 # pass EXPR-over-numbers: PASS/FAIL, n/a when a figure is missing
 pass() { [ "$(calc "$1" %d 2>/dev/null)" = 1 ] && echo PASS || echo FAIL; }
 passif() {	# passif A OP B

@@ -28,6 +28,17 @@ static inline int open_obj(const char *path, struct elfobj **o, struct errbuf *e
 	return elfobj_open(o, fd, err);
 }
 
+/* The object at @path, or NULL: for tests that need no reason. */
+static inline struct elfobj *elfobj_at(const char *path)
+{
+	struct elfobj *o = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || elfobj_open(&o, fd, NULL))
+		return NULL;
+	return o;
+}
+
 static inline const char *name_at(const struct elfobj *o, uint64_t vaddr)
 {
 	const struct elfobj_sym *s = elfobj_lookup(o, vaddr);
