@@ -54,6 +54,8 @@ struct run {
 	struct objcache *objs;
 	struct tables *tables; /* NULL: frame pointers only */
 	struct sampler *sampler;
+	bool python;                 /* Python frames wanted */
+	struct py_stats py;
 	struct priority prio; /* the agent's own scheduling (priority.h) */
 	const struct options *opts;
 	struct elfobj *vdso;   /* the host's vDSO, or NULL */
@@ -103,6 +105,24 @@ static double now_s(clockid_t clk)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Finds the CPython of a process not known to run one, and tells BPF of it. */
+static void python_attach(struct run *r, struct process *p)
+{
+	struct cprof_py_proc bpf;
+	struct errbuf err = { "" };
+	int ret;
+
+	if (!r->python || p->py || !p->have_maps || p->exited)
+		return;
+	ret = pyproc_find(&p->py, p->pid, &p->maps, p->objs, &r->py, &err);
+	if (ret == 0) {
+		pyproc_bpf(p->py, p->gen, &bpf);
+		sampler_set_python(r->sampler, p->pid, &bpf);
+	} else if (ret != -ENOENT && verbose) {
+		fprintf(stderr, PROG ": pid %u: %s\n", p->pid, err.msg);
+	}
+}
+
 /* The record of one process image, made (and given its tables) on first use. */
 static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm,
 				  bool *created_out)
@@ -110,6 +130,9 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	bool created = false;
 	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
 
+	/* Python first: its frames need no table, and a short run is short. */
+	if (p && created)
+		python_attach(r, p);
 	/* Unwind tables serve sampling only: none once it is over. */
 	if (p && created && r->tables && !stop_signal)
 		tables_add_process(r->tables, p, NULL);
@@ -122,9 +145,12 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why)
 {
 	if (p && !p->exited &&
-	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0 && r->tables &&
-	    !stop_signal)
-		tables_add_process(r->tables, p, NULL);
+	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0) {
+		python_attach(r, p);
+		/* Unwind tables serve sampling only: none once it is over. */
+		if (r->tables && !stop_signal)
+			tables_add_process(r->tables, p, NULL);
+	}
 }
 
 /* Before a window is written: the refreshes the backoff deferred. */
@@ -169,6 +195,13 @@ static int on_event(void *ctx, const struct cprof_event *ev)
 		proctab_exited(&r->procs, ev->pid, ev->gen);
 		if (r->tables && p && p->gen == ev->gen)
 			tables_remove_process(r->tables, ev->pid);
+		if (p && p->py && p->gen == ev->gen)
+			sampler_set_python(r->sampler, ev->pid, NULL);
+		break;
+	case CPROF_EV_PY_CODE:
+		p = proctab_find(&r->procs, ev->pid);
+		if (p && p->py && p->gen == ev->gen)
+			pyproc_read_code(p->py, ev->pid, ev->addr);
 		break;
 	}
 	return 0;
@@ -197,6 +230,8 @@ static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t
 	if (!p)
 		return -ENOMEM;
 	r->samples_drained += count;
+	if (p->py)
+		py_stats_sample(&r->py, k->pystack, count);
 	return agg_add(&p->samples, k, count);
 }
 
@@ -267,6 +302,8 @@ static void retire_exits(struct run *r)
 			proctab_exited(&r->procs, p->pid, p->gen);
 			if (r->tables)
 				tables_remove_process(r->tables, p->pid);
+			if (p->py)
+				sampler_set_python(r->sampler, p->pid, NULL);
 		}
 		if (p->exited)
 			sampler_forget(r->sampler, p->pid, p->gen);
@@ -477,6 +514,7 @@ static void gather(struct run *r, struct summary *sum)
 	sum->files_max = r->lru.max;
 	sum->files_evicted = r->lru.st.evicted;
 	sum->drain_error = r->drain_error ? r->drain_errmsg : NULL;
+	sum->py = r->py;
 }
 
 /* Sets up every part of a run; on failure what was made is left for run_free. */
@@ -485,6 +523,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 	struct sampler_opts sopts = {
 		.frequency = o->frequency,
 		.kernel_stacks = o->kernel,
+		.python_stacks = o->python,
 		.pids = o->n_pids ? o->pids : NULL,
 		.n_pids = o->n_pids,
 		.comms = o->comms,
@@ -498,6 +537,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 	size_t max_files, max_roots;
 	int ret;
 
+	r->python = o->python;
 	/* Fail before sampling if the results could not be written. */
 	ret = outdir_open(&r->out, o->output_dir, o->file_mode, o->keep > 0, err);
 	if (ret < 0)

@@ -37,6 +37,7 @@ enum {
 	OPT_FILE_MODE,
 	OPT_JSON_SUMMARY,
 	OPT_NO_PRIORITY_BOOST,
+	OPT_NO_PYTHON,
 };
 
 /* One option: what getopt needs and what --help says of it. */
@@ -69,6 +70,10 @@ static const struct optdef optdefs[] = {
 	  "directory, or its path as in /proc/PID/cgroup\n"
 	  "Filters of different kinds must all match." },
 	{ "no-kernel", OPT_NO_KERNEL, NULL, "leave out kernel frames" },
+	{ "no-python", OPT_NO_PYTHON, NULL,
+	  "leave out Python frames (CPython 3.8-3.13 processes\n"
+	  "show their Python functions, files and lines by\n"
+	  "default)" },
 	{ "symbolize", OPT_SYMBOLIZE, "MODE",
 	  "'host' (default): name user frames here, with source\n"
 	  "lines and inlined calls where there is DWARF;\n"
@@ -278,6 +283,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.frequency = 99,
 		.output_dir = "./cprof-out",
 		.kernel = true,
+		.python = true,
 		.symbolize = true,
 		.dwarf = true,
 		.unwind_kb = 16 * 1024,
@@ -342,6 +348,9 @@ int options_parse(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_KERNEL:
 			o->kernel = false;
+			break;
+		case OPT_NO_PYTHON:
+			o->python = false;
 			break;
 		case OPT_SYMBOLIZE:
 			if (strcmp(optarg, "host") && strcmp(optarg, "none")) {

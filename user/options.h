@@ -37,6 +37,7 @@ struct options {
 	uint32_t pids[MAX_PIDS];
 	size_t n_pids;
 	bool kernel;
+	bool python;              /* Python frames in CPython processes */
 	bool symbolize;           /* name user frames here (--symbolize=host) */
 	bool verbose;
 	bool quiet;               /* errors only */

@@ -47,6 +47,7 @@ static void process_free(struct proctab *t, struct process *p)
 	procmaps_free(&p->maps);
 	agg_free(&p->samples);
 	perfmap_file_close(&p->perfmap);
+	pyproc_free(p->py);
 	if (t->roots)
 		rootfs_root_put(t->roots, p->root);
 	free(p);

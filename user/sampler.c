@@ -155,6 +155,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_comms = opts->n_comms > 0;
 	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
+	s->skel->rodata->python_stacks = opts->python_stacks;
 
 	if (opts->counts_max &&
 	    (bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_max) ||
@@ -305,6 +306,15 @@ int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *
 		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
 	/* The value is fixed-size; unused slots past n are never read. */
 	return bpf_map_update_elem(fd, &pid, pm, BPF_ANY) ? -errno : 0;
+}
+
+int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_proc *pp)
+{
+	int fd = bpf_map__fd(s->skel->maps.py_procs);
+
+	if (!pp)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, pp, BPF_ANY) ? -errno : 0;
 }
 
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,

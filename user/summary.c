@@ -116,6 +116,9 @@ static void data_problems(struct problems *p, const struct summary *s, const str
 			" hung or hit its limits on them%s", s->sym.dwarf_failed,
 			s->sym.dwarf_failed == 1 ? "" : "s",
 			o->verbose ? " (named above)" : ": -v names them");
+	if (s->py.unknown)
+		problem(p, "python: %zu process%s of an unknown CPython (%s first): native frames"
+			" only", s->py.unknown, s->py.unknown == 1 ? "" : "es", s->py.unknown_version);
 	if (s->sym.symbols_over || s->sym.names_dropped)
 		problem(p, "symbol memory over --symbol-memory (%s): %zu object%s without function"
 			" names, %zu names dropped; peak %llu KB",
@@ -173,6 +176,7 @@ static void bound_problems(struct problems *p, const struct summary *s, const st
 
 static void counters(FILE *f, const struct summary *s, const struct options *o)
 {
+	char line[512];
 	const struct cprof_stats *st = &s->bpf;
 	const struct tables_stats *ts = &s->tables;
 
@@ -181,6 +185,8 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 		s->processes);
 	if (s->start_ms >= 0)
 		fprintf(f, PROG ": sampling began %lld ms after launch\n", (long long)s->start_ms);
+	if (py_stats_line(&s->py, line, sizeof(line)))
+		fprintf(f, PROG ": %s\n", line);
 	if (s->lost || st->lost_no_pidmap || st->events_dropped)
 		fprintf(f, PROG ": lost %llu samples (counts map full: %llu, no room to count: %llu);"
 			" process events dropped: %llu\n",

@@ -23,6 +23,7 @@
 #include "objcache.h"
 #include "options.h"
 #include "proctab.h"
+#include "python.h"
 #include "rootfs.h"
 #include "symbolize.h"
 #include "tables.h"
@@ -47,6 +48,7 @@ struct summary {
 	struct objcache_stats objs;
 	size_t files_max, files_evicted; /* --max-files and what it closed */
 	const char *drain_error;     /* NULL, or why draining the maps failed */
+	struct py_stats py;          /* Python frames (python.h) */
 };
 
 /* A start later than this after launch is a problem worth a line. */

@@ -50,6 +50,8 @@ fuzz_pprof_SRCS     := $(wildcard proto/*.c) user/arena.c
 fuzz_pprof_OPTS     := -max_len=16384
 fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/fdlru.c user/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
+fuzz_pylines_SRCS   := user/python_lines.c
+fuzz_pylines_OPTS   := -max_len=4096
 fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
 fuzz_cgroup_OPTS    := -max_len=8192
 fuzz_dwarfinfo_SRCS := user/dwarfinfo.c user/dwarfimage.c $(ELFOBJ_SRCS)
@@ -60,7 +62,7 @@ fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/arena.c user/dwarfwo
                        user/demangle.c $(ELFOBJ_SRCS) user/hmap.c user/procmaps.c \
                        user/stackstore.c user/aggregate.c user/perfmap.c user/addrsearch.c \
                        user/kallsyms.c user/fdlru.c user/proctab.c user/objcache.c user/cgroup.c \
-                       user/priority.c
+                       user/priority.c user/python.c user/python_layout.c user/python_lines.c
 fuzz_symbolize_OPTS := -max_len=65700
 fuzz_symbolize_LIBS := -ldw -liberty
 fuzz_demangle_SRCS  := user/demangle.c
