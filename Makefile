@@ -48,13 +48,17 @@ ifeq ($(STATIC),1)
 LDFLAGS    += -static
 LDLIBS     := -lbpf -ldw -lelf -llzma -lbz2 -lz -liberty
 endif
+# CI builds with WERROR=1: the tree stays free of warnings under gcc and clang.
+ifeq ($(WERROR),1)
+CFLAGS     += -Werror
+endif
 ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS    += -fsanitize=address,undefined
 endif
 
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
-              -I/usr/include/$(shell $(CC) -dumpmachine) \
+              -I/usr/include/$(shell $(CC) -print-multiarch) \
               -Wall -Wno-unused-function
 
 # Library code: everything but the entry point and the BPF loader (which needs
@@ -122,7 +126,7 @@ $(BUILD)/workloads/nofp-nopie: tests/workloads/nofp.c
 $(BUILD)/workloads/nofp-static: tests/workloads/nofp.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -DNOFP_STATIC -static -o $@ $<
-$(BUILD)/workloads/spin: tests/workloads/spin.c
+$(BUILD)/workloads/shortspin: tests/workloads/shortspin.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -o $@ $<
 $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c
@@ -158,7 +162,7 @@ test: deps
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
-	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/realhost.sh
+	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/overload.sh && sh bench/python.sh && sh bench/realhost.sh
 
 # The unit names the binary where this installs it.
 install: cprof-bpf

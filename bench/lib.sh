@@ -5,6 +5,12 @@
 # BPF_PROG_TYPE_PERF_EVENT before using them (and die, for their own
 # checks before this is sourced).
 
+# jget FILE KEY[.KEY...]: a value from cprof-bpf's --json-summary FILE (the
+# helper of tests/e2e/lib.sh).
+jget() {
+	sh -c '. "$1/tests/e2e/lib.sh"; jget "$2" "$3"' _ "$ROOT" "$1" "$2"
+}
+
 # Measure on time: with CPU-bound processes on every CPU (and whatever else
 # runs), a normal-priority poller can wait hundreds of ms for a CPU and
 # would see sampling start or stop late.  So the scripts and their helpers
@@ -22,6 +28,14 @@ now() { echo "$EPOCHREALTIME"; }
 
 # Float arithmetic: calc 'expr' [printf-format]
 calc() { awk "BEGIN { printf \"${2:-%.3f}\", ($1) }"; }
+# median_fmt FORMAT VALUES...: their median in FORMAT; empty values (a run
+# that failed) are left out, and nothing is printed when none is left.
+median_fmt() {
+	local fmt=$1
+	shift
+	printf '%s\n' "$@" | grep . | sort -g | awk -v f="$fmt" '{ v[NR] = $1 }
+		END { if (NR) printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
 sleep_until() {
 	local d

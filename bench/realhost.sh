@@ -89,7 +89,7 @@ tar cf - Makefile bpf proto user vmlinux | tar xf - -C "$RAW/src"
 log "make -j2 from clean"
 run make make -C "$RAW/src" -j2 BUILD=build build/cprof-bpf
 cat >"$RAW/loop.sh" <<LOOP
-for i in \$(seq 40); do date >/dev/null; cut -d: -f1 /etc/passwd >/dev/null; $ROOT/build/workloads/spin 50; done
+for i in \$(seq 40); do date >/dev/null; cut -d: -f1 /etc/passwd >/dev/null; $ROOT/build/workloads/shortspin 50; done
 LOOP
 log "40 x (date, cut, spin 50 ms)"
 run loop sh "$RAW/loop.sh"

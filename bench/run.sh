@@ -35,16 +35,9 @@
 # `make bench` runs us with sh (dash on Debian); we need bash for
 # $EPOCHREALTIME (timestamps without forking) and builtin-only /proc reads.
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-set -u
-export LC_ALL=C	# "." decimal points, for $EPOCHREALTIME and awk alike
-
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$(pwd)
-# BENCH_CPROF: benchmark another build of cprof-bpf (default: the tree's).
-CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+. "$(dirname "$0")/env.sh"
 BUSY=$ROOT/build/workloads/busy
 SYSC=$ROOT/build/workloads/syscalls
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}	# BENCH_RESULTS: write elsewhere
 
 SECS=${BENCH_SECS:-20}
 HI_SECS=${BENCH_HI_SECS:-$(( SECS / 2 > 0 ? SECS / 2 : 1 ))}
@@ -173,7 +166,7 @@ run_cprof() {
 	t_launch=$(now)
 	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time" \
 		"$CPROF" --duration "$secs" -F "$hz" --output-dir "$out/profiles" \
-		>"$out/stdout" 2>"$out/stderr" &
+		--json-summary "$out/summary.json" >"$out/stdout" 2>"$out/stderr" &
 	tpid=$!
 	cpid=$(child_of "$tpid") || die "$tag: cprof-bpf did not start"
 	TOOL_PID=$cpid
@@ -211,11 +204,11 @@ run_cprof() {
 	[ -n "$FREEZE_SEEN" ] || R[$tag:fin_freeze]=">${R[$tag:fin_freeze]}"
 	fr=${R[$tag:fin_freeze]#>}
 	R[$tag:fin_wall]=$(calc "$t_exit - $T_FIRST - $secs")
-	R[$tag:fin_self]=$(sed -n 's/.*wrote .* in \([0-9.]*\) s.*/\1/p' "$out/stderr" | tail -n1)
+	R[$tag:fin_self]=$(jget "$out/summary.json" output.last_write_s)
 	R[$tag:fin]=$(calc "$fr > ${R[$tag:fin_self]:-0} ? $fr : ${R[$tag:fin_self]:-0}")
-	R[$tag:samples]=$(sed -n 's/.*wrote [0-9]* profiles (\([0-9]*\) samples).*/\1/p' "$out/stderr")
-	R[$tag:files]=$(sed -n 's/.*wrote \([0-9]*\) profiles.*/\1/p' "$out/stderr")
-	R[$tag:procs]=$(sed -n 's/.* samples of \([0-9]*\) processes.*/\1/p' "$out/stderr")
+	R[$tag:samples]=$(jget "$out/summary.json" samples.written)
+	R[$tag:files]=$(jget "$out/summary.json" output.profiles)
+	R[$tag:procs]=$(jget "$out/summary.json" processes)
 	log "$tag: ${R[$tag:name]} (${R[$tag:ids]}) ${R[$tag:cnt]} runs, ${R[$tag:ns]} ns/sample;" \
 		"cpu ${R[$tag:cpu]} s, rss ${R[$tag:rss]} KiB; finish ${R[$tag:fin]} s" \
 		"(frozen ${R[$tag:fin_freeze]}, wall ${R[$tag:fin_wall]}, self ${R[$tag:fin_self]:-?});" \
@@ -476,12 +469,6 @@ ratio() {
 }
 mib() { calc "$1 / 1024" %.1f; }
 pass() { if [ "$(calc "$1" %d)" = 1 ]; then echo PASS; else echo FAIL; fi; }
-# median VALUES...
-median_fmt() {	# median_fmt FORMAT VALUES...
-	local fmt=$1
-	shift
-	printf '%s\n' "$@" | sort -g | awk -v f="$fmt" '{ v[NR] = $1 } END { printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 median() { median_fmt %.0f "$@"; }
 # series KEY N: R[KEY] for each run, @ in KEY standing for 1..N; a line each
 series() { local i; for i in $(seq 1 "$2"); do echo "${R[${1//@/$i}]}"; done; }
@@ -678,7 +665,7 @@ How each figure is taken:
   and the workload run at normal priority).  cprof-bpf: end of sampling =
   when its program's run count stopped moving (it destroys its perf links
   then; polled every 10 ms, a sample comes every ~$((1000 / (HZ * NCPU))) ms on busy CPUs).
-  Its own summary line ("wrote … in X s") starts after its final drain of
+  Its own figure (--json-summary's output.last_write_s) starts after its final drain of
   the BPF maps and stops at the last rename, so it leaves out the drain,
   the unloading and the exit.  Both can only err low; the larger is
   reported.  Check: wall clock − start-up (launch to first sample) −
@@ -720,7 +707,7 @@ RSS $(minmax $(for v in $(field bpftrace $HZ rss); do mib "$v"; echo; done)) MiB
 |---|---:|---:|
 | cprof-bpf (reported: the larger of the next two) | **${R[$c:fin]}** | |
 | cprof-bpf: sample count frozen → exit | ${R[$c:fin_freeze]} | |
-| cprof-bpf: its own summary line | ${R[$c:fin_self]:-n/a} | |
+| cprof-bpf: its own figure (--json-summary) | ${R[$c:fin_self]:-n/a} | |
 | cprof-bpf, check: wall − start-up − $SECS s | ${R[$c:fin_wall]} | |
 | bpftrace: SIGINT → exit, map printed | ${R[$b:fin]} | $(ratio "${R[$c:fin]}" "${R[$b:fin]}") |
 | perf record: sleep end → exit | ${R[$p:rfin]} | |

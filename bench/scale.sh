@@ -34,14 +34,8 @@
 # SCALE_SCRIPT_MAX (30) for perf script; BENCH_RESULTS: write elsewhere.
 
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-set -u
-export LC_ALL=C
-
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$(pwd)
-CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+. "$(dirname "$0")/env.sh"
 BUSY=$ROOT/build/workloads/busy
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}
 
 SECS=${SCALE_SECS:-6}
 HI_SECS=${SCALE_HI_SECS:-3}
@@ -171,7 +165,7 @@ run_cprof() {
 	start_busy "$4" "$secs"
 	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time" \
 		"$CPROF" --duration "$secs" -F "$hz" --output-dir "$out/profiles" \
-		>"$out/stdout" 2>"$out/stderr" &
+		--json-summary "$out/summary.json" >"$out/stdout" 2>"$out/stderr" &
 	tpid=$!
 	cpid=$(child_of "$tpid") || { log "$tag: cprof-bpf did not start"; wait "$tpid"; stop_workload; return 1; }
 	TOOL_PIDS=$cpid
@@ -200,14 +194,14 @@ run_cprof() {
 	R[$tag:cpu]=$(calc "$u + $s" %.2f)
 	R[$tag:bytes]=$(dir_bytes "$out/profiles")
 	# end of sampling (its count stopped moving) to exit, or its own
-	# summary line's figure, whichever is larger (see bench/run.sh)
+	# --json-summary figure, whichever is larger (see bench/run.sh)
 	fr=$(calc "$t_exit - ${T_FREEZE:-$t_exit}")
-	fself=$(sed -n 's/.*wrote .* in \([0-9.]*\) s.*/\1/p' "$out/stderr" | tail -n1)
+	fself=$(jget "$out/summary.json" output.last_write_s)
 	R[$tag:fin]=$(calc "$fr > ${fself:-0} ? $fr : ${fself:-0}")
 	[ -n "$FREEZE_SEEN" ] || [ "${R[$tag:fin]}" != "$fr" ] || R[$tag:fin]=">${R[$tag:fin]}"
-	R[$tag:samples]=$(sed -n 's/.*wrote [0-9]* profiles (\([0-9]*\) samples).*/\1/p' "$out/stderr")
-	R[$tag:files]=$(sed -n 's/.*wrote \([0-9]*\) profiles.*/\1/p' "$out/stderr")
-	R[$tag:procs]=$(sed -n 's/.* samples of \([0-9]*\) processes.*/\1/p' "$out/stderr")
+	R[$tag:samples]=$(jget "$out/summary.json" samples.written)
+	R[$tag:files]=$(jget "$out/summary.json" output.profiles)
+	R[$tag:procs]=$(jget "$out/summary.json" processes)
 	log "$tag: ${R[$tag:cnt]} runs, ${R[$tag:ns]} ns/sample; cpu ${R[$tag:cpu]} s, rss ${R[$tag:rss]} KiB;" \
 		"${R[$tag:bytes]} bytes in ${R[$tag:files]} files; finish ${R[$tag:fin]} s; others used $OTHER_PCT% CPU"
 }
@@ -464,10 +458,7 @@ stats() {
 		      printf "%.2f (%.2f – %.2f)", m, v[1], v[NR] }'
 }
 stats0() { stats "$@" | sed 's/\.[0-9]*//g'; }	# the same, whole numbers
-median() {
-	printf '%s\n' "$@" | grep . | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR) printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+median() { median_fmt %.2f "$@"; }
 tpf() { local r; for r in $(seq 1 "$TP_REPS"); do g "tp-$1-$r:$2"; echo; done; }	# tpf TOOL FIELD
 base_rates() { local k; for k in $(printf '%s\n' "${!R[@]}" | grep "^tp-base-.*:$1\$"); do echo "${R[$k]}"; done; }
 # shellcheck disable=SC2046

@@ -12,7 +12,7 @@
 # time, same rate: the same samples, as near as two samplers get); then
 # `perf report` (cold and warm) and `perf script` read its perf.data.
 # Time = wall time from the end of sampling to the files written (cprof's
-# own summary line) or of the perf command; RSS = peak resident set of the
+# --json-summary) or of the perf command; RSS = peak resident set of the
 # whole process (GNU time %M).  Results replace the "symbols" section of
 # bench/RESULTS.md.  Needs root.
 set -u
@@ -86,8 +86,11 @@ cprof() {
 	_run=$1
 	shift
 	$TIME -o "$T/$_run.time" -f '%e %M %U %S' "$CPROF" --duration "$SECS" -F "$HZ" "$@" \
-		--output-dir "$T/$_run" 2>"$T/$_run.err"
-	_w=$(sed -n 's/.*wrote \([0-9]*\) profiles (\([0-9]*\) samples) to .* in \([0-9.]*\) s.*/\3 \1 \2/p' "$T/$_run.err")
+		--output-dir "$T/$_run" --json-summary "$T/$_run.json" 2>"$T/$_run.err"
+	_w=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["output"]["last_write_s"], d["output"]["profiles"], d["samples"]["written"])' \
+		"$T/$_run.json" 2>/dev/null)
 	# seconds, peak RSS, CPU (user + system, the whole run), files, samples
 	echo "$(echo "$_w" | cut -d' ' -f1) $(tail -n1 "$T/$_run.time" | awk '{ print $2, $3 + $4 }') $(echo "$_w" | cut -d' ' -f2,3)"
 }
@@ -177,7 +180,7 @@ row() { # name "seconds rss_kb cpu_s"
 	row "perf script -F +srcline, warm" "$SRCLINE_WARM"
 	echo
 	echo "cprof's seconds are from the end of sampling to the last file written"
-	echo "(its summary line), for every process of the host; its CPU and RSS are"
+	echo "(its --json-summary), for every process of the host; its CPU and RSS are"
 	echo "the whole agent's (sampling included, the same in every run).  perf's"
 	echo "are the whole command on the perf.data of the warm run.  What"
 	echo "symbolization itself adds to cprof (ELF symbols, DWARF lines and"

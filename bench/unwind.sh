@@ -37,16 +37,10 @@
 
 # `make bench` runs us with sh; we need bash ($EPOCHREALTIME, arrays).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-set -u
-export LC_ALL=C
-
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$(pwd)
-CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+. "$(dirname "$0")/env.sh"
 BUSY=$ROOT/build/workloads/busy
 NOFP=$ROOT/build/workloads/nofp
 BENCH_UNWIND=$ROOT/build/tests/bench_unwind
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}	# BENCH_RESULTS: write elsewhere
 
 SECS=${UNWIND_SECS:-8}
 HI_SECS=${UNWIND_HI_SECS:-4}
@@ -150,12 +144,16 @@ g() { echo "${R[$1]:-}"; }	# a figure, empty if the run failed
 folded() {
 	$NORMAL sh -c '. "$1/tests/e2e/lib.sh"; folded "$2"' _ "$ROOT" "$1"
 }
-# cprof_summary STDERR: sets S_SAMPLES S_CFI S_FPONLY S_TABLES
+# cprof_summary SUMMARY.JSON: sets S_SAMPLES S_CFI S_FPONLY S_TABLES
 cprof_summary() {
-	S_SAMPLES=$(sed -n 's/.*wrote [0-9]* profiles (\([0-9]*\) samples).*/\1/p' "$1" | tail -n1)
-	S_CFI=$(sed -n 's/.*unwind: \([0-9]*\) stacks by CFI.*/\1/p' "$1" | tail -n1)
-	S_FPONLY=$(sed -n 's/.*, \([0-9]*\) by frame pointers only.*/\1/p' "$1" | tail -n1)
-	S_TABLES=$(sed -n 's/^cprof-bpf: unwind tables: //p' "$1" | tail -n1)
+	S_SAMPLES=$(jget "$1" samples.written)
+	S_CFI=$(jget "$1" unwind.cfi)
+	S_FPONLY=$(jget "$1" unwind.fp_only)
+	S_TABLES=$(python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["unwind_tables"]
+print("%d built in %.3f s, %d failed, %d without room, %d evicted; peak %.1f of %.1f MB (%d rows)"
+      % (t["built"], t["build_s"], t["failed"], t["no_room"], t["evicted"], t["peak_mb"],
+         t["capacity_mb"], t["rows_peak"]))' "$1" 2>/dev/null)
 }
 
 # ------------------------------------------------- A. BPF cost per sample
@@ -173,7 +171,8 @@ run_cost() {
 			>"$out/stdout" 2>"$out/stderr" &
 	else
 		$NORMAL "$CPROF" --duration "$secs" -F "$hz" --pid "$PIDS_CSV" --unwind "$kind" \
-			--output-dir "$out/profiles" >"$out/stdout" 2>"$out/stderr" &
+			--output-dir "$out/profiles" --json-summary "$out/summary.json" \
+			>"$out/stdout" 2>"$out/stderr" &
 	fi
 	tpid=$! TOOL_PIDS=$tpid
 	if ! wait_first_sample "$tpid"; then
@@ -210,7 +209,7 @@ run_cost() {
 	if [ "$kind" = bpftrace ]; then
 		R[$tag:wl]=$(awk -F']: ' 'NF > 1 { n += $2 } END { print n + 0 }' "$out/stdout")
 	else
-		cprof_summary "$out/stderr"
+		cprof_summary "$out/summary.json"
 		R[$tag:wl]=${S_SAMPLES:-0}
 	fi
 	if [ "${R[$tag:wl]}" -gt 0 ]; then
@@ -310,7 +309,8 @@ comp_cprof() {
 	load_mark "$NOFP_PID"
 	# shellcheck disable=SC2086
 	$NORMAL $st "$CPROF" --duration "$COMP_SECS" -F $HZ --pid "$NOFP_PID" --unwind "$kind" \
-		--output-dir "$out/profiles" >"$out/stdout" 2>"$out/stderr" &
+		--output-dir "$out/profiles" --json-summary "$out/summary.json" \
+		>"$out/stdout" 2>"$out/stderr" &
 	TOOL_PIDS=$!
 	wait_bounded "$TOOL_PIDS" $((COMP_SECS + FINISH_MAX)); rc=$?
 	TOOL_PIDS=""
@@ -320,7 +320,7 @@ comp_cprof() {
 	for f in "$out"/profiles/*.pb.gz; do [ -f "$f" ] && folded "$f"; done >"$out/folded"
 	for f in "$out"/profiles/*.pb.gz; do [ -f "$f" ] && size=$((size + $(stat -c %s "$f"))); done
 	read -r R[$tag:n] R[$tag:main] < <(reaches_main "$out/folded")
-	cprof_summary "$out/stderr"
+	cprof_summary "$out/summary.json"
 	R[$tag:cfi]=$S_CFI R[$tag:fponly]=$S_FPONLY R[$tag:bytes]=$size
 	[ "${R[$tag:n]}" -gt 0 ] && R[$tag:bps]=$(calc "$size / ${R[$tag:n]}" %.0f)
 	if [ -s "$out/strace" ]; then
@@ -497,7 +497,7 @@ host_run() {
 	WL_PIDS="$WL_PIDS $!"
 	$NORMAL /usr/bin/time -f "$TIMEFMT" -o "$out/time" \
 		"$CPROF" --duration "$HOST_SECS" -F $HZ --output-dir "$out/profiles" \
-		>"$out/stdout" 2>"$out/stderr" &
+		--json-summary "$out/summary.json" >"$out/stdout" 2>"$out/stderr" &
 	tpid=$!
 	cpid=$(child_of "$tpid") || { log "D: cprof-bpf did not start"; wait "$tpid"; stop_workload; return 1; }
 	TOOL_PIDS=$cpid
@@ -541,10 +541,10 @@ host_run() {
 	fi
 	read -r _ u s 'R[host:rss]' < <(tail -n1 "$out/time")
 	R[host:cpu]=$(calc "$u + $s" %.2f)
-	cprof_summary "$out/stderr"
+	cprof_summary "$out/summary.json"
 	R[host:tables]=$S_TABLES R[host:samples]=$S_SAMPLES
-	R[host:procs]=$(sed -n 's/.* samples of \([0-9]*\) processes.*/\1/p' "$out/stderr")
-	R[host:files]=$(sed -n 's/.*wrote \([0-9]*\) profiles.*/\1/p' "$out/stderr")
+	R[host:procs]=$(jget "$out/summary.json" processes)
+	R[host:files]=$(jget "$out/summary.json" output.profiles)
 	log "D: peak RSS ${R[host:rss]} KiB; ${R[host:maps]} maps, ${R[host:memlock]} bytes memlock;" \
 		"tables: ${R[host:tables]}; others used $OTHER_PCT% CPU"
 }
@@ -561,10 +561,7 @@ ratio() {	# ratio A B: A / B, or n/a
 }
 pct() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && calc "100 * $1 / $2" %.1f || echo n/a; }
 mib() { [ -n "$1" ] && calc "$1 / 1048576" %.1f || echo n/a; }
-median() {
-	printf '%s\n' "$@" | grep . | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR) printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+median() { median_fmt %.0f "$@"; }
 # pass EXPR-over-numbers: PASS/FAIL, n/a when a figure is missing
 pass() { [ "$(calc "$1" %d 2>/dev/null)" = 1 ] && echo PASS || echo FAIL; }
 passif() {	# passif A OP B

@@ -18,7 +18,8 @@
  * This file holds the programs; the maps and the code they share are in
  * headers included after the maps: state.bpf.h (settings, globals, maps),
  * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), unwind.bpf.h
- * (the user-stack unwinder), vma.bpf.h (the file mapped at a pc).
+ * (the user-stack unwinder), vma.bpf.h (the file mapped at a pc),
+ * python.bpf.h (Python stacks, with their maps).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -35,6 +36,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #include "stacks.bpf.h"
 #include "unwind.bpf.h"
 #include "vma.bpf.h"
+#include "python.bpf.h"
 
 #define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
@@ -97,7 +99,7 @@ static __always_inline __u64 kernel_stack(void *ctx, __u32 pair, __u64 epoch)
 	st->status = 0;
 	if (st->nr == 0)
 		return CPROF_STACK_NONE;
-	return store_stack(st, pair, epoch, hash_frames(st, 0));
+	return store_stack(st, pair, epoch, hash_frames(st, 0), NULL);
 }
 
 /*
@@ -149,7 +151,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 	c.st->status |= c.status;
 	if (c.st->nr == 0)
 		return CPROF_STACK_ERR_EMPTY;
-	return store_stack(c.st, pair, epoch, hash_finish(c.hash, c.st, BPF_F_USER_STACK));
+	return store_stack(c.st, pair, epoch, hash_finish(c.hash, c.st, BPF_F_USER_STACK), NULL);
 }
 
 static __always_inline void count_lost(void *lost, __u32 pid, int reason)
@@ -280,6 +282,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	 * while the memory is the new one's: no user stack to walk.
 	 */
 	no_user = exec || (flags & PF_KTHREAD);
+	key.pystack = python_stacks && !no_user ?
+			      python_stack(pid, tid, key.gen, task->thread.fsbase, epoch) :
+			      CPROF_PY_NONE;
 	if (epoch & 1) {
 		key.ustack = no_user ? CPROF_STACK_NONE :
 				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s);

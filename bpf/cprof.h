@@ -57,6 +57,7 @@ struct cprof_sample_key {
 	__u64 gen;    /* which program image of the pid (see cprof_event.gen) */
 	__u64 ustack; /* stack hash or enum cprof_stack_status */
 	__u64 kstack;
+	__u64 pystack; /* Python stack hash or enum cprof_py_status */
 	char comm[CPROF_COMM_LEN]; /* thread name at sample time */
 };
 
@@ -141,7 +142,8 @@ enum cprof_event_type {
 	CPROF_EV_EXEC = 2,     /* sched_process_exec */
 	CPROF_EV_EXIT = 3,     /* the thread group leader exited */
 	CPROF_EV_NEW_CODE = 4, /* a pc outside the known mappings (dlopen, JIT) */
-	CPROF_EV_WANT_TABLE = 5, /* a sample landed in a file without its table */
+	CPROF_EV_PY_CODE = 5,  /* a Python code object first seen in a stack: addr */
+	CPROF_EV_WANT_TABLE = 6, /* a sample landed in a file without its table */
 };
 
 struct cprof_event {
@@ -157,6 +159,7 @@ struct cprof_event {
 	__u64 ktime_ns;    /* bpf_ktime_get_ns() at the event */
 	__u64 start_time;  /* task start_time (ns since boot): tells pid reuse */
 	char comm[CPROF_COMM_LEN]; /* process (group leader) name */
+	__u64 addr;        /* CPROF_EV_PY_CODE: the code object's address */
 };
 
 /*
@@ -331,13 +334,94 @@ struct cprof_proc_maps {
 };
 
 /*
+ * Python.  For each process running a CPython it knows, the loader writes
+ * where the interpreter's state is and how it is laid out (struct
+ * cprof_py_proc); the program then reads the sampled thread's Python
+ * frames beside its native ones: the thread state whose thread_id is the
+ * thread's pthread_t (its fs base), and from it the chain of frames.
+ *
+ * A Python stack is stored as the native ones are (a struct cprof_stack
+ * under its hash), two words a frame, leaf first: the code object's
+ * address, then the frame's instruction position as read (an int offset
+ * before 3.11, a pointer into the bytecode from 3.11), with
+ * CPROF_PY_ENTRY set on the last frame each native call of the
+ * interpreter loop runs.  The loader reads the code objects themselves
+ * when told of them (CPROF_EV_PY_CODE), while the process lives.
+ */
+#define CPROF_PY_MAX_FRAMES (CPROF_MAX_FRAMES / 2)
+#define CPROF_PY_ENTRY (1ULL << 63)
+#define CPROF_PY_PROCS 4096
+#define CPROF_PY_THREADS 16384 /* thread states remembered, by tid */
+#define CPROF_PY_CODES 16384   /* code objects announced, by process */
+#define CPROF_PY_SEARCH 256    /* thread states looked at to find one */
+#define CPROF_PY_TSTATE_READ 256 /* most bytes of a thread state read */
+#define CPROF_PY_FRAME_READ 128  /* ... and of a frame */
+
+enum cprof_py_flags {
+	CPROF_PY_F_CFRAME = 1,      /* tstate_frame leads to a _PyCFrame (3.11, 3.12) */
+	CPROF_PY_F_LASTI_PTR = 2,   /* frame_lasti is a pointer (3.11+), else an int */
+	CPROF_PY_F_IS_ENTRY = 4,    /* frame_entry is is_entry (3.11) */
+	CPROF_PY_F_SHIMS = 8,       /* frames whose owner is the C stack are shims
+				       marking a native call's first frame (3.12+) */
+	CPROF_PY_F_EVERY_ENTRY = 16 /* one native call a frame (3.8-3.10) */
+};
+#define CPROF_PY_OWNED_BY_CSTACK 3
+
+/* Byte offsets of the fields the program reads; see python_layout.c. */
+struct cprof_py_layout {
+	__u16 runtime_interps;   /* _PyRuntime.interpreters.head */
+	__u16 interp_next;
+	__u16 interp_threads;    /* the interpreter's first thread state */
+	__u16 tstate_next;
+	__u16 tstate_interp;
+	__u16 tstate_thread_id;  /* pthread_t */
+	__u16 tstate_frame;      /* frame, cframe or current_frame */
+	__u16 cframe_frame;      /* _PyCFrame.current_frame (CPROF_PY_F_CFRAME) */
+	__u16 frame_back;        /* f_back or previous */
+	__u16 frame_code;        /* f_code or f_executable */
+	__u16 frame_lasti;       /* f_lasti, prev_instr or instr_ptr */
+	__u16 frame_entry;       /* is_entry (CPROF_PY_F_IS_ENTRY) */
+	__u16 frame_owner;       /* owner (CPROF_PY_F_SHIMS) */
+	__u16 tstate_read;       /* bytes of a thread state read: all of the above */
+	__u16 frame_read;        /* ... of a frame */
+	__u16 flags;             /* enum cprof_py_flags */
+};
+
+struct cprof_py_proc {
+	__u64 gen;     /* the image this is for (cprof_event.gen) */
+	__u64 runtime; /* address of _PyRuntime */
+	struct cprof_py_layout l;
+};
+
+/*
+ * Why a sample has no Python stack (cprof_sample_key.pystack when it is
+ * no hash).  1-3 are enum cprof_stack_status.
+ */
+enum cprof_py_status {
+	CPROF_PY_NONE = 0,      /* not a Python process the loader knows, or Python off */
+	CPROF_PY_NO_THREAD = 4, /* no thread state is this thread's (yet) */
+	CPROF_PY_IDLE = 5,      /* the thread state has no frame: no Python code running */
+	CPROF_PY_READ = 6,      /* reading the interpreter's state failed */
+	CPROF_PY_MISMATCH = 7,  /* what was read does not fit the layout */
+	CPROF_PY_STATUS_MAX,
+};
+
+/* Key of the code objects announced: one event per process image and code. */
+struct cprof_py_code_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 gen;
+	__u64 code;
+};
+
+/*
  * Both sides compile these layouts from this file; the asserts keep the
  * assumptions each side makes about them where a change would break them.
  */
 #define CPROF_FIELD_SIZE(type, field) sizeof(((type *)0)->field)
 /* Hashed as bytes by the counts map: no padding may go uninitialized. */
 _Static_assert(sizeof(struct cprof_sample_key) ==
-		       4 + 4 + 8 + 8 + 8 + CPROF_COMM_LEN, "sample key has padding");
+		       4 + 4 + 8 + 8 + 8 + 8 + CPROF_COMM_LEN, "sample key has padding");
 /* A stack class's value is struct cprof_stack cut after its last frame. */
 _Static_assert(__builtin_offsetof(struct cprof_stack, ip) == CPROF_STACK_BYTES(0),
 	       "CPROF_STACK_BYTES does not match struct cprof_stack");
@@ -367,8 +451,20 @@ _Static_assert(sizeof(struct cprof_proc_map) == 3 * 8 + 2 * 4, "proc map has pad
 _Static_assert(sizeof(struct cprof_proc_maps) ==
 		       2 * 4 + CPROF_MAX_PROC_MAPS * sizeof(struct cprof_proc_map),
 	       "proc maps have padding");
-_Static_assert(sizeof(struct cprof_event) == 4 + 4 + 8 + 8 + 8 + CPROF_COMM_LEN,
+_Static_assert(sizeof(struct cprof_event) == 4 + 4 + 8 + 8 + 8 + CPROF_COMM_LEN + 8,
 	       "event has padding");
+/* Written by the loader: no padding. */
+_Static_assert(sizeof(struct cprof_py_layout) == 16 * 2, "py layout has padding");
+_Static_assert(sizeof(struct cprof_py_proc) == 8 + 8 + sizeof(struct cprof_py_layout),
+	       "py proc has padding");
+_Static_assert(sizeof(struct cprof_py_code_key) == 4 + 4 + 8 + 8, "py code key has padding");
+/* A Python stack takes two words a frame in a struct cprof_stack. */
+_Static_assert(2 * CPROF_PY_MAX_FRAMES == CPROF_MAX_FRAMES, "Python frames do not fill a stack");
+/* The program indexes its read buffers with masks. */
+_Static_assert((CPROF_PY_TSTATE_READ & (CPROF_PY_TSTATE_READ - 1)) == 0 &&
+		       (CPROF_PY_FRAME_READ & (CPROF_PY_FRAME_READ - 1)) == 0,
+	       "Python read sizes are not powers of two");
+_Static_assert(CPROF_PY_STATUS_MAX < 64, "Python statuses must stay small stack values");
 _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has padding");
 _Static_assert(sizeof(struct cprof_file_key) == 8 * 3 + 4 * 2, "file key has padding");
 _Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8, "file ref has padding");

@@ -55,9 +55,11 @@ static __always_inline struct cprof_stack *get_scratch(void)
 
 /*
  * Stores the stack in scratch under hash @h in @pair, the live one in
- * @epoch; returns @h or why not.
+ * @epoch; returns @h or why not.  *@fresh (when not NULL) is set when
+ * this put the stack in the map: its first sight in the epoch.
  */
-static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u64 epoch, __u64 h)
+static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u64 epoch, __u64 h,
+					 bool *fresh)
 {
 	__u32 nr = st->nr, zero = 0;
 	struct stored_stacks *seen = bpf_map_lookup_elem(&stored, &zero);
@@ -95,6 +97,8 @@ static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u
 		err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
 		if (err && err != -EEXIST /* stored meanwhile */)
 			return CPROF_STACK_ERR_FULL;
+		if (!err && fresh)
+			*fresh = true;
 	}
 	if (slot)
 		*slot = h;

@@ -24,6 +24,7 @@ int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
 	key.tid = k->tid;
 	key.ustack = k->ustack;
 	key.kstack = k->kstack;
+	key.pystack = k->pystack;
 	memcpy(key.comm, k->comm, sizeof(key.comm));
 	key.comm[sizeof(key.comm) - 1] = '\0';
 	e = hmap_insert(&a->map, &key, NULL);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * aggregate: one process's samples — a count per (thread, thread name,
- * user stack, kernel stack), plus the samples that could not be counted,
+ * user stack, kernel stack, Python stack), plus the samples that could not be counted,
  * by reason.  Stacks are named by their hash (see stackstore.h) or by a
  * cprof_stack_status saying why there is none.
  */
@@ -17,6 +17,7 @@ struct agg_key {
 	uint32_t tid;
 	uint32_t pad; /* zero: keys are compared bytewise */
 	uint64_t ustack, kstack;
+	uint64_t pystack; /* Python frames (python.h), or why none */
 	char comm[CPROF_COMM_LEN];
 };
 

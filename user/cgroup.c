@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -238,4 +240,25 @@ int cgroup_v2_mount(char *buf, size_t len)
 	}
 	fclose(f);
 	return ret;
+}
+
+int cgroup_id_of(const char *path, uint64_t *id, struct errbuf *err)
+{
+	char full[PATH_MAX], root[PATH_MAX / 2];
+	size_t rl;
+	struct stat st;
+
+	if (cgroup_v2_mount(root, sizeof(root)))
+		return errf(err, -ENOENT, "no cgroup v2 hierarchy is mounted");
+	rl = strlen(root);
+	if (!strncmp(path, root, rl) && (path[rl] == '/' || path[rl] == '\0'))
+		snprintf(full, sizeof(full), "%s", path);
+	else
+		snprintf(full, sizeof(full), "%s%s%s", root, path[0] == '/' ? "" : "/", path);
+	if (stat(full, &st))
+		return errf(err, -errno, "%s: %s", full, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return errf(err, -ENOTDIR, "%s: not a cgroup directory", full);
+	*id = st.st_ino;
+	return 0;
 }

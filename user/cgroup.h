@@ -49,6 +49,13 @@ int cgroup_read_nspid(const char *proc_root, uint32_t pid, uint32_t *nspid,
  */
 int cgroup_v2_mount(char *buf, size_t len);
 
+/*
+ * The id of a cgroup v2 directory, its inode number: @path is the
+ * directory itself or its path below the cgroup2 mount, as
+ * /proc/PID/cgroup shows it.  -ENOENT without a cgroup2 mount.
+ */
+int cgroup_id_of(const char *path, uint64_t *id, struct errbuf *err);
+
 /* Parses status text for the NSpid line. */
 int cgroup_parse_nspid(const char *text, size_t len, uint32_t *nspid);
 

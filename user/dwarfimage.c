@@ -12,14 +12,11 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "dwarfimage.h"
 
 /* .gnu_debugaltlink: a file name and a build ID. */
 #define LINK_BYTES 4096u
-#define CHUNK      65536u
 
 /*
  * The sections lines and inlined calls read, by name after ".debug_" (or
@@ -33,14 +30,9 @@ static const char *const kept_names[] = {
 };
 #define NKEPT (sizeof(kept_names) / sizeof(kept_names[0]))
 
-enum { PLAIN, ELF_ZLIB, GNU_ZLIB };
-
 struct kept {
 	bool present;
-	int how;          /* PLAIN, ELF_ZLIB, GNU_ZLIB */
-	uint64_t off;     /* file offset of the (compressed) data */
-	uint64_t raw;     /* bytes of it in the file */
-	uint64_t size;    /* bytes once decompressed */
+	struct elfsrc_data d;
 };
 
 static int kept_index(const char *name)
@@ -59,70 +51,15 @@ static int kept_index(const char *name)
 	return -1;
 }
 
-static bool pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
-/* Where a kept section's bytes are and what they decompress to. */
-static int locate_kept(int fd, const char *name, const GElf_Shdr *sh, struct kept *k,
-		       struct errbuf *err)
-{
-	*k = (struct kept){ .present = true, .off = sh->sh_offset, .raw = sh->sh_size,
-			    .size = sh->sh_size };
-	if (sh->sh_flags & SHF_COMPRESSED) {
-		Elf64_Chdr ch;
-
-		if (sh->sh_size < sizeof(ch) || !pread_all(fd, &ch, sizeof(ch), sh->sh_offset))
-			return errf(err, -ENOEXEC, "%s: compression header unreadable", name);
-		/* Another algorithm (zstd): libdw would skip the section too. */
-		if (ch.ch_type != ELFCOMPRESS_ZLIB) {
-			k->present = false;
-			return 0;
-		}
-		k->how = ELF_ZLIB;
-		k->off += sizeof(ch);
-		k->raw -= sizeof(ch);
-		k->size = ch.ch_size;
-	} else if (name[1] == 'z') {
-		uint8_t hdr[12];
-
-		/* "ZLIB" and the size, big-endian. */
-		if (sh->sh_size < sizeof(hdr) || !pread_all(fd, hdr, sizeof(hdr), sh->sh_offset) ||
-		    memcmp(hdr, "ZLIB", 4))
-			return errf(err, -ENOEXEC, "%s: compression header unreadable", name);
-		k->how = GNU_ZLIB;
-		k->size = 0;
-		for (int i = 4; i < 12; i++)
-			k->size = k->size << 8 | hdr[i];
-		k->off += sizeof(hdr);
-		k->raw -= sizeof(hdr);
-	}
-	return 0;
-}
-
 /* "name\0" then the build ID. */
-static int read_altlink(int fd, const GElf_Shdr *sh, struct dwarfimage_scan *out,
-			struct errbuf *err)
+static int read_altlink(const struct elfsrc *s, const GElf_Shdr *sh,
+			struct dwarfimage_scan *out, struct errbuf *err)
 {
 	char buf[LINK_BYTES];
 	const char *nul;
 	size_t len = (size_t)sh->sh_size, idlen;
 
-	if (sh->sh_size > sizeof(buf) || !pread_all(fd, buf, len, sh->sh_offset))
+	if (sh->sh_size > sizeof(buf) || elfsrc_read(s, sh->sh_offset, buf, len))
 		return errf(err, -ENOEXEC, ".gnu_debugaltlink: over %u bytes or unreadable",
 			    LINK_BYTES);
 	nul = memchr(buf, 0, len);
@@ -135,102 +72,66 @@ static int read_altlink(int fd, const GElf_Shdr *sh, struct dwarfimage_scan *out
 }
 
 /* The kept sections of @e, first of each name, as libdw would pick them. */
-static int scan(Elf *e, int fd, struct kept k[NKEPT], struct dwarfimage_scan *out,
-		struct errbuf *err)
+static int scan(Elf *e, const struct elfsrc *s, struct kept k[NKEPT],
+		struct dwarfimage_scan *out, struct errbuf *err)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	struct elfsrc_walk w;
+	struct elfsrc_scn c;
 	bool altlink = false;
 
 	memset(out, 0, sizeof(*out));
 	memset(k, 0, NKEPT * sizeof(k[0]));
-	if (elf_getshdrstrndx(e, &shstrndx))
+	elfsrc_walk_init(&w, e, s);
+	if (!w.names)
 		return errf(err, -ENOEXEC, "no section name table");
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
+	while (elfsrc_walk_next(&w, &c)) {
 		int i, rc;
 
 		/* libdw skips sections in groups (and NOBITS) outside group reads. */
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_GROUP) ||
-		    !(name = elf_strptr(e, shstrndx, sh.sh_name)))
+		if (c.sh.sh_type == SHT_NOBITS || (c.sh.sh_flags & SHF_GROUP) || !c.name[0])
 			continue;
-		if (!altlink && !strcmp(name, ".gnu_debugaltlink")) {
+		if (!altlink && !strcmp(c.name, ".gnu_debugaltlink")) {
 			altlink = true;
-			rc = read_altlink(fd, &sh, out, err);
+			rc = read_altlink(s, &c.sh, out, err);
 			if (rc)
 				return rc;
 			continue;
 		}
-		i = kept_index(name);
+		i = kept_index(c.name);
 		if (i < 0 || k[i].present)
 			continue;
-		rc = locate_kept(fd, name, &sh, &k[i], err);
+		rc = elfsrc_data(s, &c, &k[i].d, err);
+		/* Another algorithm (zstd): libdw would skip the section too. */
+		if (rc == -ENOTSUP)
+			continue;
 		if (rc)
 			return rc;
-		if (!k[i].present)
-			continue;
-		if (k[i].size > DWARFIMAGE_MAX_BYTES - out->bytes)
+		k[i].present = true;
+		if (k[i].d.size > DWARFIMAGE_MAX_BYTES - out->bytes)
 			return errf(err, -ENOEXEC, "debug sections claim over %llu MB",
 				    (unsigned long long)(DWARFIMAGE_MAX_BYTES >> 20));
-		out->bytes += k[i].size;
+		out->bytes += k[i].d.size;
 	}
-	out->has_info = k[0].present && k[0].size > 0;
+	out->has_info = k[0].present && k[0].d.size > 0;
+	return 0;
+}
+
+/* The file open at @fd as a source; what is not a regular file is no ELF file we read. */
+static int fd_source(struct elfsrc *s, int fd, struct errbuf *err)
+{
+	if (elfsrc_from_fd(s, fd))
+		return errf(err, -ENOEXEC, "not a regular file");
 	return 0;
 }
 
 int dwarfimage_scan(Elf *e, int fd, struct dwarfimage_scan *out, struct errbuf *err)
 {
 	struct kept k[NKEPT];
-
-	return scan(e, fd, k, out, err);
-}
-
-/* Inflates exactly @size bytes into @dst from the zlib stream at [@off, +@len). */
-static bool inflate_exact(int fd, uint64_t off, uint64_t len, uint8_t *dst, uint64_t size)
-{
-	uint8_t *in = malloc(CHUNK), spill;
-	z_stream zs = { 0 };
-	bool ok = false, probing = false;
+	struct elfsrc s;
 	int rc;
 
-	if (!in || size > UINT32_MAX || inflateInit(&zs) != Z_OK) {
-		free(in);
-		return false;
-	}
-	zs.next_out = dst;
-	zs.avail_out = (uInt)size;
-	for (;;) {
-		if (!zs.avail_in && len) {
-			size_t n = len < CHUNK ? (size_t)len : CHUNK;
-
-			if (!pread_all(fd, in, n, off))
-				break;
-			off += n;
-			len -= n;
-			zs.next_in = in;
-			zs.avail_in = (uInt)n;
-		}
-		/* Full: one byte more would mean the claimed size is a lie. */
-		if (!zs.avail_out) {
-			if (probing)
-				break;
-			probing = true;
-			zs.next_out = &spill;
-			zs.avail_out = 1;
-		}
-		rc = inflate(&zs, Z_NO_FLUSH);
-		if (rc == Z_STREAM_END) {
-			ok = zs.total_out == size;
-			break;
-		}
-		/* Z_BUF_ERROR: no progress, the input ran out (we refill first). */
-		if (rc != Z_OK)
-			break;
-	}
-	inflateEnd(&zs);
-	free(in);
-	return ok;
+	rc = fd_source(&s, fd, err);
+	return rc ? rc : scan(e, &s, k, out, err);
 }
 
 static const char *section_name(int i, char *buf, size_t len)
@@ -248,6 +149,7 @@ int dwarfimage_build(Elf *e, int fd, uint64_t max_bytes, struct dwarfimage *img,
 		     struct errbuf *err)
 {
 	struct kept k[NKEPT];
+	struct elfsrc s;
 	char shstr[256], name[32];
 	uint64_t data_off[NKEPT] = { 0 }, pos = sizeof(Elf64_Ehdr), shstr_off, sh_off;
 	size_t shstr_len = 1, nsec = 1;
@@ -258,7 +160,10 @@ int dwarfimage_build(Elf *e, int fd, uint64_t max_bytes, struct dwarfimage *img,
 	int rc;
 
 	memset(img, 0, sizeof(*img));
-	rc = scan(e, fd, k, &img->scan, err);
+	rc = fd_source(&s, fd, err);
+	if (rc)
+		return rc;
+	rc = scan(e, &s, k, &img->scan, err);
 	if (rc)
 		return rc;
 	if (img->scan.bytes > max_bytes)
@@ -272,7 +177,7 @@ int dwarfimage_build(Elf *e, int fd, uint64_t max_bytes, struct dwarfimage *img,
 			continue;
 		pos = (pos + 7) & ~7ull;
 		data_off[i] = pos;
-		pos += k[i].size + DWARFIMAGE_PAD;
+		pos += k[i].d.size + DWARFIMAGE_PAD;
 		nsec++;
 	}
 	shstr_off = pos;
@@ -299,28 +204,20 @@ int dwarfimage_build(Elf *e, int fd, uint64_t max_bytes, struct dwarfimage *img,
 	shstr_len = 1;
 	nsec = 1;
 	for (size_t i = 0; i < NKEPT; i++) {
-		uint8_t *dst = buf + data_off[i];
-		bool ok;
-
 		if (!k[i].present)
 			continue;
-		if (k[i].how == PLAIN)
-			ok = pread_all(fd, dst, (size_t)k[i].size, k[i].off);
-		else
-			ok = inflate_exact(fd, k[i].off, k[i].raw, dst, k[i].size);
 		section_name((int)i, name, sizeof(name));
-		if (!ok) {
+		rc = elfsrc_data_read(&s, &k[i].d, name, buf + data_off[i], err);
+		if (rc) {
 			free(buf);
 			memset(img, 0, sizeof(*img));
-			return errf(err, -ENOEXEC, "%s: %s", name,
-				    k[i].how == PLAIN ? "past the end of the file"
-						      : "does not inflate to the size it claims");
+			return rc;
 		}
 		shdr[nsec++] = (Elf64_Shdr){
 			.sh_name = (uint32_t)shstr_len,
 			.sh_type = SHT_PROGBITS,
 			.sh_offset = data_off[i],
-			.sh_size = k[i].size,
+			.sh_size = k[i].d.size,
 			.sh_addralign = 1,
 		};
 		shstr_len += strlen(name) + 1;

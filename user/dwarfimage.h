@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "elfobj.h"
+#include "elfsrc.h"
 #include "errbuf.h"
 
 /* Zero bytes after each section in the image. */
@@ -39,7 +39,7 @@ struct dwarfimage_scan {
 	uint64_t bytes;   /* the kept sections, decompressed */
 	bool has_info;    /* a non-empty .debug_info */
 	/* .gnu_debugaltlink: the build ID of the dwz file; 0 bytes: none */
-	uint8_t alt_id[ELFOBJ_BUILD_ID_MAX];
+	uint8_t alt_id[ELFSRC_BUILD_ID_MAX];
 	size_t alt_id_len;
 };
 

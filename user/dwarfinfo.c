@@ -16,44 +16,36 @@
  *    function out, whose line is the call's DW_AT_call_file/call_line.
  *    This is what eu-addr2line -i and llvm-symbolizer print.
  *
- * Before libelf sees a file we check its header (a hostile section count
- * would make it allocate without bound); libdw sees only the image of its
- * debug sections that dwarfimage.c makes.
+ * Files are read through elfsrc (its header check before libelf sees a
+ * file: a hostile section count would make it allocate without bound) and
+ * separate debug files found by debugfile, as for symbols; libdw sees only
+ * the image of the debug sections that dwarfimage.c makes.
  *
  * DWARF shrunk by dwz refers to a shared "alt" file named in
  * .gnu_debugaltlink.  libdw would look for it itself, opening whatever path
  * the (untrusted) object names, blocking on a FIFO, mapping the file; so we
  * find it ourselves, only by its build ID under the host's debug_root, with
- * the same checks as any debug file, and hand it to libdw.  Without it such
+ * the same checks as any debug file (debugfile_find()), and hand it to libdw.  Without it such
  * DWARF is not used at all.
  */
 #include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "debugfile.h"
 #include "dwarfinfo.h"
-#include "rootfs.h"
 
-#define MAX_SECTIONS  65536u
-#define CRC_CHUNK     65536u
 #define MAX_CU_RANGES (4u << 20)
 /* Scopes examined per address: deeper nesting than this is not real code. */
 #define MAX_SCOPES    256
-/* .gnu_debuglink and .gnu_debugaltlink: a file name and a CRC or build ID. */
-#define LINK_BYTES    4096u
 
 struct cu_range {
 	uint64_t lo, hi; /* [lo, hi) */
@@ -87,96 +79,62 @@ struct dwarfinfo {
 
 /* --- files ------------------------------------------------------------- */
 
-/*
- * What libelf must not see: not 64-bit native-endian ELF, or more sections
- * than we allow (extended numbering puts the count in section 0's sh_size).
- */
-static bool header_ok(int fd, uint64_t size)
-{
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh0;
-	uint64_t n;
-
-	if (size < sizeof(eh) || pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
-		return false;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
-									       : ELFDATA2MSB))
-		return false;
-	if (!eh.e_shoff || eh.e_shentsize != sizeof(Elf64_Shdr))
-		return false;
-	n = eh.e_shnum;
-	if (n == 0) {
-		if (pread(fd, &sh0, sizeof(sh0), (off_t)eh.e_shoff) != (ssize_t)sizeof(sh0))
-			return false;
-		n = sh0.sh_size;
-	}
-	return n <= MAX_SECTIONS;
-}
-
-static bool crc_matches(int fd, uint64_t size, uint32_t want)
-{
-	uint8_t *buf = malloc(CRC_CHUNK);
-	uLong crc = crc32(0L, Z_NULL, 0);
-	bool ok = buf != NULL;
-
-	for (uint64_t off = 0; ok && off < size;) {
-		size_t n = size - off < CRC_CHUNK ? (size_t)(size - off) : CRC_CHUNK;
-
-		ok = pread(fd, buf, n, (off_t)off) == (ssize_t)n;
-		crc = crc32(crc, buf, (uInt)n);
-		off += n;
-	}
-	free(buf);
-	return ok && (uint32_t)crc == want;
-}
+/* What a file must have to be read for an object's DWARF. */
+struct dwant {
+	struct dfile *f;
+	uint64_t budget;
+};
 
 /*
- * Takes @fd (closed unless kept, when @own) and, when it is a readable ELF
- * file with DWARF within @budget bytes (and, for a debug file, carries
- * @want_id or matches @want_crc), makes it @f.
+ * debugfile_accept_fn: DWARF (a non-empty .debug_info) within the budget;
+ * the most a refused one needed is remembered to say why none was taken.
  */
-static bool try_fd(struct dfile *f, int fd, bool own, uint64_t budget, const uint8_t *want_id,
-		   size_t want_id_len, const uint32_t *want_crc)
+static bool has_dwarf(const struct elfsrc *s, Elf *e, void *ctx)
 {
+	struct dwant *w = ctx;
 	struct dwarfimage_scan sc;
-	struct stat st;
-	Elf *e = NULL;
+
+	if (dwarfimage_scan(e, s->fd, &sc, NULL) || !sc.has_info)
+		return false;
+	if (sc.bytes > w->budget) {
+		if (sc.bytes > w->f->over)
+			w->f->over = sc.bytes;
+		return false;
+	}
+	w->f->scan = sc;
+	return true;
+}
+
+/* The object's own DWARF, in the file open at @fd (borrowed). */
+static bool own_dwarf(struct dfile *f, int fd, uint64_t budget)
+{
+	struct dwant w = { f, budget };
+	struct elfsrc s;
+	Elf *e;
+	bool ok;
+
+	if (fd < 0 || elfsrc_from_fd(&s, fd) || elfsrc_begin(&s, EM_NONE, ELFSRC_SECTIONS, &e, NULL))
+		return false;
+	ok = has_dwarf(&s, e, &w);
+	elf_end(e);
+	if (ok) {
+		f->fd = fd;
+		f->own = false;
+	}
+	return ok;
+}
+
+/* A debug file with DWARF for @q (by build ID, then link), within @budget. */
+static bool find_separate(struct dfile *f, const struct debugfile_query *q, uint64_t budget)
+{
+	struct dwant w = { f, budget };
+	int fd = debugfile_find(q, has_dwarf, &w);
 
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !header_ok(fd, (uint64_t)st.st_size))
-		goto reject;
-	if (want_crc && !crc_matches(fd, (uint64_t)st.st_size, *want_crc))
-		goto reject;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF)
-		goto reject;
-	if (want_id) {
-		const void *id;
-		ssize_t n = dwelf_elf_gnu_build_id(e, &id);
-
-		if (n <= 0 || (size_t)n != want_id_len || memcmp(id, want_id, want_id_len))
-			goto reject;
-	}
-	if (dwarfimage_scan(e, fd, &sc, NULL) || !sc.has_info)
-		goto reject;
-	if (sc.bytes > budget) {
-		if (sc.bytes > f->over)
-			f->over = sc.bytes;
-		goto reject;
-	}
-	elf_end(e);
 	f->fd = fd;
-	f->own = own;
-	f->scan = sc;
+	f->own = true;
 	return true;
-reject:
-	if (e)
-		elf_end(e);
-	if (own)
-		close(fd);
-	return false;
 }
 
 static void dfile_close(struct dfile *f)
@@ -186,104 +144,6 @@ static void dfile_close(struct dfile *f)
 	f->fd = -1;
 }
 
-/* "<root>/.build-id/xx/rest.debug" for a raw build ID. */
-static bool build_id_path(char *buf, size_t len, const char *root, const uint8_t *id,
-			  size_t idlen)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t n;
-
-	if (!root || !*root || idlen < 2 || idlen > ELFOBJ_BUILD_ID_MAX)
-		return false;
-	n = (size_t)snprintf(buf, len, "%s/.build-id/%c%c/", root, hex[id[0] >> 4], hex[id[0] & 15]);
-	if (n + 2 * idlen + sizeof(".debug") > len)
-		return false;
-	for (size_t i = 1; i < idlen; i++) {
-		buf[n++] = hex[id[i] >> 4];
-		buf[n++] = hex[id[i] & 15];
-	}
-	memcpy(buf + n, ".debug", sizeof(".debug"));
-	return true;
-}
-
-/*
- * The .gnu_debuglink of the file open at @fd: a bare file name (a path
- * could lead out of the directories searched) and the CRC of its target.
- */
-static bool read_debuglink(int fd, char *name, size_t name_len, uint32_t *crc)
-{
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	char buf[LINK_BYTES];
-	Elf_Scn *scn = NULL;
-	size_t shstrndx, nlen, crc_off;
-	bool ok = false;
-
-	if (!e)
-		return false;
-	if (elf_getshdrstrndx(e, &shstrndx))
-		goto out;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *sn;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(sn = elf_strptr(e, shstrndx, sh.sh_name)) || strcmp(sn, ".gnu_debuglink"))
-			continue;
-		if (sh.sh_size > sizeof(buf) ||
-		    pread(fd, buf, sh.sh_size, (off_t)sh.sh_offset) != (ssize_t)sh.sh_size)
-			break;
-		nlen = strnlen(buf, sh.sh_size);
-		crc_off = (nlen + 1 + 3) & ~(size_t)3;
-		if (!nlen || nlen >= name_len || crc_off + 4 > sh.sh_size)
-			break;
-		memcpy(name, buf, nlen + 1);
-		memcpy(crc, buf + crc_off, 4);
-		ok = !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
-		break;
-	}
-out:
-	elf_end(e);
-	return ok;
-}
-
-/* By build ID, then by .gnu_debuglink, in gdb's order. */
-static bool find_separate(struct dfile *d, const struct elfobj *o,
-			  const struct elfobj_debug_opts *opts, uint64_t max)
-{
-	const char *root = opts ? opts->debug_root : NULL, *slash;
-	char path[PATH_MAX], name[256];
-	size_t idlen;
-	const uint8_t *id = elfobj_build_id_raw(o, &idlen);
-	uint32_t crc;
-	bool found = false;
-	int ofd, dirlen;
-	const void *img;
-	size_t len;
-
-	if (build_id_path(path, sizeof(path), root, id, idlen) &&
-	    try_fd(d, rootfs_open_host(path), true, max, id, idlen, NULL))
-		return true;
-	if (!opts || !opts->path || !(slash = strrchr(opts->path, '/')))
-		return false;
-	elfobj_source(o, &ofd, &img, &len);
-	if (ofd < 0 || !read_debuglink(ofd, name, sizeof(name), &crc))
-		return false;
-	dirlen = (int)(slash - opts->path);
-	if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", dirlen, opts->path, name) <
-	    sizeof(path))
-		found = try_fd(d, rootfs_openat(opts->root_fd, path), true, max,
-			       NULL, 0, &crc);
-	if (!found && (size_t)snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen,
-				       opts->path, name) < sizeof(path))
-		found = try_fd(d, rootfs_openat(opts->root_fd, path), true, max,
-			       NULL, 0, &crc);
-	if (!found && root && *root &&
-	    (size_t)snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, opts->path, name) <
-		    sizeof(path))
-		found = try_fd(d, rootfs_open_host(path), true, max, NULL, 0, &crc);
-	return found;
-}
-
 /*
  * The dwz file of @main, if its DWARF has one: by build ID under the
  * host's debug root only.  False when there is one and it cannot be used.
@@ -291,14 +151,15 @@ static bool find_separate(struct dfile *d, const struct elfobj *o,
 static bool find_alt(struct dfile *alt, const struct dfile *main,
 		     const struct elfobj_debug_opts *opts, uint64_t max)
 {
-	const uint8_t *id = main->scan.alt_id;
-	size_t n = main->scan.alt_id_len;
-	char path[PATH_MAX];
+	struct debugfile_query q = {
+		.debug_root = opts ? opts->debug_root : NULL,
+		.build_id = main->scan.alt_id,
+		.build_id_len = main->scan.alt_id_len,
+	};
 
-	if (!n)
+	if (!q.build_id_len)
 		return true;
-	return build_id_path(path, sizeof(path), opts ? opts->debug_root : NULL, id, n) &&
-	       try_fd(alt, rootfs_open_host(path), true, max - main->scan.bytes, id, n, NULL);
+	return find_separate(alt, &q, max - main->scan.bytes);
 }
 
 int dwarfinfo_locate(struct dwarf_source *src, const struct elfobj *o,
@@ -306,6 +167,8 @@ int dwarfinfo_locate(struct dwarf_source *src, const struct elfobj *o,
 		     struct errbuf *err)
 {
 	struct dfile main = { .fd = -1 }, alt = { .fd = -1 };
+	struct debugfile_query q = { 0 };
+	struct elfsrc obj;
 	const void *img;
 	size_t len;
 	int fd;
@@ -316,9 +179,18 @@ int dwarfinfo_locate(struct dwarf_source *src, const struct elfobj *o,
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return errf(err, -ENOSYS, "libelf: %s", elf_errmsg(-1));
 	elfobj_source(o, &fd, &img, &len);
+	if (fd >= 0 && !elfsrc_from_fd(&obj, fd)) {
+		q.build_id = elfobj_build_id_raw(o, &q.build_id_len);
+		q.obj = &obj;
+		if (opts) {
+			q.debug_root = opts->debug_root;
+			q.path = opts->path;
+			q.root_fd = opts->root_fd;
+		}
+	}
 	/* The in-memory vDSO image carries no DWARF. */
-	if (fd < 0 || (!try_fd(&main, fd, false, max_bytes, NULL, 0, NULL) &&
-		       !find_separate(&main, o, opts, max_bytes))) {
+	if (!q.obj ||
+	    (!own_dwarf(&main, fd, max_bytes) && !find_separate(&main, &q, max_bytes))) {
 		if (main.over)
 			return errf(err, -EFBIG, "DWARF of %.1f MB, over the %.1f MB allowed",
 				    main.over / 1048576.0, max_bytes / 1048576.0);
@@ -355,18 +227,15 @@ void dwarfinfo_source_close(struct dwarf_source *src)
 /* Reads the file at @fd into @di: its image, open with libelf. */
 static int read_image(struct dimage *di, int fd, uint64_t max, struct errbuf *err)
 {
-	struct stat st;
+	struct elfsrc s;
 	Elf *e;
 	int rc;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !header_ok(fd, (uint64_t)st.st_size))
-		return errf(err, -ENOEXEC, "not a 64-bit ELF file of this host's byte order");
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		return errf(err, -ENOEXEC, "not an ELF file");
-	}
+	if (elfsrc_from_fd(&s, fd))
+		return errf(err, -ENOEXEC, "not a regular file");
+	rc = elfsrc_begin(&s, EM_NONE, ELFSRC_SECTIONS, &e, err);
+	if (rc)
+		return rc;
 	rc = dwarfimage_build(e, fd, max, &di->img, err);
 	elf_end(e);
 	if (rc)

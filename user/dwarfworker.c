@@ -1,25 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * dwarfworker: see dwarfworker.h.
- *
- * The protocol, over a SOCK_STREAM socketpair, in the agent's own byte
- * order (both ends are the same binary):
- *
- *   request   struct req, then for LOOKUP n addresses (u64), for
- *             DEMANGLE arg bytes: n names, each a u16 length and its bytes
- *             OPEN carries its 1 or 2 descriptors as SCM_RIGHTS
- *   reply     struct rep, then rep.len bytes:
- *             HELLO   (sent once the child is sandboxed) a message if rc < 0
- *             OPEN    u64 bytes loaded, then a message if rc < 0
- *             LOOKUP  per address: u8 frames, per frame: i32 line,
- *                     i32 start_line, u16 lengths of name, file, dir
- *                     (NO_STR: none), then their bytes
- *             DEMANGLE per name: u16 length (0: none), its demangled bytes
- *             CLOSE   no reply
- *
- * The child trusts nothing it reads from the files; the agent trusts
- * nothing the child sends: every length is checked against what is left
- * and against the caps the child applies (NAME_CAP, PATH_CAP).
+ * dwarfworker: see dwarfworker.h.  The agent's side: starting, watching,
+ * replacing and killing the child, and its requests (dwarfproto.h has
+ * the protocol, dwarfchild.c the child).
  */
 #include <errno.h>
 #include <poll.h>
@@ -32,42 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "demangle.h"
-#include "dwarfworker.h"
+#include "dwarfproto.h"
+#include "grow.h"
+#include "priority.h"
 #include "sandbox.h"
 
-#define NAME_CAP 4095u /* bytes of a function name sent */
-#define PATH_CAP 1023u /* ... of a file or directory */
-#define NO_STR   0xffffu
-#define FRAMES_CAP DWARFINFO_MAX_FRAMES
-#define CHILD_MEM(max) (4 * (max) + (256ull << 20))
-#define CHILD_CPU_SECS 120
-#define CHILD_NOFILE   64
 #define REAP_MS        2000
-
-enum { REQ_OPEN = 1, REQ_LOOKUP, REQ_CLOSE, REQ_DEMANGLE };
-
-/* A demangling request's names: lengths and bytes. */
-#define NAMES_BYTES (DWARFWORKER_NAMES * (2 + DEMANGLE_MAX_INPUT))
-#define DEMANGLED_CAP 4095u
-
-struct req {
-	uint32_t type, handle;
-	uint64_t arg; /* OPEN: max bytes; LOOKUP: max frames */
-	uint32_t n;   /* OPEN: descriptors; LOOKUP: addresses */
-	uint32_t pad;
-};
-
-struct rep {
-	int32_t rc;
-	uint32_t len;
-};
-
-struct slot {
-	bool used;
-	uint32_t handle;
-	struct dwarfinfo *d; /* in the child, or in process */
-};
 
 struct dwarfworker {
 	struct dwarfworker_opts o;
@@ -84,291 +37,12 @@ struct dwarfworker {
 	char *sbuf;            /* the strings of one address's frames, NUL-terminated */
 };
 
-/* --- both sides -------------------------------------------------------------- */
-
 static int64_t now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Handles name a slot and the child it was opened in: (gen << 8) | slot. */
-static uint32_t make_handle(uint32_t gen, size_t slot)
-{
-	return (gen & 0xffffffu) << 8 | (uint32_t)slot;
-}
-
-/* --- the child ----------------------------------------------------------------- */
-
-struct out {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static bool put(struct out *b, const void *data, size_t n)
-{
-	if (b->cap - b->len < n) {
-		size_t cap = b->cap ? b->cap : 65536;
-		uint8_t *p;
-
-		while (cap - b->len < n)
-			cap *= 2;
-		if (cap > DWARFWORKER_MAX_REPLY || !(p = realloc(b->p, cap)))
-			return false;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	return true;
-}
-
-/* Reads (or writes) exactly @len bytes on the socket; false when it closed or failed. */
-static bool child_io(void *buf, size_t len, bool writing)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = writing ? write(SANDBOX_SERVE_FD, p, len) : read(SANDBOX_SERVE_FD, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
-static bool child_read(void *buf, size_t len)
-{
-	return child_io(buf, len, false);
-}
-
-static bool child_write(const void *buf, size_t len)
-{
-	return child_io((void *)buf, len, true);
-}
-
-static bool send_reply(int rc, const struct out *payload)
-{
-	struct rep r = { .rc = rc, .len = payload ? (uint32_t)payload->len : 0 };
-
-	return child_write(&r, sizeof(r)) && (!r.len || child_write(payload->p, payload->len));
-}
-
-/* A request header, and the descriptors that came with it. */
-static bool child_recv(struct req *q, int *fds, size_t *nfds)
-{
-	char cbuf[CMSG_SPACE(2 * sizeof(int))];
-	struct iovec iov = { q, sizeof(*q) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	ssize_t n;
-
-	*nfds = 0;
-	do
-		n = recvmsg(SANDBOX_SERVE_FD, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return false;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-			for (size_t i = 0; i < k; i++) {
-				int fd;
-
-				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (*nfds < 2)
-					fds[(*nfds)++] = fd;
-				else
-					close(fd);
-			}
-		}
-	return child_read((uint8_t *)q + n, sizeof(*q) - (size_t)n);
-}
-
-static bool put_str(struct out *b, const char *s, size_t cap, uint16_t *len)
-{
-	size_t n = s ? strnlen(s, cap) : 0;
-
-	*len = s ? (uint16_t)n : NO_STR;
-	return !n || put(b, s, n);
-}
-
-/* One address's frames, encoded. */
-static bool put_frames(struct out *b, const struct dwarf_frame *f, size_t n)
-{
-	uint8_t nf = (uint8_t)n;
-
-	if (!put(b, &nf, 1))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		int32_t lines[2] = { f[i].line, f[i].start_line };
-		uint16_t lens[3];
-		size_t at;
-
-		if (!put(b, lines, sizeof(lines)))
-			return false;
-		at = b->len;
-		/* Room for the lengths, filled in once the strings are out. */
-		if (!put(b, (uint16_t[3]){ 0 }, sizeof(lens)) ||
-		    !put_str(b, f[i].name, NAME_CAP, &lens[0]) ||
-		    !put_str(b, f[i].file, PATH_CAP, &lens[1]) ||
-		    !put_str(b, f[i].dir, PATH_CAP, &lens[2]))
-			return false;
-		memcpy(b->p + at, lens, sizeof(lens));
-	}
-	return true;
-}
-
-static struct slot *child_slot(struct slot *slots, uint32_t handle)
-{
-	size_t i = handle & 0xff;
-
-	return i < DWARFWORKER_MAX_OPEN && slots[i].used && slots[i].handle == handle ? &slots[i]
-										       : NULL;
-}
-
-static int child_open(struct slot *slots, const struct req *q, int *fds, size_t nfds,
-		      struct out *b)
-{
-	struct errbuf err = { "" };
-	struct dwarfinfo *d = NULL;
-	size_t i = q->handle & 0xff;
-	uint64_t bytes = 0;
-	int rc;
-
-	if (i >= DWARFWORKER_MAX_OPEN || slots[i].used || nfds < 1)
-		rc = errf(&err, -EINVAL, "bad open request");
-	else
-		rc = dwarfinfo_open_fds(&d, fds[0], nfds > 1 ? fds[1] : -1, q->arg, &err);
-	for (size_t k = 0; k < nfds; k++)
-		close(fds[k]);
-	if (!rc) {
-		slots[i] = (struct slot){ .used = true, .handle = q->handle, .d = d };
-		bytes = dwarfinfo_bytes(d);
-	}
-	b->len = 0;
-	put(b, &bytes, sizeof(bytes));
-	if (rc)
-		put(b, err.msg, strlen(err.msg));
-	return rc;
-}
-
-static bool child_lookup(struct slot *slots, const struct req *q, struct out *b)
-{
-	uint64_t addrs[DWARFWORKER_BATCH];
-	struct dwarf_frame frames[FRAMES_CAP];
-	struct slot *s = child_slot(slots, q->handle);
-	size_t max = q->arg < FRAMES_CAP ? (size_t)q->arg : FRAMES_CAP;
-
-	if (q->n > DWARFWORKER_BATCH || !child_read(addrs, q->n * sizeof(addrs[0])) || !s)
-		return false;
-	b->len = 0;
-	for (size_t i = 0; i < q->n; i++) {
-		size_t n = dwarfinfo_lookup(s->d, addrs[i], frames, max);
-
-		if (!put_frames(b, frames, n))
-			return false;
-	}
-	return true;
-}
-
-static bool child_demangle(const struct req *q, uint8_t *in, struct out *b)
-{
-	char name[DEMANGLE_MAX_INPUT + 1], out[DEMANGLED_CAP + 1];
-	size_t off = 0;
-
-	if (q->n > DWARFWORKER_NAMES || q->arg > NAMES_BYTES || !child_read(in, (size_t)q->arg))
-		return false;
-	b->len = 0;
-	for (uint32_t i = 0; i < q->n; i++) {
-		uint16_t len, outlen;
-
-		if (q->arg - off < sizeof(len))
-			return false;
-		memcpy(&len, in + off, sizeof(len));
-		off += sizeof(len);
-		if (len > DEMANGLE_MAX_INPUT || q->arg - off < len)
-			return false;
-		memcpy(name, in + off, len);
-		name[len] = '\0';
-		off += len;
-		outlen = (uint16_t)demangle_v0(name, out, sizeof(out));
-		if (!put(b, &outlen, sizeof(outlen)) || !put(b, out, outlen))
-			return false;
-	}
-	return off == q->arg;
-}
-
-static void __attribute__((noreturn)) child_main(const struct dwarfworker_opts *o, int sock,
-						   pid_t parent, unsigned child)
-{
-	struct sandbox_opts so = {
-		.serve_fd = sock,
-		.mem_bytes = CHILD_MEM(o->max_bytes),
-		.cpu_secs = CHILD_CPU_SECS,
-		.nofile = CHILD_NOFILE,
-	};
-	struct slot slots[DWARFWORKER_MAX_OPEN] = { { 0 } };
-	struct errbuf err = { "" };
-	struct out b = { 0 };
-	uint8_t *names = malloc(NAMES_BYTES);
-	unsigned long nreq = 0;
-	int rc = names ? sandbox_enter(&so, parent, &err) : errf(&err, -ENOMEM, "out of memory");
-
-	if (rc) {
-		put(&b, err.msg, strlen(err.msg));
-		send_reply(rc, &b);
-		_exit(1);
-	}
-	if (!send_reply(0, NULL))
-		_exit(0);
-	for (;;) {
-		struct req q;
-		int fds[2];
-		size_t nfds;
-
-		if (!child_recv(&q, fds, &nfds))
-			_exit(0); /* the agent closed its end: done */
-		if (q.type != REQ_OPEN)
-			for (size_t k = 0; k < nfds; k++)
-				close(fds[k]);
-		switch (q.type) {
-		case REQ_OPEN:
-			rc = child_open(slots, &q, fds, nfds, &b);
-			if (!send_reply(rc, &b))
-				_exit(0);
-			break;
-		case REQ_LOOKUP:
-		case REQ_DEMANGLE:
-			if (o->child_hook)
-				o->child_hook(nreq, child);
-			nreq++;
-			if (!(q.type == REQ_LOOKUP ? child_lookup(slots, &q, &b)
-						   : child_demangle(&q, names, &b)) ||
-			    !send_reply(0, &b))
-				_exit(2);
-			break;
-		case REQ_CLOSE: {
-			struct slot *s = child_slot(slots, q.handle);
-
-			if (s) {
-				dwarfinfo_free(s->d);
-				*s = (struct slot){ 0 };
-			}
-			break;
-		}
-		default:
-			_exit(2);
-		}
-	}
 }
 
 /* --- the agent ------------------------------------------------------------------ */
@@ -483,14 +157,9 @@ static int recv_reply(struct dwarfworker *w, struct rep *r, int64_t deadline, st
 
 	if (!rc && r->len > DWARFWORKER_MAX_REPLY)
 		return fail(w, err, "sent a malformed reply (too long)");
-	if (!rc && r->len > w->rbuf_cap) {
-		uint8_t *p = realloc(w->rbuf, r->len);
-
-		if (!p)
-			return fail(w, err, "could not be heard: out of memory for its reply");
-		w->rbuf = p;
-		w->rbuf_cap = r->len;
-	}
+	if (!rc && grow_to((void **)&w->rbuf, &w->rbuf_cap, r->len, 1, 65536,
+			   DWARFWORKER_MAX_REPLY))
+		return fail(w, err, "could not be heard: out of memory for its reply");
 	if (!rc && r->len)
 		rc = recv_by(w, w->rbuf, r->len, deadline);
 	if (rc == -ETIMEDOUT) {
@@ -560,8 +229,10 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		child_main(&w->o, sv[1], parent, w->st.spawned);
+		dwarfchild_main(&w->o, sv[1], parent, w->st.spawned);
 	}
+	/* The agent waits for its reader: it starts at the agent's priority. */
+	priority_child_started(pid);
 	close(sv[1]);
 	w->sock = sv[0];
 	w->pid = pid;
@@ -574,6 +245,8 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 
 		return fail(w, err, child_text(w->rbuf, r.len, msg, sizeof(msg)));
 	}
+	/* It serves requests now, in a session of its own (priority.h). */
+	priority_child_ready(pid);
 	return 0;
 }
 

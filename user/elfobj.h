@@ -6,8 +6,9 @@
  * actually sampled) a sorted table of its function symbols.
  *
  * Every byte comes from a file a process handed us, possibly a hostile
- * container: everything is bounds-checked and a corrupt object yields an
- * error or fewer symbols, never a crash.
+ * container: it is read through elfsrc (bounded, never mapped), the
+ * symbols by elfsyms, a separate debug file found by debugfile, and a
+ * corrupt object yields an error or fewer symbols, never a crash.
  */
 #ifndef CPROF_ELFOBJ_H
 #define CPROF_ELFOBJ_H
@@ -16,18 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elfsrc.h"
+#include "elfsyms.h"
 #include "errbuf.h"
 
-/* Longest build ID we keep (bytes); GNU uses 20, some linkers 16 or 8. */
-#define ELFOBJ_BUILD_ID_MAX 64
+#define ELFOBJ_BUILD_ID_MAX ELFSRC_BUILD_ID_MAX
 
 struct elfobj;
-
-struct elfobj_sym {
-	uint64_t start; /* st_value: ELF virtual address */
-	uint64_t size;  /* 0 when the symbol table did not say */
-	const char *name;
-};
 
 /*
  * Reads the ELF header, program headers and build-ID note of the file
@@ -74,7 +70,7 @@ struct elfobj_debug_opts {
 
 /*
  * Loads the function symbols: .symtab, else .dynsym, and the separate
- * debug file (by build ID under debug_root/.build-id/xx/rest.debug, else by
+ * debug file (debugfile_find(): by build ID under debug_root, else by
  * .gnu_debuglink checked with its CRC) when the object itself has no
  * .symtab.  Idempotent: later calls return the first call's result.
  * @opts may be NULL: no separate debug file is looked for.  An object with

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "errbuf.h"
 
@@ -14,4 +15,15 @@ int errf(struct errbuf *e, int code, const char *fmt, ...)
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+int errf_prefix(struct errbuf *e, int code, const char *prefix)
+{
+	char msg[ERRBUF_LEN];
+
+	if (!e)
+		return code;
+	memcpy(msg, e->msg, sizeof(msg));
+	msg[sizeof(msg) - 1] = '\0';
+	return errf(e, code, "%s: %s", prefix, msg);
 }

@@ -24,4 +24,7 @@ struct errbuf {
 int errf(struct errbuf *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Prefixes @e's message with "@prefix: " (the file a callee did not name); returns @code. */
+int errf_prefix(struct errbuf *e, int code, const char *prefix);
+
 #endif

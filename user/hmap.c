@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "hmap.h"
 
 void hmap_init(struct hmap *m, size_t key_size, size_t entry_size)
@@ -17,22 +18,6 @@ void hmap_free(struct hmap *m)
 	free(m->slots);
 	m->used = m->slots = NULL;
 	m->cap = m->n = 0;
-}
-
-/* 64-bit FNV-1a with a final avalanche, so sequential keys spread out. */
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ULL;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
 }
 
 static void *slot(const struct hmap *m, size_t i)

@@ -18,6 +18,7 @@
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,10 +28,12 @@
 #include "objcache.h"
 #include "options.h"
 #include "output.h"
+#include "priority.h"
 #include "proctab.h"
 #include "rootfs.h"
 #include "sampler.h"
 #include "stackstore.h"
+#include "summary.h"
 #include "tables.h"
 #include "window.h"
 
@@ -40,14 +43,6 @@
  */
 #define FD_RESERVE 64
 #define MAX_ROOTS 1024
-
-/* What the windows of a run wrote, for the summary. */
-struct totals {
-	size_t windows, files, failed;
-	struct symbolizer_stats sym; /* of the last window */
-	uint64_t samples, lost;
-	double sampled_s, write_s; /* write_s: of the last window */
-};
 
 /* Everything one run accumulates. */
 struct run {
@@ -59,19 +54,40 @@ struct run {
 	struct objcache *objs;
 	struct tables *tables; /* NULL: frame pointers only */
 	struct sampler *sampler;
+	bool python;                 /* Python frames wanted */
+	struct py_stats py;
+	struct priority prio; /* the agent's own scheduling (priority.h) */
+	const struct options *opts;
+	struct elfobj *vdso;   /* the host's vDSO, or NULL */
+	bool out_open, procs_open; /* for run_free */
 	uint64_t samples_drained;
+	struct cprof_stats bpf_before; /* the BPF counters when the window started */
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
 };
 
 static volatile sig_atomic_t stop_signal;
+/* The run being sampled, for the handler (run_loop sets it). */
+static struct run *volatile sampling;
 static bool verbose;
 
 static void on_signal(int sig)
 {
+	struct run *r = sampling;
+
 	stop_signal = sig;
+	/*
+	 * Sampling ends on time however busy the agent is, and what is left
+	 * (the drain under way, the write) starts a real-time step at once.
+	 */
+	if (r) {
+		sampler_pause(r->sampler);
+		priority_step(&r->prio, PRIORITY_WRITE_MS);
+	}
 }
 
+__attribute__((format(printf, 2, 0)))
+__attribute__((format(printf, 2, 0)))
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (!verbose && level != LIBBPF_WARN)
@@ -89,6 +105,24 @@ static double now_s(clockid_t clk)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Finds the CPython of a process not known to run one, and tells BPF of it. */
+static void python_attach(struct run *r, struct process *p)
+{
+	struct cprof_py_proc bpf;
+	struct errbuf err = { "" };
+	int ret;
+
+	if (!r->python || p->py || !p->have_maps || p->exited)
+		return;
+	ret = pyproc_find(&p->py, p->pid, &p->maps, p->objs, &r->py, &err);
+	if (ret == 0) {
+		pyproc_bpf(p->py, p->gen, &bpf);
+		sampler_set_python(r->sampler, p->pid, &bpf);
+	} else if (ret != -ENOENT && verbose) {
+		fprintf(stderr, PROG ": pid %u: %s\n", p->pid, err.msg);
+	}
+}
+
 /* The record of one process image, made (and given its tables) on first use. */
 static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm,
 				  bool *created_out)
@@ -96,7 +130,11 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	bool created = false;
 	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
 
-	if (p && created && r->tables)
+	/* Python first: its frames need no table, and a short run is short. */
+	if (p && created)
+		python_attach(r, p);
+	/* Unwind tables serve sampling only: none once it is over. */
+	if (p && created && r->tables && !stop_signal)
 		tables_add_process(r->tables, p, NULL);
 	if (created_out)
 		*created_out = created;
@@ -107,8 +145,12 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why)
 {
 	if (p && !p->exited &&
-	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0 && r->tables)
-		tables_add_process(r->tables, p, NULL);
+	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0) {
+		python_attach(r, p);
+		/* Unwind tables serve sampling only: none once it is over. */
+		if (r->tables && !stop_signal)
+			tables_add_process(r->tables, p, NULL);
+	}
 }
 
 /* Before a window is written: the refreshes the backoff deferred. */
@@ -163,6 +205,13 @@ static int on_event(void *ctx, const void *data, size_t size)
 		proctab_exited(&r->procs, ev->pid, ev->gen);
 		if (r->tables && p && p->gen == ev->gen)
 			tables_remove_process(r->tables, ev->pid);
+		if (p && p->py && p->gen == ev->gen)
+			sampler_set_python(r->sampler, ev->pid, NULL);
+		break;
+	case CPROF_EV_PY_CODE:
+		p = proctab_find(&r->procs, ev->pid);
+		if (p && p->py && p->gen == ev->gen)
+			pyproc_read_code(p->py, ev->pid, ev->addr);
 		break;
 	}
 	return 0;
@@ -191,6 +240,8 @@ static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t
 	if (!p)
 		return -ENOMEM;
 	r->samples_drained += count;
+	if (p->py)
+		py_stats_sample(&r->py, k->pystack, count);
 	return agg_add(&p->samples, k, count);
 }
 
@@ -219,6 +270,7 @@ static void drain(struct sampler *s, struct run *r)
 	struct errbuf err = { "" };
 	int ret;
 
+	priority_step(&r->prio, PRIORITY_DRAIN_MS);
 	/* Announce new processes before their samples arrive. */
 	sampler_poll(s, 0, on_event, r);
 	ret = sampler_drain(s, &drain_ops, r, &err);
@@ -260,11 +312,39 @@ static void retire_exits(struct run *r)
 			proctab_exited(&r->procs, p->pid, p->gen);
 			if (r->tables)
 				tables_remove_process(r->tables, p->pid);
+			if (p->py)
+				sampler_set_python(r->sampler, p->pid, NULL);
 		}
 		if (p->exited)
 			sampler_forget(r->sampler, p->pid, p->gen);
 	}
 	free(list);
+}
+
+/* Continuous mode's line for a window just written, with its own counters. */
+static void window_line(struct run *r, int64_t start_ns, const struct window_result *res)
+{
+	struct summary w = {
+		.files = res->files,
+		.failed = res->failed,
+		.samples = res->samples,
+		.lost = res->lost,
+		.sym = res->sym,
+		.unwind_tables = r->tables != NULL,
+	};
+	struct cprof_stats now;
+	uint64_t *d = (uint64_t *)&w.bpf;
+	const uint64_t *a = (const uint64_t *)&now, *b = (const uint64_t *)&r->bpf_before;
+	char stamp[32];
+
+	/* All u64 counters (cprof.h asserts it): the window's are differences. */
+	if (!sampler_stats(r->sampler, &now)) {
+		for (size_t i = 0; i < sizeof(now) / sizeof(uint64_t); i++)
+			d[i] = a[i] - b[i];
+		r->bpf_before = now;
+	}
+	window_stamp(start_ns, stamp, sizeof(stamp));
+	summary_window(stderr, stamp, &w, r->opts);
 }
 
 /*
@@ -273,7 +353,7 @@ static void retire_exits(struct run *r)
  * processes start again from zero, and so does the stack store.
  */
 static void end_window(struct run *r, const struct options *o, int64_t start_ns, double start,
-		       struct totals *tot)
+		       struct summary *tot)
 {
 	struct window_result res;
 	double stop = now_s(CLOCK_MONOTONIC);
@@ -290,6 +370,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	};
 	struct errbuf err = { "" };
 
+	priority_step(&r->prio, PRIORITY_WRITE_MS);
 	refresh_deferred(r);
 	window_write(&r->procs, &r->stacks, &wo, start_ns, (int64_t)((stop - start) * 1e9), &res);
 	tot->windows++;
@@ -298,7 +379,10 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	tot->samples += res.samples;
 	tot->lost += res.lost;
 	tot->sym = res.sym;
+	tot->last = res;
 	tot->write_s = now_s(CLOCK_MONOTONIC) - stop;
+	if (o->interval)
+		window_line(r, start_ns, &res);
 	if (o->keep && outdir_prune(&r->out, o->keep, &err) < 0)
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
 	retire_exits(r);
@@ -317,14 +401,19 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
  * last (possibly partial) window is always written.
  */
 static void run_loop(struct sampler *s, struct run *r, const struct options *o,
-		     struct totals *tot)
+		     struct summary *tot)
 {
 	double start = now_s(CLOCK_MONOTONIC), next_drain = start + 1;
 	double end = o->duration ? start + o->duration : 0;
 	double win_start = start;
 	int64_t win_start_ns = unix_ns();
-	bool tty = isatty(STDERR_FILENO);
+	bool tty = isatty(STDERR_FILENO) && !o->quiet;
+	/* SIGALRM at the end pauses sampling, even in the middle of a long drain. */
+	struct itimerval alarm_at = { .it_value = { (time_t)o->duration, 0 } };
 
+	sampling = r;
+	if (o->duration)
+		setitimer(ITIMER_REAL, &alarm_at, NULL);
 	while (!stop_signal) {
 		double t = now_s(CLOCK_MONOTONIC);
 
@@ -339,12 +428,11 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		}
 		if (o->interval && t >= win_start + o->interval) {
 			drain(s, r);
+			if (tty)
+				fprintf(stderr, "\r\033[K");
 			end_window(r, o, win_start_ns, win_start, tot);
 			win_start += o->interval;
 			win_start_ns += (int64_t)o->interval * 1000000000LL;
-			if (tty)
-				fprintf(stderr, "\r" PROG ": window %zu written: %zu files  ",
-					tot->windows, tot->files);
 		}
 		sampler_poll(s, 100, on_event, r);
 		/* Tables asked for are built between polls, so events are never held up long. */
@@ -353,12 +441,20 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
+	alarm_at = (struct itimerval){ { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &alarm_at, NULL);
+	sampling = NULL;
 	tot->sampled_s = now_s(CLOCK_MONOTONIC) - start;
+	/* A loop that came late found sampling paused by the alarm at its end. */
+	if (end && tot->sampled_s > o->duration)
+		tot->sampled_s = o->duration;
 	sampler_stop(s);
 	/* Both pairs may hold samples now: drain each once. */
 	drain(s, r);
 	drain(s, r);
 	end_window(r, o, win_start_ns, win_start, tot);
+	/* From the end of sampling: the last drains are part of the write. */
+	tot->write_s = now_s(CLOCK_MONOTONIC) - start - tot->sampled_s;
 }
 
 /* The host's vDSO is the same image in every process of our ABI. */
@@ -415,148 +511,104 @@ static void fd_budget(unsigned long max_files, size_t *files, size_t *roots)
 	*files = avail - *roots < max_files ? avail - *roots : max_files;
 }
 
-/* The bounds on what processes can make the agent hold, where they were hit. */
-static void print_bounds(const struct run *r)
+/* The run's figures for the summary, taken from every part of it. */
+static void gather(struct run *r, struct summary *sum)
 {
-	static const char *const why[REFUSED_MAX] = {
-		[REFUSED_NOT_REGULAR] = "not a regular file",
-		[REFUSED_NOT_MAPPED] = "not the mapped file",
-		[REFUSED_DELETED] = "deleted (map_files unusable)",
-		[REFUSED_NO_OPENAT2] = "no openat2 in this kernel",
-		[REFUSED_NO_ROOT] = "no root held (map_files unusable)",
-		[REFUSED_OTHER] = "gone or unreadable",
-	};
-	const struct proctab_stats *ps = &r->procs.st;
-	struct rootfs_roots_stats rs;
-	struct objcache_stats os;
-	char line[512];
-	size_t len = 0, refused = 0;
-
-	objcache_get_stats(r->objs, &os);
-	rootfs_roots_stats(r->roots, &rs);
-	if (r->lru.st.evicted)
-		fprintf(stderr,
-			PROG ": open files: the bound of %zu (--max-files) was hit: %zu closed,"
-			" %zu reopened, %zu could not be\n",
-			r->lru.max, r->lru.st.evicted, os.reopened, os.reopen_failed);
-	if (rs.refused)
-		fprintf(stderr, PROG ": process roots: the bound of %zu was hit: %zu processes"
-			" without one (reached through map_files only)\n", rs.max, rs.refused);
-	for (int i = 0; i < REFUSED_MAX; i++) {
-		if (!ps->refused[i])
-			continue;
-		refused += ps->refused[i];
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%zu %s",
-					len ? ", " : "", ps->refused[i], why[i]);
-		if (len >= sizeof(line))
-			len = sizeof(line) - 1;
-	}
-	if (refused)
-		fprintf(stderr, PROG ": mapped files not opened: %s\n", line);
-	if (ps->deferred)
-		fprintf(stderr,
-			PROG ": re-snapshots: %zu taken, %zu deferred (at most one per %.0f-%.0f s"
-			" per process after the first %d)\n", ps->refreshes, ps->deferred,
-			PROCTAB_REFRESH_GAP_MIN, PROCTAB_REFRESH_GAP_MAX, PROCTAB_REFRESH_FREE);
-	if (r->tables) {
-		struct tables_stats ts;
-
-		tables_get_stats(r->tables, &ts);
-		if (ts.truncated)
-			fprintf(stderr,
-				PROG ": executable mappings: %zu process snapshots had more than %d;"
-				" unwind tables for the first %d only\n",
-				ts.truncated, CPROF_MAX_PROC_MAPS, CPROF_MAX_PROC_MAPS);
-	}
+	if (sampler_stats(r->sampler, &sum->bpf))
+		memset(&sum->bpf, 0, sizeof(sum->bpf));
+	sum->ncpus = sampler_ncpus(r->sampler);
+	sum->processes = r->procs.created;
+	sum->unwind_tables = r->tables != NULL;
+	if (r->tables)
+		tables_get_stats(r->tables, &sum->tables);
+	sum->procs = r->procs.st;
+	rootfs_roots_stats(r->roots, &sum->roots);
+	objcache_get_stats(r->objs, &sum->objs);
+	sum->files_max = r->lru.max;
+	sum->files_evicted = r->lru.st.evicted;
+	sum->drain_error = r->drain_error ? r->drain_errmsg : NULL;
+	sum->py = r->py;
 }
 
-static void print_summary(const struct options *o, struct sampler *s, struct run *r,
-			  const struct totals *sum)
+/* Sets up every part of a run; on failure what was made is left for run_free. */
+static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 {
-	struct cprof_stats st;
+	struct sampler_opts sopts = {
+		.frequency = o->frequency,
+		.kernel_stacks = o->kernel,
+		.python_stacks = o->python,
+		.pids = o->n_pids ? o->pids : NULL,
+		.n_pids = o->n_pids,
+		.comms = o->comms,
+		.n_comms = o->n_comms,
+		.cgroups = o->cgroup_ids,
+		.n_cgroups = o->n_cgroups,
+		.counts_max = o->counts_max,
+		.unwind_rows = o->dwarf ? (uint32_t)((uint64_t)o->unwind_kb * 1024 /
+						     sizeof(union cprof_table_slot)) : 0,
+	};
+	size_t max_files, max_roots;
+	int ret;
 
-	if (sampler_stats(s, &st))
-		memset(&st, 0, sizeof(st));
-	fprintf(stderr,
-		PROG ": sampled %.1f s at %u Hz on %d CPUs: %llu samples of %zu processes\n",
-		sum->sampled_s, o->frequency, sampler_ncpus(s), (unsigned long long)st.samples,
-		r->procs.created);
-	fprintf(stderr,
-		PROG ": lost %llu samples (counts map full: %llu, no room to count: %llu);"
-		" process events dropped: %llu\n",
-		(unsigned long long)(sum->lost + st.lost_no_pidmap), (unsigned long long)sum->lost,
-		(unsigned long long)st.lost_no_pidmap, (unsigned long long)st.events_dropped);
-	if (o->interval)
-		fprintf(stderr, PROG ": wrote %zu windows, %zu profiles (%llu samples) to %s;"
-			" the last in %.3f s%s\n",
-			sum->windows, sum->files, (unsigned long long)sum->samples, o->output_dir,
-			sum->write_s, sum->failed ? ", some failed (see above)" : "");
-	else
-		fprintf(stderr, PROG ": wrote %zu profiles (%llu samples) to %s in %.3f s%s\n",
-			sum->files, (unsigned long long)sum->samples, o->output_dir, sum->write_s,
-			sum->failed ? ", some failed (see above)" : "");
-	if (sum->sym.dwarf_too_big)
-		fprintf(stderr,
-			PROG ": %zu object%s named without source lines: DWARF over"
-			" --dwarf-memory (%lu%s)%s\n",
-			sum->sym.dwarf_too_big, sum->sym.dwarf_too_big == 1 ? "" : "s",
-			o->dwarf_kb % 1024 ? o->dwarf_kb : o->dwarf_kb / 1024,
-			o->dwarf_kb % 1024 ? "K" : "M", o->verbose ? "" : "; -v names them");
-	if (sum->sym.dwarf_failed)
-		fprintf(stderr,
-			PROG ": %zu object%s named without source lines: the sandboxed DWARF reader"
-			" crashed, hung or hit its limits on them%s\n",
-			sum->sym.dwarf_failed, sum->sym.dwarf_failed == 1 ? "" : "s",
-			o->verbose ? "" : "; -v names them");
-	if (sum->sym.symbols_over || sum->sym.names_dropped)
-		fprintf(stderr,
-			PROG ": symbol memory over --symbol-memory (%lu%s): %zu object%s without"
-			" function names, %zu names dropped; peak %llu KB\n",
-			o->symbol_kb % 1024 ? o->symbol_kb : o->symbol_kb / 1024,
-			o->symbol_kb % 1024 ? "K" : "M", sum->sym.symbols_over,
-			sum->sym.symbols_over == 1 ? "" : "s", sum->sym.names_dropped,
-			(unsigned long long)(sum->sym.symbol_peak / 1024));
-	if (r->tables) {
-		struct tables_stats ts;
-		uint64_t stopped = 0;
+	r->python = o->python;
+	/* Fail before sampling if the results could not be written. */
+	ret = outdir_open(&r->out, o->output_dir, o->file_mode, o->keep > 0, err);
+	if (ret < 0)
+		return ret;
+	r->out_open = true;
+	ret = sampler_open(&r->sampler, &sopts, err);
+	if (ret)
+		return ret;
+	r->vdso = open_vdso();
+	fd_budget(o->max_files, &max_files, &max_roots);
+	fdlru_init(&r->lru, max_files);
+	r->objs = objcache_new();
+	if (!r->objs || rootfs_roots_new(&r->roots, max_roots))
+		return errf(err, -ENOMEM, "out of memory");
+	objcache_set_lru(r->objs, &r->lru, r->roots);
+	stackstore_init(&r->stacks);
+	proctab_init(&r->procs, r->objs, r->vdso, "/proc", r->roots, &r->lru);
+	r->procs_open = true;
+	if (o->dwarf) {
+		struct tables_maps tm = {
+			.write_rows = sampler_write_rows,
+			.retire = sampler_retire_rows,
+			.set_proc = sampler_set_proc,
+			.set_file = sampler_set_file,
+			.set_file_key = sampler_set_file_key,
+			.ctx = r->sampler,
+		};
 
-		tables_get_stats(r->tables, &ts);
-		for (int i = 1; i < CPROF_UNWIND_STATUS_MAX; i++)
-			stopped += st.unwind_status[i];
-		fprintf(stderr,
-			PROG ": unwind: %llu stacks by CFI (%llu stopped early: truncated %llu,"
-			" read failed %llu, no CFI %llu, bad CFA %llu), %llu by frame pointers only\n",
-			(unsigned long long)st.unwind_dwarf, (unsigned long long)stopped,
-			(unsigned long long)st.unwind_status[CPROF_UNWIND_TRUNCATED],
-			(unsigned long long)st.unwind_status[CPROF_UNWIND_READ],
-			(unsigned long long)st.unwind_status[CPROF_UNWIND_NO_ROW],
-			(unsigned long long)st.unwind_status[CPROF_UNWIND_BAD_CFA],
-			(unsigned long long)st.unwind_fp_only);
-		fprintf(stderr,
-			PROG ": unwind tables: %zu built in %.3f s (of %zu asked for), %zu failed,"
-			" %zu without room, %zu evicted; peak %.1f of %.1f MB; %zu loaded at the end,"
-			" %llu rows, %.1f bytes a row\n",
-			ts.built, ts.build_seconds, ts.asked, ts.failed, ts.no_room, ts.evicted,
-			ts.rows_peak * sizeof(union cprof_table_slot) / 1048576.0,
-			ts.rows_capacity * sizeof(union cprof_table_slot) / 1048576.0, ts.objects,
-			(unsigned long long)ts.rows,
-			ts.rows ? (double)ts.rows_used * sizeof(union cprof_table_slot) / ts.rows : 0.0);
+		if (sampler_unwind_rows(r->sampler, &tm.capacity) ||
+		    tables_new(&r->tables, &tm, r->objs))
+			return errf(err, -ENOMEM, "cannot set up unwind tables");
 	}
-	print_bounds(r);
-	if (r->drain_error)
-		fprintf(stderr, PROG ": %s\n", r->drain_errmsg);
+	return 0;
+}
+
+/* Frees what run_open made, however far it got. */
+static void run_free(struct run *r)
+{
+	sampler_close(r->sampler);
+	tables_free(r->tables);
+	if (r->procs_open) {
+		proctab_free(&r->procs);
+		stackstore_free(&r->stacks);
+	}
+	objcache_free(r->objs);
+	rootfs_roots_free(r->roots);
+	elfobj_free(r->vdso);
+	if (r->out_open)
+		outdir_close(&r->out);
+	priority_free(&r->prio);
 }
 
 int main(int argc, char **argv)
 {
-	struct sampler_opts sopts;
-	struct totals sum = { 0 };
-	struct sampler *s = NULL;
-	struct elfobj *vdso;
+	struct summary sum = { 0 };
 	struct options o;
-	struct errbuf err = { "" };
-	struct run r;
-	size_t max_files, max_roots;
+	struct errbuf err = { "" }, prio_err = { "" };
+	struct run r = { 0 };
 	int ret;
 
 	ret = options_parse(argc, argv, &o);
@@ -565,84 +617,40 @@ int main(int argc, char **argv)
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_log);
 
-	/* Fail before sampling if the results could not be written. */
-	memset(&r, 0, sizeof(r));
-	ret = outdir_open(&r.out, o.output_dir, o.file_mode, o.keep > 0, &err);
-	if (ret < 0) {
-		fprintf(stderr, PROG ": %s\n", err.msg);
-		return 1;
+	r.opts = &o;
+	/* First of all: on a busy host, everything before sampling waits for a CPU. */
+	if (o.priority_boost) {
+		priority_raise(&r.prio, &prio_err);
+		priority_step(&r.prio, PRIORITY_START_MS);
 	}
-
-	sopts = (struct sampler_opts){
-		.frequency = o.frequency,
-		.kernel_stacks = o.kernel,
-		.pids = o.n_pids ? o.pids : NULL,
-		.n_pids = o.n_pids,
-		.comms = o.comms,
-		.n_comms = o.n_comms,
-		.cgroups = o.cgroup_ids,
-		.n_cgroups = o.n_cgroups,
-		.counts_max = o.counts_max,
-		.unwind_rows = o.dwarf ? (uint32_t)((uint64_t)o.unwind_kb * 1024 /
-						    sizeof(union cprof_table_slot)) : 0,
-	};
-	ret = sampler_open(&s, &sopts, &err);
+	ret = run_open(&r, &o, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
-		outdir_close(&r.out);
+		run_free(&r);
 		return 1;
 	}
+	sum.start_ms = priority_launch_age_ms();
+	/* Told once it samples: a run refused before that gets its one line. */
+	if (prio_err.msg[0])
+		fprintf(stderr, PROG ": %s\n", prio_err.msg);
 
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* The end of the duration: what it interrupts goes on (poll(2) returns). */
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
 
-	r.sampler = s;
-	vdso = open_vdso();
-	fd_budget(o.max_files, &max_files, &max_roots);
-	fdlru_init(&r.lru, max_files);
-	r.objs = objcache_new();
-	if (!r.objs || rootfs_roots_new(&r.roots, max_roots)) {
-		fprintf(stderr, PROG ": out of memory\n");
-		return 1;
+	summary_start(stderr, &o);
+	run_loop(r.sampler, &r, &o, &sum);
+	gather(&r, &sum);
+	summary_print(stderr, &sum, &o);
+	ret = sum.failed ? 1 : 0;
+	if (o.json_summary && summary_json(o.json_summary, &sum, &o, &err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		ret = 1;
 	}
-	objcache_set_lru(r.objs, &r.lru, r.roots);
-	stackstore_init(&r.stacks);
-	proctab_init(&r.procs, r.objs, vdso, "/proc", r.roots, &r.lru);
-	if (o.dwarf) {
-		struct tables_maps tm = {
-			.write_rows = sampler_write_rows,
-			.retire = sampler_retire_rows,
-			.set_proc = sampler_set_proc,
-			.set_file = sampler_set_file,
-			.set_file_key = sampler_set_file_key,
-			.ctx = s,
-		};
-
-		if (sampler_unwind_rows(s, &tm.capacity) ||
-		    tables_new(&r.tables, &tm, r.objs)) {
-			fprintf(stderr, PROG ": cannot set up unwind tables\n");
-			return 1;
-		}
-	}
-
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, PROG ": sampling %s at %u Hz %s (Ctrl-C to stop%s)\n",
-			o.n_pids || o.n_comms || o.n_cgroups ? "the chosen processes" :
-								 "all processes",
-			o.frequency, o.duration ? "for a while" : "until stopped",
-			o.duration ? " early" : "");
-	run_loop(s, &r, &o, &sum);
-	print_summary(&o, s, &r, &sum);
-
-	sampler_close(s);
-	tables_free(r.tables);
-	proctab_free(&r.procs);
-	stackstore_free(&r.stacks);
-	objcache_free(r.objs);
-	rootfs_roots_free(r.roots);
-	elfobj_free(vdso);
-	outdir_close(&r.out);
-	return sum.failed ? 1 : 0;
+	run_free(&r);
+	return ret;
 }

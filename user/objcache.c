@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "objcache.h"
 
 #define container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
@@ -87,26 +88,6 @@ struct objcache {
 };
 
 /* --- hash tables ------------------------------------------------------- */
-
-static uint64_t mix64(uint64_t x)
-{
-	/* splitmix64's finalizer: every input bit reaches every output bit. */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return mix64(h);
-}
 
 static int htab_init(struct htab *t)
 {
@@ -204,7 +185,7 @@ static struct entry *find_by_key(const struct objcache *c, const struct filekey 
 
 static struct entry *find_by_obj(const struct objcache *c, const struct elfobj *o)
 {
-	uint64_t h = mix64((uintptr_t)o);
+	uint64_t h = hash_u64((uintptr_t)o);
 
 	for (struct hnode *n = htab_chain(&c->by_obj, h); n; n = n->next) {
 		struct entry *e = container_of(n, struct entry, by_obj);
@@ -501,7 +482,7 @@ int objcache_get(struct objcache *c, int fd, struct elfobj **out, struct errbuf 
 	e->obj_size = k.size;
 	e->lru.evict = entry_evict;
 	elfobj_set_file_ops(o, &entry_file_ops, e);
-	htab_insert(&c->by_obj, &e->by_obj, mix64((uintptr_t)o));
+	htab_insert(&c->by_obj, &e->by_obj, hash_u64((uintptr_t)o));
 	elfobj_build_id_raw(o, &idlen);
 	if (idlen && immutable_to_users(&st)) {
 		e->in_bid = true;

@@ -19,61 +19,164 @@
 #define MAX_DURATION (365 * 24 * 3600)
 #define MAX_UNWIND_KB (4096UL * 1024)
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum {
+	OPT_NO_KERNEL = 256,
+	OPT_UNWIND,
+	OPT_UNWIND_MEMORY,
+	OPT_COUNTS_MAX,
+	OPT_KEEP,
+	OPT_COMM,
+	OPT_CGROUP,
+	OPT_SYMBOLIZE,
+	OPT_DWARF_MEMORY,
+	OPT_SYMBOL_MEMORY,
+	OPT_MAX_FILES,
+	OPT_FILE_MODE,
+	OPT_JSON_SUMMARY,
+	OPT_NO_PRIORITY_BOOST,
+	OPT_NO_PYTHON,
+};
+
+/* One option: what getopt needs and what --help says of it. */
+struct optdef {
+	const char *name;
+	int key;          /* its short letter, or an OPT_ value when it has none */
+	const char *arg;  /* the argument's name in --help; NULL: takes none */
+	const char *help; /* lines separated by '\n' */
+};
+
+/* The one list of options: getopt's tables and --help are made from it. */
+static const struct optdef optdefs[] = {
+	{ "duration", 'd', "SECS",
+	  "sample for SECS seconds (default 30; 0 with\n"
+	  "--interval: until SIGINT/SIGTERM)" },
+	{ "interval", 'i', "SECS",
+	  "continuous mode: write a complete set of profiles\n"
+	  "every SECS seconds, each file prefixed with its\n"
+	  "window's UTC start time (YYYYmmddTHHMMSSZ-)" },
+	{ "keep", OPT_KEEP, "N",
+	  "with --interval, remove the files this run wrote in\n"
+	  "windows older than its N newest (nothing else)" },
+	{ "frequency", 'F', "HZ",
+	  "samples per second per CPU (default 99, max " STR(MAX_FREQUENCY) ")" },
+	{ "output-dir", 'o', "DIR", "where to write profiles (default ./cprof-out)" },
+	{ "pid", 'p', "PID", "only this process; repeat or comma-separate" },
+	{ "comm", OPT_COMM, "NAME", "only processes named NAME (as in /proc/PID/comm)" },
+	{ "cgroup", OPT_CGROUP, "PATH",
+	  "only processes in this cgroup (v2) or below it: its\n"
+	  "directory, or its path as in /proc/PID/cgroup\n"
+	  "Filters of different kinds must all match." },
+	{ "no-kernel", OPT_NO_KERNEL, NULL, "leave out kernel frames" },
+	{ "no-python", OPT_NO_PYTHON, NULL,
+	  "leave out Python frames (CPython 3.8-3.13 processes\n"
+	  "show their Python functions, files and lines by\n"
+	  "default)" },
+	{ "symbolize", OPT_SYMBOLIZE, "MODE",
+	  "'host' (default): name user frames here, with source\n"
+	  "lines and inlined calls where there is DWARF;\n"
+	  "'none': addresses, mappings and build IDs only, for\n"
+	  "pprof to symbolize later (PPROF_BINARY_PATH); kernel\n"
+	  "and JIT frames are named either way" },
+	{ "unwind", OPT_UNWIND, "MODE",
+	  "user stacks by 'dwarf' CFI tables, falling back to\n"
+	  "frame pointers where there are none (default), or\n"
+	  "by 'fp' frame pointers only" },
+	{ "unwind-memory", OPT_UNWIND_MEMORY, "SIZE",
+	  "memory for unwind tables in BPF maps, in MB or\n"
+	  "with a K/M/G suffix (default 16M); least recently\n"
+	  "used tables are evicted beyond it" },
+	{ "dwarf-memory", OPT_DWARF_MEMORY, "SIZE",
+	  "most memory one object's DWARF may take to give\n"
+	  "source lines and inlined calls (default 16M, max\n"
+	  "512M); bigger ones get function names only" },
+	{ "symbol-memory", OPT_SYMBOL_MEMORY, "SIZE",
+	  "most memory symbol tables and the names kept\n"
+	  "for sampled addresses may take at once, across\n"
+	  "objects (default 32M); frames past it stay unnamed" },
+	{ "counts-max", OPT_COUNTS_MAX, "N",
+	  "distinct stacks counted per drain (default " STR(CPROF_COUNTS_MAX) ");\n"
+	  "samples beyond it show as [lost samples]" },
+	{ "max-files", OPT_MAX_FILES, "N",
+	  "files kept open for processes' binaries and perf\n"
+	  "maps (default " STR(DEFAULT_MAX_FILES) ", and within the open-file limit);\n"
+	  "beyond it the least recently used are closed and\n"
+	  "opened again when needed" },
+	{ "file-mode", OPT_FILE_MODE, "MODE",
+	  "permissions of the profiles, in octal (default 0600:\n"
+	  "they name other users' functions; at most 0644)" },
+	{ "json-summary", OPT_JSON_SUMMARY, "FILE",
+	  "also write the run's figures (every counter -v shows,\n"
+	  "and the top processes) to FILE as JSON, for scripts" },
+	{ "no-priority-boost", OPT_NO_PRIORITY_BOOST, NULL,
+	  "keep the scheduling priority it was started with;\n"
+	  "by default it raises itself to nice -20 and runs\n"
+	  "its short steps (start, drains, writes) in the\n"
+	  "real-time class, each bounded in CPU time, so that\n"
+	  "it starts and ends on time on an overloaded host" },
+	{ "quiet", 'q', NULL, "print nothing but errors" },
+	{ "verbose", 'v', NULL,
+	  "show every counter, libbpf's and per-process diagnostics" },
+	{ "help", 'h', NULL, "show this help" },
+	{ "version", 'V', NULL, "show the version" },
+};
+
+#define N_OPTS (sizeof(optdefs) / sizeof(optdefs[0]))
+#define HELP_COLUMN 25
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: " PROG " [OPTIONS]\n"
-		"Sample the CPU stacks of every process on this host and write one\n"
-		"gzipped pprof profile per process: <output-dir>/<comm>-<pid>.pb.gz\n"
-		"\n"
-		"  -d, --duration SECS    sample for SECS seconds (default 30; 0 with\n"
-		"                         --interval: until SIGINT/SIGTERM)\n"
-		"  -i, --interval SECS    continuous mode: write a complete set of profiles\n"
-		"                         every SECS seconds, each file prefixed with its\n"
-		"                         window's UTC start time (YYYYmmddTHHMMSSZ-)\n"
-		"      --keep N           with --interval, remove the files this run wrote in\n"
-		"                         windows older than its N newest (nothing else)\n"
-		"  -F, --frequency HZ     samples per second per CPU (default 99, max %d)\n"
-		"  -o, --output-dir DIR   where to write profiles (default ./cprof-out)\n"
-		"  -p, --pid PID          only this process; repeat or comma-separate\n"
-		"      --comm NAME        only processes named NAME (as in /proc/PID/comm)\n"
-		"      --cgroup PATH      only processes in this cgroup (v2) or below it: its\n"
-		"                         directory, or its path as in /proc/PID/cgroup\n"
-		"                         Filters of different kinds must all match.\n"
-		"      --no-kernel        leave out kernel frames\n"
-		"      --symbolize MODE   'host' (default): name user frames here, with source\n"
-		"                         lines and inlined calls where there is DWARF;\n"
-		"                         'none': addresses, mappings and build IDs only, for\n"
-		"                         pprof to symbolize later (PPROF_BINARY_PATH); kernel\n"
-		"                         and JIT frames are named either way\n"
-		"      --unwind MODE      user stacks by 'dwarf' CFI tables, falling back to\n"
-		"                         frame pointers where there are none (default), or\n"
-		"                         by 'fp' frame pointers only\n"
-		"      --unwind-memory SIZE  memory for unwind tables in BPF maps, in MB or\n"
-		"                         with a K/M/G suffix (default 16M); least recently\n"
-		"                         used tables are evicted beyond it\n"
-		"      --dwarf-memory SIZE  most memory one object's DWARF may take to give\n"
-		"                         source lines and inlined calls (default 8M, max\n"
-		"                         512M); bigger ones get function names only\n"
-		"      --symbol-memory SIZE  most memory symbol tables and the names kept\n"
-		"                         for sampled addresses may take at once, across\n"
-		"                         objects (default 32M); frames past it stay unnamed\n"
-		"      --counts-max N     distinct stacks counted per drain (default %d);\n"
-		"                         samples beyond it show as [lost samples]\n"
-		"      --max-files N      files kept open for processes' binaries and perf\n"
-		"                         maps (default %d, and within the open-file limit);\n"
-		"                         beyond it the least recently used are closed and\n"
-		"                         opened again when needed\n"
-		"      --file-mode MODE   permissions of the profiles, in octal (default 0600:\n"
-		"                         they name other users' functions; at most 0644)\n"
-		"  -v, --verbose          show libbpf and per-process diagnostics\n"
-		"  -h, --help             show this help\n"
-		"  -V, --version          show the version\n"
-		"\n"
-		"SIGINT or SIGTERM ends sampling early; every profile is still written.\n"
-		"Read the files with `go tool pprof -top FILE` or `go tool pprof -http=: FILE`.\n"
-		"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n",
-		MAX_FREQUENCY, CPROF_COUNTS_MAX, DEFAULT_MAX_FILES);
+	fputs("Usage: " PROG " [OPTIONS]\n"
+	      "Sample the CPU stacks of every process on this host and write one\n"
+	      "gzipped pprof profile per process: <output-dir>/<comm>-<pid>.pb.gz\n"
+	      "\n", f);
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const struct optdef *d = &optdefs[i];
+		const char *line = d->help;
+		int n;
+
+		if (d->key < OPT_NO_KERNEL)
+			n = fprintf(f, "  -%c, --%s", d->key, d->name);
+		else
+			n = fprintf(f, "      --%s", d->name);
+		if (d->arg)
+			n += fprintf(f, " %s", d->arg);
+		/* The text in its column, or two spaces after a long option. */
+		fprintf(f, "%*s", n <= HELP_COLUMN - 2 ? HELP_COLUMN - n : 2, "");
+		for (;;) {
+			size_t len = strcspn(line, "\n");
+
+			fprintf(f, "%.*s\n", (int)len, line);
+			if (!line[len])
+				break;
+			line += len + 1;
+			fprintf(f, "%*s", HELP_COLUMN, "");
+		}
+	}
+	fputs("\n"
+	      "SIGINT or SIGTERM ends sampling early; every profile is still written.\n"
+	      "Read the files with `go tool pprof -top FILE` or `go tool pprof -http=: FILE`.\n"
+	      "Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n", f);
+}
+
+/* getopt_long's tables, made from optdefs. */
+static void getopt_tables(struct option *longopts, char *shortopts)
+{
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const struct optdef *d = &optdefs[i];
+
+		longopts[i] = (struct option){ d->name, d->arg ? required_argument : no_argument,
+					       NULL, d->key };
+		if (d->key < OPT_NO_KERNEL) {
+			*shortopts++ = (char)d->key;
+			if (d->arg)
+				*shortopts++ = ':';
+		}
+	}
+	longopts[N_OPTS] = (struct option){ 0 };
+	*shortopts = '\0';
 }
 
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
@@ -138,38 +241,6 @@ static int size_option(const char *name, const char *arg, unsigned long min_kb,
 	return -1;
 }
 
-/*
- * The id of a cgroup v2 directory is its inode number.  Accepts the
- * directory itself or its path below the cgroup2 mount, as
- * /proc/PID/cgroup shows it.
- */
-static int cgroup_id_of(const char *path, uint64_t *id)
-{
-	char full[PATH_MAX], root[PATH_MAX / 2];
-	size_t rl;
-	struct stat st;
-
-	if (cgroup_v2_mount(root, sizeof(root))) {
-		fprintf(stderr, PROG ": --cgroup: no cgroup v2 hierarchy is mounted\n");
-		return -1;
-	}
-	rl = strlen(root);
-	if (!strncmp(path, root, rl) && (path[rl] == '/' || path[rl] == '\0'))
-		snprintf(full, sizeof(full), "%s", path);
-	else
-		snprintf(full, sizeof(full), "%s%s%s", root, path[0] == '/' ? "" : "/", path);
-	if (stat(full, &st)) {
-		fprintf(stderr, PROG ": --cgroup: %s: %s\n", full, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, PROG ": --cgroup: %s: not a cgroup directory\n", full);
-		return -1;
-	}
-	*id = st.st_ino;
-	return 0;
-}
-
 static int add_pids(struct options *o, const char *arg)
 {
 	char buf[4096], *save = NULL, *tok;
@@ -201,43 +272,9 @@ static int add_pids(struct options *o, const char *arg)
 
 int options_parse(int argc, char **argv, struct options *o)
 {
-	enum {
-		OPT_NO_KERNEL = 256,
-		OPT_UNWIND,
-		OPT_UNWIND_MEMORY,
-		OPT_COUNTS_MAX,
-		OPT_KEEP,
-		OPT_COMM,
-		OPT_CGROUP,
-		OPT_SYMBOLIZE,
-		OPT_DWARF_MEMORY,
-		OPT_SYMBOL_MEMORY,
-		OPT_MAX_FILES,
-		OPT_FILE_MODE,
-	};
-	static const struct option longopts[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "output-dir", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
-		{ "symbolize", required_argument, NULL, OPT_SYMBOLIZE },
-		{ "unwind", required_argument, NULL, OPT_UNWIND },
-		{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
-		{ "dwarf-memory", required_argument, NULL, OPT_DWARF_MEMORY },
-		{ "symbol-memory", required_argument, NULL, OPT_SYMBOL_MEMORY },
-		{ "counts-max", required_argument, NULL, OPT_COUNTS_MAX },
-		{ "max-files", required_argument, NULL, OPT_MAX_FILES },
-		{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
+	struct option longopts[N_OPTS + 1];
+	char shortopts[2 * N_OPTS + 1];
+	struct errbuf err = { "" };
 	unsigned long v;
 	int c;
 
@@ -246,20 +283,18 @@ int options_parse(int argc, char **argv, struct options *o)
 		.frequency = 99,
 		.output_dir = "./cprof-out",
 		.kernel = true,
+		.python = true,
 		.symbolize = true,
 		.dwarf = true,
 		.unwind_kb = 16 * 1024,
-		/*
-		 * libdw holds an object's debug sections decompressed, and
-		 * more: 8 MB of them took 10.6 MB.  This keeps the agent's
-		 * peak under 16 MB; libc6-dbg's libc (8.6 MB) is over it.
-		 */
-		.dwarf_kb = 8 * 1024,
+		.dwarf_kb = DEFAULT_DWARF_KB,
 		.symbol_kb = SYMBOLIZE_SYMBOL_MEMORY / 1024,
 		.max_files = DEFAULT_MAX_FILES,
 		.file_mode = OUTPUT_FILE_MODE,
+		.priority_boost = true,
 	};
-	while ((c = getopt_long(argc, argv, "d:i:F:o:p:vhV", longopts, NULL)) != -1) {
+	getopt_tables(longopts, shortopts);
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (uint_option("duration", optarg, 0, MAX_DURATION, "a number of seconds", &v))
@@ -289,8 +324,10 @@ int options_parse(int argc, char **argv, struct options *o)
 				fprintf(stderr, PROG ": --cgroup: empty path or more than %d\n", MAX_CGROUPS);
 				return -1;
 			}
-			if (cgroup_id_of(optarg, &o->cgroup_ids[o->n_cgroups]))
+			if (cgroup_id_of(optarg, &o->cgroup_ids[o->n_cgroups], &err)) {
+				fprintf(stderr, PROG ": --cgroup: %s\n", err.msg);
 				return -1;
+			}
 			o->cgroups[o->n_cgroups++] = optarg;
 			break;
 		case 'F':
@@ -311,6 +348,9 @@ int options_parse(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_KERNEL:
 			o->kernel = false;
+			break;
+		case OPT_NO_PYTHON:
+			o->python = false;
 			break;
 		case OPT_SYMBOLIZE:
 			if (strcmp(optarg, "host") && strcmp(optarg, "none")) {
@@ -367,6 +407,19 @@ int options_parse(int argc, char **argv, struct options *o)
 			o->file_mode = (unsigned int)v;
 			break;
 		}
+		case OPT_JSON_SUMMARY:
+			if (!*optarg) {
+				fprintf(stderr, PROG ": --json-summary: empty path\n");
+				return -1;
+			}
+			o->json_summary = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case OPT_NO_PRIORITY_BOOST:
+			o->priority_boost = false;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -388,6 +441,10 @@ int options_parse(int argc, char **argv, struct options *o)
 	}
 	if (o->duration == 0 && !o->interval) {
 		fprintf(stderr, PROG ": --duration 0 (run until stopped) needs --interval\n");
+		return -1;
+	}
+	if (o->quiet && o->verbose) {
+		fprintf(stderr, PROG ": --quiet and --verbose contradict each other\n");
 		return -1;
 	}
 	if (o->keep && !o->interval) {

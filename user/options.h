@@ -16,6 +16,12 @@
 #define MAX_CGROUPS 64
 /* Descriptors held for processes' files by default (--max-files). */
 #define DEFAULT_MAX_FILES 4096
+/*
+ * Most DWARF one object may load for source lines by default
+ * (--dwarf-memory): libc6-dbg's libc (8.6 MB) fits, so a default Debian
+ * host gets libc's lines.  The sandboxed worker, not the agent, holds it.
+ */
+#define DEFAULT_DWARF_KB (16 * 1024)
 
 struct options {
 	unsigned int duration; /* seconds; 0: until a signal (with --interval) */
@@ -31,8 +37,11 @@ struct options {
 	uint32_t pids[MAX_PIDS];
 	size_t n_pids;
 	bool kernel;
+	bool python;              /* Python frames in CPython processes */
 	bool symbolize;           /* name user frames here (--symbolize=host) */
 	bool verbose;
+	bool quiet;               /* errors only */
+	const char *json_summary; /* where the figures go as JSON, or NULL */
 	bool dwarf;               /* unwind user stacks with CFI tables */
 	unsigned long unwind_kb;  /* budget of the rows array */
 	unsigned long dwarf_kb;   /* most DWARF one object may load for lines */
@@ -40,6 +49,7 @@ struct options {
 	unsigned int counts_max;  /* entries per counts map (0: default) */
 	unsigned long max_files;  /* descriptors held for processes' files */
 	unsigned int file_mode;   /* of the profiles */
+	bool priority_boost;      /* raise the agent's scheduling priority */
 };
 
 /* Returns 0 to run, 1 to exit successfully (--help, --version), -1 on a bad option. */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "grow.h"
 #include "output.h"
 
 /* Compressed bytes collected before a write(). */
@@ -339,15 +340,8 @@ static void outdir_record(struct outdir *d, const char *name, uint64_t dev, uint
 
 	if (!d || !d->track)
 		return;
-	if (d->nfiles == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 64;
-		struct outdir_file *v = realloc(d->files, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		d->files = v;
-		d->cap = cap;
-	}
+	if (grow((void **)&d->files, &d->cap, d->nfiles, sizeof(*d->files), 64, GROW_NO_MAX))
+		return;
 	if (!(copy = strdup(name)))
 		return;
 	d->files[d->nfiles++] = (struct outdir_file){ copy, dev, ino, d->window };
@@ -490,16 +484,9 @@ int gzfile_commit_batch(struct gzfile *f, struct gzbatch *b, struct errbuf *err)
 		return errf(err, -EINVAL, "gzfile_commit_batch: no file or batch");
 	if (f->err || finish_stream(f))
 		goto fail;
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		void *files = realloc(b->files, cap * sizeof(*b->files));
-
-		if (!files) {
-			gz_fail(f, -ENOMEM, "queueing");
-			goto fail;
-		}
-		b->files = files;
-		b->cap = cap;
+	if (grow((void **)&b->files, &b->cap, b->n, sizeof(*b->files), 64, GROW_NO_MAX)) {
+		gz_fail(f, -ENOMEM, "queueing");
+		goto fail;
 	}
 	if (close_tmp(f) < 0) {
 		gz_fail(f, -errno, "close");

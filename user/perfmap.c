@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "addrsearch.h"
 #include "perfmap.h"
 #include "rootfs.h"
@@ -101,18 +102,8 @@ static int store_name(struct resolver *r, const char *name, size_t len, size_t *
 {
 	if (len > PERFMAP_NAME_MAX - 1)
 		len = PERFMAP_NAME_MAX - 1;
-	if (r->scap - r->slen < len + 1) {
-		size_t cap = r->scap ? r->scap : 4096;
-		char *s;
-
-		while (cap - r->slen < len + 1)
-			cap *= 2;
-		s = realloc(r->strings, cap);
-		if (!s)
-			return -ENOMEM;
-		r->strings = s;
-		r->scap = cap;
-	}
+	if (grow_to((void **)&r->strings, &r->scap, r->slen + len + 1, 1, 4096, GROW_NO_MAX))
+		return -ENOMEM;
 	*off = r->slen;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)name[i];

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <stdio.h>
 
+#include "grow.h"
 #include "procmaps.h"
 
 /* A name is at most PATH_MAX; the fixed fields take well under 128 bytes. */
@@ -40,7 +41,7 @@
 static const char deleted_suffix[] = " (deleted)";
 
 /* Paths are collected in one buffer; VMAs record offsets until it stops moving. */
-struct arena {
+struct pathbuf {
 	char *buf;
 	size_t len, cap;
 	size_t last_off, last_len; /* the previous path, for de-duplication */
@@ -152,7 +153,7 @@ static bool parse_perms(const char **pp, const char *end, uint8_t *prot)
 	return true;
 }
 
-static int arena_add(struct arena *a, const char *s, size_t n, size_t *off)
+static int pathbuf_add(struct pathbuf *a, const char *s, size_t n, size_t *off)
 {
 	/* Consecutive VMAs of one object (text, rodata, data, ...) share a path. */
 	if (a->have_last && a->last_len == n &&
@@ -160,18 +161,8 @@ static int arena_add(struct arena *a, const char *s, size_t n, size_t *off)
 		*off = a->last_off;
 		return 0;
 	}
-	if (n + 1 > a->cap - a->len) {
-		size_t cap = a->cap ? a->cap : 4096;
-		char *b;
-
-		while (n + 1 > cap - a->len)
-			cap *= 2;
-		b = realloc(a->buf, cap);
-		if (!b)
-			return -ENOMEM;
-		a->buf = b;
-		a->cap = cap;
-	}
+	if (grow_to((void **)&a->buf, &a->cap, a->len + n + 1, 1, 4096, GROW_NO_MAX))
+		return -ENOMEM;
 	memcpy(a->buf + a->len, s, n);
 	a->buf[a->len + n] = '\0';
 	*off = a->last_off = a->len;
@@ -263,28 +254,21 @@ static void sort_and_check(struct vma_list *l)
 		l->n = w;
 }
 
-static int grow_vmas(struct vma **v, size_t **offs, size_t *cap)
+/* Room for one more VMA and its name's offset: both arrays grow alike. */
+static int grow_vmas(struct vma **v, size_t **offs, size_t n, size_t *cap)
 {
-	size_t ncap = *cap ? *cap * 2 : 64;
-	struct vma *nv;
-	size_t *no;
+	size_t vcap = *cap;
 
-	nv = realloc(*v, ncap * sizeof(**v));
-	if (!nv)
+	if (grow((void **)v, &vcap, n, sizeof(**v), 64, GROW_NO_MAX) ||
+	    grow((void **)offs, cap, n, sizeof(**offs), 64, GROW_NO_MAX))
 		return -ENOMEM;
-	*v = nv;
-	no = realloc(*offs, ncap * sizeof(**offs));
-	if (!no)
-		return -ENOMEM;
-	*offs = no;
-	*cap = ncap;
 	return 0;
 }
 
 int procmaps_parse(const char *text, size_t len, struct vma_list *out,
 		   struct errbuf *err)
 {
-	struct arena a = { 0 };
+	struct pathbuf a = { 0 };
 	struct vma *v = NULL;
 	size_t *offs = NULL; /* path offset into a.buf per VMA, or NO_PATH */
 	size_t n = 0, cap = 0, skipped = 0, i;
@@ -312,17 +296,17 @@ int procmaps_parse(const char *text, size_t len, struct vma_list *out,
 			p = nl ? nl + 1 : end;
 			continue;
 		}
-		if (n == cap && grow_vmas(&v, &offs, &cap) < 0)
+		if (grow_vmas(&v, &offs, n, &cap) < 0)
 			goto nomem;
 		offs[n] = NO_PATH;
 		if (tmp.kind != VMA_ANON &&
-		    arena_add(&a, name, name_len, &offs[n]) < 0)
+		    pathbuf_add(&a, name, name_len, &offs[n]) < 0)
 			goto nomem;
 		v[n++] = tmp;
 		p = nl ? nl + 1 : end;
 	}
 
-	/* Settle the arena's final address first, then turn offsets into pointers. */
+	/* Settle the buffer's final address first, then turn offsets into pointers. */
 	if (a.buf && a.len < a.cap) {
 		char *b = realloc(a.buf, a.len);
 
@@ -363,24 +347,15 @@ static int read_all(int fd, const char *path, char **buf, size_t *len,
 	for (;;) {
 		ssize_t r;
 
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : MAPS_READ_CHUNK;
-			char *nb;
-
-			if (cap >= MAPS_MAX_FILE) {
-				free(b);
-				return errf(err, -EFBIG,
-					    "%s: larger than %u MiB", path,
-					    MAPS_MAX_FILE >> 20);
-			}
-			nb = realloc(b, ncap);
-			if (!nb) {
-				free(b);
-				return errf(err, -ENOMEM,
-					    "%s: out of memory", path);
-			}
-			b = nb;
-			cap = ncap;
+		r = grow((void **)&b, &cap, n, 1, MAPS_READ_CHUNK, MAPS_MAX_FILE);
+		if (r == -E2BIG) {
+			free(b);
+			return errf(err, -EFBIG, "%s: larger than %u MiB", path,
+				    MAPS_MAX_FILE >> 20);
+		}
+		if (r) {
+			free(b);
+			return errf(err, -ENOMEM, "%s: out of memory", path);
 		}
 		r = read(fd, b + n, cap - n);
 		if (r < 0 && errno == EINTR)

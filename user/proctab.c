@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "proctab.h"
 
 struct pid_entry {
@@ -46,6 +47,7 @@ static void process_free(struct proctab *t, struct process *p)
 	procmaps_free(&p->maps);
 	agg_free(&p->samples);
 	perfmap_file_close(&p->perfmap);
+	pyproc_free(p->py);
 	if (t->roots)
 		rootfs_root_put(t->roots, p->root);
 	free(p);
@@ -302,15 +304,9 @@ int proctab_perfmap(struct process *p, struct errbuf *err)
 
 static int retire(struct proctab *t, struct process *p)
 {
-	if (t->nretired == t->retired_cap) {
-		size_t cap = t->retired_cap ? t->retired_cap * 2 : 16;
-		struct process **r = realloc(t->retired, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		t->retired = r;
-		t->retired_cap = cap;
-	}
+	if (grow((void **)&t->retired, &t->retired_cap, t->nretired, sizeof(*t->retired), 16,
+		 GROW_NO_MAX))
+		return -ENOMEM;
 	t->retired[t->nretired++] = p;
 	return 0;
 }

@@ -31,6 +31,7 @@
 #include "objcache.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "python.h"
 #include "rootfs.h"
 
 /*
@@ -81,6 +82,7 @@ struct process {
 	uint32_t uid;           /* its owner (of /proc/PID): perf maps must be its or root's */
 	struct perfmap_file perfmap;
 	struct cgroup_info cgroup; /* path and container id ("" if unknown) */
+	struct pyproc *py;      /* its CPython (python.h); NULL: none known */
 	uint32_t ns_pid;        /* pid in its own namespace; 0 if unknown */
 	struct agg samples;
 };

@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "output.h"
 #include "pprof.h"
 #include "profile.h"
 
-enum frame_kind { FRAME_USER, FRAME_KERNEL, FRAME_PSEUDO };
+enum frame_kind { FRAME_USER, FRAME_KERNEL, FRAME_PSEUDO, FRAME_PYTHON };
 
 /* Pseudo-frames: why a sample has no (complete) stack. */
 enum pseudo {
@@ -47,7 +48,8 @@ static const enum pseudo unwind_pseudo[CPROF_UNWIND_STATUS_MAX] = {
 };
 
 struct frame_key {
-	uint64_t addr;
+	uint64_t addr; /* Python: the code object */
+	uint64_t pos;  /* Python: the instruction position; else 0 */
 	uint32_t kind;
 	uint32_t pad;
 };
@@ -198,20 +200,9 @@ static uint64_t frame_addr(uint64_t ip, uint32_t depth)
 
 static int push_lines(struct writer *w, struct frame *f, const struct sym_line *l, size_t n)
 {
-	if (w->lines_cap - w->nlines < n) {
-		size_t cap = w->lines_cap ? 2 * w->lines_cap : 1024;
-		struct sym_line *v;
-
-		while (cap - w->nlines < n)
-			cap *= 2;
-		if (cap > UINT32_MAX)
-			return -ENOMEM;
-		v = realloc(w->lines, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		w->lines = v;
-		w->lines_cap = cap;
-	}
+	if (grow_to((void **)&w->lines, &w->lines_cap, w->nlines + n, sizeof(*w->lines), 1024,
+		    UINT32_MAX))
+		return -ENOMEM;
 	f->first = (uint32_t)w->nlines;
 	f->nlines = (uint8_t)n;
 	if (n)
@@ -245,9 +236,24 @@ static int32_t kmap_of(struct writer *w, const char *module, uint64_t addr, bool
 	return (int32_t)i;
 }
 
-static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t addr)
+/* A Python frame as a symbolized one: its function, file and line. */
+static void python_sym(struct writer *w, uint64_t code, uint64_t pos, struct sym *sym)
 {
-	struct frame_key k = { .addr = addr, .kind = kind };
+	struct py_frame pf;
+
+	pyproc_frame(w->p->py, code, pos, &pf);
+	*sym = (struct sym){ .vma = -1, .nlines = 1 };
+	sym->lines[0] = (struct sym_line){
+		.name = pf.name ? pf.name : "[python: code object not read]",
+		.file = pf.file,
+		.line = pf.line,
+		.start_line = pf.start_line,
+	};
+}
+
+static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t addr, uint64_t pos)
+{
+	struct frame_key k = { .addr = addr, .pos = pos, .kind = kind };
 	struct sym sym;
 	struct frame *f;
 	bool created;
@@ -259,6 +265,8 @@ static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t 
 		symbolize_user(w->sym, w->p, addr, &sym);
 	} else if (kind == FRAME_KERNEL) {
 		symbolize_kernel(w->sym, addr, &sym);
+	} else if (kind == FRAME_PYTHON) {
+		python_sym(w, addr, pos, &sym);
 	} else {
 		sym = (struct sym){ .vma = -1, .nlines = 1 };
 		sym.lines[0].name = pseudo_names[addr];
@@ -287,21 +295,62 @@ static enum pseudo status_pseudo(uint64_t status)
  * stack becomes its pseudo-frame.  One walk serves both the symbolization
  * pass and the emission pass.
  */
-typedef int (*frame_fn)(struct writer *w, enum frame_kind kind, uint64_t addr);
+typedef int (*frame_fn)(struct writer *w, enum frame_kind kind, uint64_t addr, uint64_t pos);
 
-static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, frame_fn fn)
+/*
+ * The Python frames of a sample (see "Python" in cprof.h), spliced into
+ * its user stack: each native call of the interpreter loop gets its own
+ * run of them, as the callers of its frame (the loop runs them), so that
+ * the loop's own work and what a Python function calls (a C extension)
+ * show below the function.
+ */
+struct splice {
+	const uint64_t *py; /* code object and position, a pair a frame, leaf first */
+	uint32_t n, at;     /* words, and the next one to give */
+};
+
+static void splice_init(struct writer *w, uint64_t pystack, struct splice *sp)
 {
-	uint32_t nr = 0, status = 0, how;
+	*sp = (struct splice){ 0 };
+	if (w->p->py && (pystack & CPROF_STACK_HASHED))
+		sp->py = stackstore_get(w->stacks, pystack, &sp->n, NULL);
+	if (!sp->py)
+		sp->n = 0;
+}
+
+/* The frames of the next native call of the loop, or (@all) all that are left. */
+static int splice_run(struct writer *w, struct splice *sp, bool all, frame_fn fn)
+{
+	while (sp->at + 1 < sp->n) {
+		uint64_t code = sp->py[sp->at], pos = sp->py[sp->at + 1];
+		int ret;
+
+		sp->at += 2;
+		ret = fn(w, FRAME_PYTHON, code, pos & ~CPROF_PY_ENTRY);
+		if (ret)
+			return ret;
+		if ((pos & CPROF_PY_ENTRY) && !all)
+			break;
+	}
+	return 0;
+}
+
+static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, frame_fn fn,
+		      struct splice *sp)
+{
+	uint32_t nr = 0, status = 0, how = 0;
 	const uint64_t *ip;
 	int ret;
 
 	if (stack == CPROF_STACK_NONE)
-		return 0;
-	if (!(stack & CPROF_STACK_HASHED))
-		return fn(w, FRAME_PSEUDO, status_pseudo(stack));
-	ip = stackstore_get(w->stacks, stack, &nr, &status);
-	if (!ip)
-		return fn(w, FRAME_PSEUDO, PSEUDO_UNKNOWN);
+		return sp ? splice_run(w, sp, true, fn) : 0;
+	if (!(stack & CPROF_STACK_HASHED) || !(ip = stackstore_get(w->stacks, stack, &nr, &status))) {
+		ret = sp ? splice_run(w, sp, true, fn) : 0;
+		if (!ret)
+			ret = fn(w, FRAME_PSEUDO,
+				 stack & CPROF_STACK_HASHED ? PSEUDO_UNKNOWN : status_pseudo(stack), 0);
+		return ret;
+	}
 	for (uint32_t i = 0; i < nr; i++) {
 		/*
 		 * A frame-pointer walk through code that keeps no frame pointer
@@ -310,22 +359,31 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 		 * every mapping, nothing is a frame.
 		 */
 		if (kind == FRAME_USER && (status & CPROF_STACK_F_FP) && w->p->have_maps &&
-		    !procmaps_find(&w->p->maps, ip[i]))
-			return fn(w, FRAME_PSEUDO, PSEUDO_UNMAPPED);
-		ret = fn(w, kind, frame_addr(ip[i], i));
+		    !procmaps_find(&w->p->maps, ip[i])) {
+			how = PSEUDO_UNMAPPED;
+			break;
+		}
+		ret = fn(w, kind, frame_addr(ip[i], i), 0);
+		if (!ret && sp && pyproc_is_eval(w->p->py, frame_addr(ip[i], i)))
+			ret = splice_run(w, sp, false, fn);
 		if (ret)
 			return ret;
 	}
+	/* Python frames whose native calls the walk did not reach go at its end. */
+	if (sp && (ret = splice_run(w, sp, true, fn)))
+		return ret;
+	if (how == PSEUDO_UNMAPPED)
+		return fn(w, FRAME_PSEUDO, PSEUDO_UNMAPPED, 0);
 	/* Where the walk stopped early, say why at the root. */
 	how = status & 0xff;
 	if (how && how < CPROF_UNWIND_STATUS_MAX && unwind_pseudo[how])
-		return fn(w, FRAME_PSEUDO, unwind_pseudo[how]);
+		return fn(w, FRAME_PSEUDO, unwind_pseudo[how], 0);
 	return 0;
 }
 
-static int note_frame(struct writer *w, enum frame_kind kind, uint64_t addr)
+static int note_frame(struct writer *w, enum frame_kind kind, uint64_t addr, uint64_t pos)
 {
-	return frame_get(w, kind, addr) ? 0 : -ENOMEM;
+	return frame_get(w, kind, addr, pos) ? 0 : -ENOMEM;
 }
 
 /* Pass 1: symbolize every distinct frame of the process. */
@@ -336,14 +394,17 @@ static int symbolize_all(struct writer *w)
 	int ret;
 
 	while ((e = hmap_next(&w->p->samples.map, &it))) {
-		ret = walk_stack(w, e->key.kstack, FRAME_KERNEL, note_frame);
+		struct splice sp;
+
+		splice_init(w, e->key.pystack, &sp);
+		ret = walk_stack(w, e->key.kstack, FRAME_KERNEL, note_frame, NULL);
 		if (!ret)
-			ret = walk_stack(w, e->key.ustack, FRAME_USER, note_frame);
+			ret = walk_stack(w, e->key.ustack, FRAME_USER, note_frame, &sp);
 		if (ret)
 			return ret;
 	}
 	if (agg_lost_total(&w->p->samples))
-		return note_frame(w, FRAME_PSEUDO, PSEUDO_LOST);
+		return note_frame(w, FRAME_PSEUDO, PSEUDO_LOST, 0);
 	return 0;
 }
 
@@ -367,16 +428,9 @@ static int name_jit_frames(struct writer *w)
 	while ((f = hmap_next(&w->frames, &it))) {
 		if (!maybe_jit(w, f))
 			continue;
-		if (n == cap) {
-			uint64_t *a;
-
-			cap = cap ? 2 * cap : 256;
-			a = realloc(addrs, cap * sizeof(*a));
-			if (!a) {
-				free(addrs);
-				return -ENOMEM;
-			}
-			addrs = a;
+		if (grow((void **)&addrs, &cap, n, sizeof(*addrs), 256, GROW_NO_MAX)) {
+			free(addrs);
+			return -ENOMEM;
 		}
 		addrs[n++] = f->key.addr;
 	}
@@ -526,7 +580,10 @@ static int64_t location_of(struct writer *w, struct frame *f)
 	}
 	if (!n && f->key.kind == FRAME_USER)
 		w->st->unsymbolized++;
-	id = pprof_add_location(w->enc, map_id, f->key.kind == FRAME_PSEUDO ? 0 : f->key.addr,
+	/* A Python frame's address is its code object's: no pc to show. */
+	id = pprof_add_location(w->enc, map_id,
+				f->key.kind == FRAME_PSEUDO || f->key.kind == FRAME_PYTHON ? 0 :
+											f->key.addr,
 				lines, n);
 	if (id > 0) {
 		f->loc_id = (uint64_t)id;
@@ -535,9 +592,9 @@ static int64_t location_of(struct writer *w, struct frame *f)
 	return id;
 }
 
-static int push_location(struct writer *w, enum frame_kind kind, uint64_t addr)
+static int push_location(struct writer *w, enum frame_kind kind, uint64_t addr, uint64_t pos)
 {
-	struct frame_key k = { .addr = addr, .kind = kind };
+	struct frame_key k = { .addr = addr, .pos = pos, .kind = kind };
 	struct frame *f = hmap_find(&w->frames, &k);
 	int64_t id;
 
@@ -546,15 +603,8 @@ static int push_location(struct writer *w, enum frame_kind kind, uint64_t addr)
 	id = location_of(w, f);
 	if (id < 0)
 		return (int)id;
-	if (w->nlocs == w->locs_cap) {
-		size_t cap = w->locs_cap ? w->locs_cap * 2 : 256;
-		uint64_t *l = realloc(w->locs, cap * sizeof(*l));
-
-		if (!l)
-			return -ENOMEM;
-		w->locs = l;
-		w->locs_cap = cap;
-	}
+	if (grow((void **)&w->locs, &w->locs_cap, w->nlocs, sizeof(*w->locs), 256, GROW_NO_MAX))
+		return -ENOMEM;
 	w->locs[w->nlocs++] = (uint64_t)id;
 	return 0;
 }
@@ -612,6 +662,7 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 		int64_t values[2] = { (int64_t)e->count, 0 };
 		const char *how = unwind_label(w, e->key.ustack);
 		size_t nlabels = nproc;
+		struct splice sp;
 
 		labels[nlabels++] = (struct pprof_label){ .key = "tid", .num = e->key.tid };
 		char thread[CPROF_COMM_LEN + 1];
@@ -624,9 +675,10 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 		if (how)
 			labels[nlabels++] = (struct pprof_label){ .key = "unwind", .str = how };
 		w->nlocs = 0;
-		ret = walk_stack(w, e->key.kstack, FRAME_KERNEL, push_location);
+		splice_init(w, e->key.pystack, &sp);
+		ret = walk_stack(w, e->key.kstack, FRAME_KERNEL, push_location, NULL);
 		if (!ret)
-			ret = walk_stack(w, e->key.ustack, FRAME_USER, push_location);
+			ret = walk_stack(w, e->key.ustack, FRAME_USER, push_location, &sp);
 		if (ret)
 			return ret;
 		values[1] = values[0] * w->period;
@@ -650,7 +702,7 @@ static int emit_lost(struct writer *w, const char *proc_comm)
 	if (!lost)
 		return 0;
 	w->nlocs = 0;
-	ret = push_location(w, FRAME_PSEUDO, PSEUDO_LOST);
+	ret = push_location(w, FRAME_PSEUDO, PSEUDO_LOST, 0);
 	if (!ret)
 		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, 2, labels, nlabels);
 	if (!ret)

@@ -7,6 +7,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -155,6 +156,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->file_tables = opts->unwind_rows > 0;
+	s->skel->rodata->python_stacks = opts->python_stacks;
 
 	if (opts->counts_max &&
 	    (bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_max) ||
@@ -235,6 +237,15 @@ fail:
 	return ret;
 }
 
+void sampler_pause(struct sampler *s)
+{
+	if (!s || !s->perf_fds)
+		return;
+	for (int cpu = 0; cpu < s->ncpus; cpu++)
+		if (s->perf_fds[cpu] >= 0)
+			ioctl(s->perf_fds[cpu], PERF_EVENT_IOC_DISABLE, 0);
+}
+
 void sampler_stop(struct sampler *s)
 {
 	if (!s || !s->links)
@@ -296,6 +307,15 @@ int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *
 		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
 	/* The value is fixed-size; unused slots past n are never read. */
 	return bpf_map_update_elem(fd, &pid, pm, BPF_ANY) ? -errno : 0;
+}
+
+int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_proc *pp)
+{
+	int fd = bpf_map__fd(s->skel->maps.py_procs);
+
+	if (!pp)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, pp, BPF_ANY) ? -errno : 0;
 }
 
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,

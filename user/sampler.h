@@ -17,6 +17,7 @@
 struct sampler_opts {
 	unsigned int frequency; /* Hz, per CPU */
 	bool kernel_stacks;
+	bool python_stacks; /* read Python frames where the loader says how */
 	const uint32_t *pids; /* only these processes (tgids); NULL: all */
 	size_t n_pids;
 	const char *const *comms; /* only processes with these names */
@@ -40,6 +41,13 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 
 /* Stops sampling (detaches from the perf events); drains still work. */
 void sampler_stop(struct sampler *s);
+
+/*
+ * Stops the perf events firing, with nothing but ioctl(2): safe in a
+ * signal handler, so that sampling ends on time while the agent is busy
+ * (sampler_stop() still releases them).
+ */
+void sampler_pause(struct sampler *s);
 
 void sampler_close(struct sampler *s);
 
@@ -87,6 +95,12 @@ int sampler_unwind_rows(struct sampler *s, uint32_t *capacity);
  * removes it.  0 or a negative errno.
  */
 int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *pm);
+
+/*
+ * Tells the program where the CPython of @pid is and how it is laid out
+ * (python.h); @pp NULL: no longer.  0 or a negative errno.
+ */
+int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_proc *pp);
 
 /*
  * Copies @n slots of a table to index @first of the rows array.  The array

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "stackstore.h"
 
 struct stack_entry {
@@ -33,18 +34,9 @@ int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip, uint
 
 	if (hmap_find(&s->map, &hash))
 		return 0;
-	if (s->nframes + nr > s->cap) {
-		size_t cap = s->cap ? s->cap : 1024;
-		uint64_t *f;
-
-		while (cap < s->nframes + nr)
-			cap *= 2;
-		f = realloc(s->frames, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		s->frames = f;
-		s->cap = cap;
-	}
+	if (grow_to((void **)&s->frames, &s->cap, s->nframes + nr, sizeof(*s->frames), 1024,
+		    GROW_NO_MAX))
+		return -ENOMEM;
 	e = hmap_insert(&s->map, &hash, &created);
 	if (!e)
 		return -ENOMEM;

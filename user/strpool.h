@@ -17,23 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "hmap.h"
-
-/* Bytes that may be taken, by pools and by anything else that asks. */
-struct membudget {
-	uint64_t used, max, peak;
-	size_t refused; /* strings (or other takes) turned away */
-};
-
-/* Takes @n bytes if they fit; false (and counted) when over max. */
-bool membudget_take(struct membudget *b, uint64_t n);
-void membudget_give(struct membudget *b, uint64_t n);
 
 struct strpool {
 	struct hmap strs; /* (hash, length) -> the copy */
-	struct strblock *blocks;
-	uint64_t bytes;   /* taken from the budget */
-	struct membudget *budget;
+	struct arena arena; /* the copies, drawn from the budget */
 };
 
 void strpool_init(struct strpool *p, struct membudget *budget);

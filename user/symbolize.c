@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "demangle.h"
 #include "dwarfinfo.h"
 #include "dwarfworker.h"
@@ -202,33 +203,17 @@ static void tell(const struct symbolizer *s, const char *what, const char *why)
 
 static int push_line(struct objinfo *oi, const struct sym_line *l)
 {
-	if (oi->nlines == oi->lines_cap) {
-		size_t cap = oi->lines_cap ? 2 * oi->lines_cap : 64;
-		struct sym_line *v;
-
-		if (cap > UINT32_MAX)
-			return -ENOMEM;
-		v = realloc(oi->lines, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		oi->lines = v;
-		oi->lines_cap = cap;
-	}
+	if (grow((void **)&oi->lines, &oi->lines_cap, oi->nlines, sizeof(*oi->lines), 64,
+		 UINT32_MAX))
+		return -ENOMEM;
 	oi->lines[oi->nlines++] = *l;
 	return 0;
 }
 
 static void push_v0(struct objinfo *oi, size_t line)
 {
-	if (oi->nv0 == oi->v0_cap) {
-		size_t cap = oi->v0_cap ? 2 * oi->v0_cap : 16;
-		uint32_t *v = realloc(oi->v0, cap * sizeof(*v));
-
-		if (!v)
-			return; /* it stays mangled */
-		oi->v0 = v;
-		oi->v0_cap = cap;
-	}
+	if (grow((void **)&oi->v0, &oi->v0_cap, oi->nv0, sizeof(*oi->v0), 16, GROW_NO_MAX))
+		return; /* it stays mangled */
 	oi->v0[oi->nv0++] = (uint32_t)line;
 }
 

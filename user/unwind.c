@@ -32,12 +32,12 @@
 #include "unwind_elf.h"
 #include "unwind_table.h"
 
-static int build(const struct objsrc *s, struct unwind_table *out, struct errbuf *err)
+static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf *err)
 {
 	struct cfi b = { .err = err };
 	struct rowbuf rows = { .err = err };
 	struct cfi_sections lay = { 0 };
-	struct secbytes eh = { 0 }, dbg = { 0 };
+	struct elfsrc_bytes eh = { 0 }, dbg = { 0 };
 	struct cfisec eh_sec, dbg_sec; /* CIEs point at these until cfi_run() */
 	struct range *claimed = NULL;
 	uint64_t exec_bytes = 0, covered = 0;
@@ -56,7 +56,7 @@ static int build(const struct objsrc *s, struct unwind_table *out, struct errbuf
 	for (size_t i = 0; i < lay.nexec; i++)
 		exec_bytes += lay.exec[i].hi - lay.exec[i].lo;
 	if (lay.eh.found) {
-		rc = unwind_elf_load(s, &lay.eh, ".eh_frame", &eh, err);
+		rc = unwind_elf_load(s, &lay.eh, &eh, err);
 		if (rc)
 			goto out;
 		eh_sec = (struct cfisec){ eh.p, eh.len, lay.eh.addr, lay.text, lay.got, false };
@@ -72,7 +72,7 @@ static int build(const struct objsrc *s, struct unwind_table *out, struct errbuf
 	}
 	/* A thin .eh_frame (crt files only, say): .debug_frame fills the gaps. */
 	if (lay.dbg.found && covered < exec_bytes / 2) {
-		rc = unwind_elf_load(s, &lay.dbg, ".debug_frame", &dbg, err);
+		rc = unwind_elf_load(s, &lay.dbg, &dbg, err);
 		if (rc == 0) {
 			/* Addresses are absolute: pcrel & co do not occur. */
 			dbg_sec = (struct cfisec){ dbg.p, dbg.len, 0, lay.text, lay.got, true };
@@ -114,7 +114,7 @@ int unwind_build_fd(int fd, struct unwind_table *out, struct errbuf *err)
 		return errf(err, -errno, "fstat: %s", strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return errf(err, -ENOEXEC, "not a regular file");
-	return build(&(struct objsrc){ .fd = fd, .size = (uint64_t)st.st_size }, out, err);
+	return build(&(struct elfsrc){ .fd = fd, .size = (uint64_t)st.st_size }, out, err);
 }
 
 int unwind_build_mem(const void *image, size_t len, struct unwind_table *out,
@@ -123,5 +123,5 @@ int unwind_build_mem(const void *image, size_t len, struct unwind_table *out,
 	memset(out, 0, sizeof(*out));
 	if (!image)
 		return errf(err, -EINVAL, "no image");
-	return build(&(struct objsrc){ .fd = -1, .mem = image, .size = len }, out, err);
+	return build(&(struct elfsrc){ .fd = -1, .mem = image, .size = len }, out, err);
 }

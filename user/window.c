@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "hmap.h"
 #include "kallsyms.h"
 #include "output.h"
@@ -15,7 +16,7 @@
 #include "symbolize.h"
 #include "window.h"
 
-#define NAME_MAX_LEN 96
+#define NAME_MAX_LEN WINDOW_FILE_LEN
 
 struct name_key {
 	char name[NAME_MAX_LEN];
@@ -55,15 +56,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static int push_addr(uint64_t **addrs, size_t *n, size_t *cap, uint64_t a)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
-		uint64_t *p = realloc(*addrs, c * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		*addrs = p;
-		*cap = c;
-	}
+	if (grow((void **)addrs, cap, *n, sizeof(**addrs), 1024, GROW_NO_MAX))
+		return -ENOMEM;
 	(*addrs)[(*n)++] = a;
 	return 0;
 }
@@ -119,6 +113,26 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 	}
 	free(addrs);
 	return ret;
+}
+
+/* Keeps @p among the window's hottest processes if it is one. */
+static void keep_top(struct window_result *res, const struct process *p, const char *file,
+		     uint64_t samples)
+{
+	size_t i = res->ntop < WINDOW_TOP ? res->ntop++ : WINDOW_TOP;
+
+	if (i == WINDOW_TOP && (!samples || samples <= res->top[WINDOW_TOP - 1].samples))
+		return;
+	if (i == WINDOW_TOP)
+		i = WINDOW_TOP - 1;
+	for (; i > 0 && res->top[i - 1].samples < samples; i--)
+		res->top[i] = res->top[i - 1];
+	res->top[i] = (struct window_proc){ .pid = p->pid, .samples = samples };
+	memcpy(res->top[i].comm, p->comm, sizeof(res->top[i].comm));
+	res->top[i].comm[sizeof(res->top[i].comm) - 1] = '\0';
+	snprintf(res->top[i].container_id, sizeof(res->top[i].container_id), "%s",
+		 p->cgroup.container_id);
+	snprintf(res->top[i].file, sizeof(res->top[i].file), "%s", file);
 }
 
 /* A name not yet used in this window: "x.pb.gz", then "x-2.pb.gz", ... */
@@ -218,6 +232,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 			continue;
 		}
 		queued++;
+		keep_top(res, p, name, st.samples);
 		res->samples += st.samples;
 		res->lost += agg_lost_total(&p->samples);
 	}

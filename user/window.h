@@ -36,8 +36,22 @@ struct window_opts {
 	bool verbose;          /* also report processes without mappings */
 };
 
+/* The hottest processes of a window, for the summary. */
+#define WINDOW_TOP 10
+#define WINDOW_FILE_LEN 96
+
+struct window_proc {
+	uint32_t pid;
+	uint64_t samples;                         /* written to its file */
+	char comm[CPROF_COMM_LEN];
+	char container_id[CONTAINER_ID_LEN + 1]; /* "" when none */
+	char file[WINDOW_FILE_LEN];              /* in the output directory */
+};
+
 struct window_result {
 	size_t files, failed;
+	size_t ntop;
+	struct window_proc top[WINDOW_TOP]; /* most samples first */
 	struct symbolizer_stats sym; /* objects without lines or names: bounds hit, reader failed */
 	uint64_t samples, lost;
 };

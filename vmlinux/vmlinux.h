@@ -45,6 +45,11 @@ struct signal_struct {
 	atomic_t live; /* threads not yet exiting */
 };
 
+/* x86-64: the fs base is the thread's pthread_t (glibc and musl). */
+struct thread_struct {
+	unsigned long fsbase;
+};
+
 struct task_struct {
 	pid_t pid;
 	pid_t tgid;
@@ -56,6 +61,7 @@ struct task_struct {
 	char comm[16];
 	/* set from just before the new image is loaded until exec succeeds */
 	unsigned int in_execve:1;
+	struct thread_struct thread;
 };
 
 /* A mapping's file, as the unwinder finds it for a process not yet read. */

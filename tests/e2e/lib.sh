@@ -48,6 +48,16 @@ require_install_deps() { # NAMES GROUP...
 	exit 0
 }
 
+# jget FILE KEY[.KEY...]: a value from a --json-summary file (list items
+# by index: top.0.pid); nothing when the file or the key is missing.
+jget() {
+	python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(v)' "$1" "$2" 2>/dev/null
+}
+
 # folded FILE: one line per sample, "COUNT<TAB>LABELS<TAB>root;...;leaf",
 # from `go tool pprof -raw`.  LABELS is the sample's label text as printed.
 # A location with inlined functions contributes all of them, outermost

@@ -264,14 +264,14 @@ stop_all
 if $CPROF --help 2>&1 | grep -q -- --counts-max; then
 	start P_ST "$BUILD/workloads/fault_stacks" 30 8
 	$CPROF --pid "$P_ST" -F 999 --counts-max 16 --duration 3 --output-dir "$T/ovf" \
-		>/dev/null 2>"$T/ovf.err"
+		--json-summary "$T/ovf.json" >/dev/null 2>"$T/ovf.err"
 	rc=$?
 	f=$T/ovf/fault_stacks-$P_ST.pb.gz
 	folded "$f" >"$T/ovf.folded"
 	total=$(sum_where "$T/ovf.folded" '.')
 	shown=$(sum_where "$T/ovf.folded" '\[lost samples\]')
-	counted=$(grep -o '[0-9]* samples of [0-9]* process' "$T/ovf.err" | head -n 1 | awk '{ print $1 }')
-	lost=$(sed -n 's/.*counts map full: \([0-9]*\).*/\1/p' "$T/ovf.err" | head -n 1)
+	counted=$(jget "$T/ovf.json" samples.sampled)
+	lost=$(jget "$T/ovf.json" samples.lost_counts_map_full)
 	check "counts map overflow: samples lost (${lost:-?}) and shown as [lost samples] ($shown)" \
 		eval "[ $rc -eq 0 ] && [ '${lost:-0}' -gt 0 ] && [ '$shown' -eq '${lost:-0}' ]"
 	check "counts map overflow: the profile's total ($total) is every sample taken (${counted:-?})" \

@@ -165,7 +165,7 @@ echo "# 6 objects of $(($(wc -c <"$T/big0.so") / 1048576)) MB, 4M symbols each, 
 # shellcheck disable=SC2086
 start GPID $AS_NOBODY "$W/bigsyms" run 120 $files
 /usr/bin/time -f '%M' -o "$T/maxrss" "$CPROF" --pid "$GPID" --duration 4 \
-	--output-dir "$T/out2" >"$T/err2" 2>&1 &
+	--output-dir "$T/out2" --json-summary "$T/sum2.json" >"$T/err2" 2>&1 &
 TPID=$!
 sleep 0.2
 APID=$(cat /proc/$TPID/task/*/children 2>/dev/null | awk '{ print $1 }')
@@ -179,7 +179,7 @@ rc=$?
 [ -n "$PEAK" ] && wait "$PEAK"
 maxrss=$(tail -n 1 "$T/maxrss" 2>/dev/null)
 pss=$(cat "$T/pss" 2>/dev/null)
-wtime=$(sed -n 's/.*wrote [0-9]* profiles ([0-9]* samples) to .* in \([0-9.]*\) s.*/\1/p' "$T/err2")
+wtime=$(jget "$T/sum2.json" output.last_write_s)
 gf=$(ls "$T/out2"/bigsyms-*.pb.gz 2>/dev/null | head -n 1)
 echo "# 4M symbols x 6: peak RSS ${maxrss:-?} KB (GNU time: the larger of agent and DWARF worker)," \
 	"peak Pss of agent + worker ${pss:-?} KB (sampled every 50 ms), written in ${wtime:-?} s"

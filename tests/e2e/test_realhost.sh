@@ -81,7 +81,7 @@ check "make -j2 from clean: >=95% of all its user stacks complete ($r; $per)" \
 	eval '[ "$rc" -eq 0 ] && at_least "$r" 0.95 300'
 
 # --- 40 x (date, cut, a 50 ms spinner), started after the profiler -----------
-SPIN=$BUILD/workloads/spin
+SPIN=$BUILD/workloads/shortspin
 cat >"$T/loop.sh" <<LOOP
 i=0
 while [ \$i -lt 40 ]; do
@@ -101,13 +101,13 @@ check "short programs named: >=97% of their user stacks complete and fully named
 
 # --- a corrupt .eh_frame ----------------------------------------------------
 # Every byte 0xff: a length no section holds, so no CFI at all is read.
-objcopy --dump-section .eh_frame="$T/eh" "$SPIN" "$T/spin-good" 2>/dev/null &&
+objcopy --dump-section .eh_frame="$T/eh" "$SPIN" "$T/shortspin-good" 2>/dev/null &&
 	tr '\000-\377' '\377' <"$T/eh" >"$T/eh.bad" &&
-	objcopy --update-section .eh_frame="$T/eh.bad" "$SPIN" "$T/spin-bad"
-profile_host bad sh -c "$SPIN 1500 & $T/spin-bad 1500; wait"
-awk -F '\t' '$2 ~ /comm:\[spin\]/' "$T/bad.folded" >"$T/good.folded"
+	objcopy --update-section .eh_frame="$T/eh.bad" "$SPIN" "$T/shortspin-bad"
+profile_host bad sh -c "$SPIN 1500 & $T/shortspin-bad 1500; wait"
+awk -F '\t' '$2 ~ /comm:\[shortspin\]/' "$T/bad.folded" >"$T/good.folded"
 good=$(complete_of "$T/good.folded")
-bad=$(awk -F '\t' '$2 ~ /comm:\[spin-bad\]/ { s += $1 } END { print s + 0 }' "$T/bad.folded")
+bad=$(awk -F '\t' '$2 ~ /comm:\[shortspin-bad\]/ { s += $1 } END { print s + 0 }' "$T/bad.folded")
 failed=$(sed -n 's/.*unwind tables: .*), \([0-9]*\) failed.*/\1/p' "$T/bad.err")
 check "corrupt .eh_frame: that object counted as failed ($failed) and profiled ($bad samples), the good copy beside it complete ($good)" \
 	eval '[ "${failed:-0}" -ge 1 ] && [ "$bad" -ge 20 ] && at_least "$good" 0.97 50'

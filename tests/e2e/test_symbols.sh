@@ -168,13 +168,12 @@ m=$(mapping "$T/inline.pb.gz" 'workloads/sym_inline')
 check "mapping flags: -g binary has functions [FN] ($m)" sh -c "echo '$m' | grep -q '\[FN\]'"
 libc_bid=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/ { print $3 }')
 if [ -n "$libc_bid" ] && [ -e "/usr/lib/debug/.build-id/$(echo "$libc_bid" | cut -c1-2)/$(echo "$libc_bid" | cut -c3-).debug" ]; then
-	# libc6-dbg's libc: 8.2 MiB of DWARF, over the default --dwarf-memory.
+	# libc6-dbg's libc: 8.2 MiB of DWARF, within the default --dwarf-memory.
 	m=$(mapping "$T/inline.pb.gz" 'libc.so')
-	check "--dwarf-memory 8M (default): libc's DWARF is over it, names only ($m)" \
-		sh -c "echo '$m' | grep -q '\[FN\]' && ! echo '$m' | grep -q '\[LN\]'"
-	check "--dwarf-memory: the summary counts the objects left without lines" \
-		grep -q '1 object named without source lines: DWARF over --dwarf-memory (8M)' \
-		"$T/inline.err"
+	check "--dwarf-memory 16M (default): libc with its debug file has [FN][FL][LN][IN] ($m)" \
+		sh -c "echo '$m' | grep -q '\[FN\]\[FL\]\[LN\]\[IN\]'"
+	check "--dwarf-memory 16M (default): no object left without lines, nothing said of it" \
+		sh -c "! grep -q 'without source lines' '$T/inline.err'"
 	CPROF_EXTRA="-v --dwarf-memory 64M" profile libc64 2 "$W/sym_inline" 20
 	m=$(mapping "$T/libc64.pb.gz" 'libc.so')
 	check "--dwarf-memory 64M: libc with its debug file (by build ID) has [FN][FL][LN][IN] ($m)" \
@@ -183,6 +182,8 @@ if [ -n "$libc_bid" ] && [ -e "/usr/lib/debug/.build-id/$(echo "$libc_bid" | cut
 	check "--dwarf-memory 4M -v: names each object left without lines, with its DWARF size" \
 		grep -q 'libc.so.6: names without source lines: DWARF of 8.[0-9] MB, over the 4.0 MB allowed' \
 		"$T/libc4.err"
+	check "--dwarf-memory: the summary counts the objects left without lines" \
+		grep -q '1 object without source lines: DWARF over --dwarf-memory (4M)' "$T/libc4.err"
 else
 	skip "mapping flags: libc" "no libc debug file under /usr/lib/debug (libc6-dbg)"
 fi

@@ -23,7 +23,7 @@ profile() {
 	_pid=$(wait_pid_file "$T/$_n.pid")
 	sleep 0.3
 	$CPROF --pid "$_pid" -F 499 --duration "$_s" --output-dir "$T/$_n" ${CPROF_ARGS:-} \
-		2>"$T/$_n.err"
+		--json-summary "$T/$_n.json" 2>"$T/$_n.err"
 	kill $W 2>/dev/null
 	wait $W 2>/dev/null
 	folded "$T/$_n"/*.pb.gz >"$T/$_n.folded"
@@ -53,8 +53,9 @@ chain=$($NOFP oracle | awk '{ a[NR] = $0 } END { for (i = NR; i >= 1; i--) if (a
 r=$(frac "$T/split.folded" ";$chain(;|\$)" ';work_hot(;|$)')
 oracle_ok() { [ "$chain" = 'main;stage_one;stage_two;work_hot' ] && at_least "$r" 0.99 300; }
 check "oracle: backtrace() says '$chain'; >=99% of work_hot samples agree ($r)" oracle_ok
-check "summary reports unwinding and table figures" \
-	sh -c "grep -q 'unwind: [0-9]* stacks by CFI' '$T/split.err' && grep -q 'unwind tables: [1-9]' '$T/split.err'"
+cfi=$(jget "$T/split.json" unwind.cfi) built=$(jget "$T/split.json" unwind_tables.built)
+check "summary reports unwinding and table figures (--json-summary: ${cfi:-?} stacks by CFI, ${built:-?} tables built)" \
+	sh -c "[ '${cfi:-0}' -gt 0 ] && [ '${built:-0}' -ge 1 ]"
 
 profile nopie 3 $BUILD/workloads/nofp-nopie split 20
 r=$(frac "$T/nopie.folded" "$COMPLETE")
@@ -121,7 +122,7 @@ fi
 if [ -x /usr/bin/python3 ]; then
 	CPROF_ARGS="--unwind-memory 256K" profile small 2 /usr/bin/python3 "$T/loop.py" 20
 	n=$(sum_where "$T/small.folded" .)
-	room() { grep -q 'unwind tables: .* [1-9][0-9]* without room' "$T/small.err" && [ "$n" -ge 200 ]; }
+	room() { [ "$(jget "$T/small.json" unwind_tables.no_room)" -ge 1 ] && [ "$n" -ge 200 ]; }
 	check "a 256 KB table budget: tables left out are reported, samples all written ($n)" room
 fi
 

@@ -107,6 +107,29 @@ perfmap)
 		head -c 65536 "$f" >"$dir/map-$n" && n=$((n + 1))
 	done
 	;;
+pylines)
+	# Line tables of real code objects, from every CPython installed.
+	for py in $(ls /root/.pyenv/versions/3.*/bin/python3.[0-9]* 2>/dev/null | grep -E 'python3\.[0-9]+$'); do
+		"$py" - "$dir/py-$(basename "$py")" <<'PY' 2>/dev/null && n=$((n + 1))
+import struct, sys
+v = sys.version_info
+def walk(co):
+    yield co
+    for c in co.co_consts:
+        if hasattr(c, "co_code"):
+            yield from walk(c)
+import os
+for i, co in enumerate(walk(compile(open(os.__file__).read(), "os.py", "exec"))):
+    if i >= 40:
+        break
+    tab = co.co_linetable if v >= (3, 10) else co.co_lnotab
+    sel = {8: 0, 9: 1, 10: 2, 11: 3, 12: 4, 13: 5}.get(v.minor, 5)
+    with open("%s-%d" % (sys.argv[1], i), "wb") as f:
+        f.write(bytes([sel]) + struct.pack("<iH", co.co_firstlineno, min(len(co.co_code) // 2, 65535)) + tab)
+PY
+	done
+	n=$(ls "$dir" | wc -l)
+	;;
 cgroup)
 	for p in $(ls -d /proc/[0-9]* 2>/dev/null | sort -t/ -k3 -n); do
 		[ $n -lt 60 ] || break

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -90,6 +91,26 @@ int main(void)
 		CHECK(cgroup_read("/proc", 0x7ffffff0u, &ci, &e) == -ENOENT &&
 			      strstr(e.msg, "/proc/2147483632/cgroup"),
 		      "missing process: error names the file", "%s", e.msg);
+	}
+	{
+		struct errbuf e = { "" };
+		char root[256];
+		struct stat st;
+		uint64_t id = 0;
+
+		if (cgroup_v2_mount(root, sizeof(root)) || stat(root, &st)) {
+			T_SKIP("cgroup id of the v2 root", "no cgroup v2 mount");
+		} else {
+			CHECK(cgroup_id_of("/", &id, &e) == 0 && id == st.st_ino,
+			      "cgroup id of \"/\": the mount's inode", "%llu vs %llu: %s",
+			      (unsigned long long)id, (unsigned long long)st.st_ino, e.msg);
+			CHECK(cgroup_id_of(root, &id, &e) == 0 && id == st.st_ino,
+			      "cgroup id of the mount path itself", "%llu: %s",
+			      (unsigned long long)id, e.msg);
+			CHECK(cgroup_id_of("/no/such/cgroup-h15m", &id, &e) == -ENOENT &&
+				      strstr(e.msg, "/no/such/cgroup-h15m"),
+			      "missing cgroup: error names the path", "%s", e.msg);
+		}
 	}
 	return T_EXIT();
 }

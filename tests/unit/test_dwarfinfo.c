@@ -21,6 +21,7 @@
 
 #include "dwarfinfo.h"
 #include "elfobj.h"
+#include "elfobjcheck.h"
 #include "testlib.h"
 #include "testutil.h"
 
@@ -89,16 +90,6 @@ static int write_file(const char *path, const char *text)
 		return -1;
 	fputs(text, f);
 	return fclose(f);
-}
-
-static struct elfobj *open_obj(const char *path)
-{
-	struct elfobj *o = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || elfobj_open(&o, fd, NULL))
-		return NULL;
-	return o;
 }
 
 /* Start and size of function @name in @bin, from nm. */
@@ -252,7 +243,7 @@ static void test_gcc(void)
 	int rc, l_leaf = line_of(fixture, "L_LEAF"), l_mid = line_of(fixture, "L_MID"),
 		l_outer = line_of(fixture, "L_OUTER");
 
-	o = open_obj(bin);
+	o = elfobj_at(bin);
 	d = open_dwarf(o, NULL, NULL, &rc);
 	CHECK(rc == 0 && d && !dwarfinfo_separate(d) && dwarfinfo_bytes(d) > 0,
 	      "gcc -g: DWARF in the binary opened", "rc %d", rc);
@@ -336,7 +327,7 @@ static void test_clang(void)
 		T_SKIP("clang: CUs found without .debug_aranges", "this clang emits aranges");
 		return;
 	}
-	o = open_obj(bin);
+	o = elfobj_at(bin);
 	d = open_dwarf(o, NULL, NULL, &rc);
 	compared = d ? compare_with_addr2line(d, bin, "outer", &inlined) : 0;
 	CHECK(compared > 5 && inlined > 0,
@@ -361,7 +352,7 @@ static void test_cxx(void)
 		T_SKIP("g++: linkage name of a template method", "g++ not available");
 		return;
 	}
-	o = open_obj(bin);
+	o = elfobj_at(bin);
 	d = open_dwarf(o, NULL, NULL, &rc);
 	if (d && func_range(bin, "_ZN2ns4TypeIiE6methodEl", &start, &size))
 		n = dwarfinfo_lookup(d, start + size / 2, f, 4);
@@ -391,7 +382,7 @@ static void test_separate(void)
 		T_SKIP("separate debug files", "objcopy failed");
 		return;
 	}
-	o = open_obj(fmt("%s/fx.stripped", tmp));
+	o = elfobj_at(fmt("%s/fx.stripped", tmp));
 	d = open_dwarf(o, fmt("%s/dbg", tmp), NULL, &rc);
 	CHECK(rc == -ENOENT && !d, "stripped, no debug file: -ENOENT", "rc %d", rc);
 	dwarfinfo_free(d);
@@ -407,7 +398,7 @@ static void test_separate(void)
 	dwarfinfo_free(d);
 	elfobj_free(o);
 
-	o = open_obj(fmt("%s/fx.linked", tmp));
+	o = elfobj_at(fmt("%s/fx.linked", tmp));
 	d = open_dwarf(o, fmt("%s/nodbg", tmp), fmt("%s/fx.linked", tmp), &rc);
 	compared = d ? compare_with_addr2line(d, fmt("%s/fx", tmp), "outer", &inlined) : 0;
 	CHECK(rc == 0 && d && dwarfinfo_separate(d) && compared > 10,
@@ -420,7 +411,7 @@ static void test_separate(void)
 	elfobj_free(o);
 
 	/* The build-ID path holding another build's debug file. */
-	o = open_obj(fmt("%s/fx.stripped", tmp));
+	o = elfobj_at(fmt("%s/fx.stripped", tmp));
 	sh(fmt("cp '%s/other/fx.debug' '%s/dbg/.build-id/%.2s/%s.debug'", tmp, tmp, id, id + 2));
 	d = open_dwarf(o, fmt("%s/dbg", tmp), NULL, &rc);
 	CHECK(rc == -ENOENT, "debug file with another build ID: refused", "rc %d", rc);
@@ -458,7 +449,7 @@ static void test_dwz(void)
 			break;
 	if (f)
 		pclose(f);
-	o = open_obj(fmt("%s/fz1", tmp));
+	o = elfobj_at(fmt("%s/fz1", tmp));
 	d = open_dwarf(o, fmt("%s/dwzroot", tmp), NULL, &rc);
 	CHECK(rc == -ENOENT && !d,
 	      "dwz: alt file only at the path the object names: not used", "rc %d", rc);
@@ -505,7 +496,7 @@ static void test_hostile_size(void)
 	/* Elf64_Chdr: ch_type, ch_reserved, then ch_size at byte 8. */
 	sh(fmt("printf '\\000\\000\\000\\000\\000\\000\\000\\020' | "
 	       "dd of='%s/fx.z' bs=1 seek=%llu conv=notrunc status=none", tmp, off + 8));
-	o = open_obj(fmt("%s/fx.z", tmp));
+	o = elfobj_at(fmt("%s/fx.z", tmp));
 	d = open_dwarf(o, NULL, NULL, &rc);
 	CHECK(rc == -ENOENT && !d, "compressed section claiming 2^60 bytes: refused", "rc %d", rc);
 	dwarfinfo_free(d);
@@ -590,7 +581,7 @@ static void test_unterminated(void)
 		T_SKIP("unterminated string sections", "no DWARF 5 build with .debug_line_str");
 		return;
 	}
-	og = open_obj(good);
+	og = elfobj_at(good);
 	dg = open_dwarf(og, NULL, NULL, &rc);
 	for (int i = 0; i < 2; i++) {
 		/* Names are in .debug_str (or inline): with it broken, lines only are compared. */
@@ -599,7 +590,7 @@ static void test_unterminated(void)
 			".debug_str without a NUL: every address of outer() keeps its lines",
 		};
 
-		ob = open_obj(fmt("%s/fx5.%s", tmp, i ? "s" : "ls"));
+		ob = elfobj_at(fmt("%s/fx5.%s", tmp, i ? "s" : "ls"));
 		db = open_dwarf(ob, NULL, NULL, &rcb);
 		same = alike(dg, db, start, size, i == 0, &total);
 		CHECK(rc == 0 && rcb == 0 && total > 10 && same == total, what[i],
@@ -630,7 +621,7 @@ static void test_compressed(void)
 			T_SKIP(name, "objcopy cannot compress so");
 			continue;
 		}
-		o = open_obj(bin);
+		o = elfobj_at(bin);
 		d = open_dwarf(o, NULL, NULL, &rc);
 		if (d)
 			compared = compare_with_addr2line(d, fmt("%s/fx", tmp), "outer", &inlined);

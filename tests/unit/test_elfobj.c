@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Tests for elfobj (build IDs, segments, symbols, debug files, hostile
- * inputs, the vDSO) and objcache.  Fixtures are compiled at test time into
+ * inputs) and objcache; test_elfobj_live.c reads this process's own
+ * objects.  Fixtures are compiled at test time into
  * a temporary directory and checked against binutils (readelf, nm), an
  * independent reader.
  */
@@ -23,6 +24,7 @@
 #include <elf.h>
 
 #include "elfobj.h"
+#include "elfobjcheck.h"
 #include "objcache.h"
 #include "testlib.h"
 #include "testutil.h"
@@ -32,23 +34,6 @@ static char tmp[PATH_MAX - 128];
 static int hostroot = -1;
 
 /* --- helpers ---------------------------------------------------------- */
-
-static int open_obj(const char *path, struct elfobj **o, struct errbuf *err)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	*o = NULL;
-	if (fd < 0)
-		return errf(err, -errno, "%s: %s", path, strerror(errno));
-	return elfobj_open(o, fd, err);
-}
-
-static const char *name_at(const struct elfobj *o, uint64_t vaddr)
-{
-	const struct elfobj_sym *s = elfobj_lookup(o, vaddr);
-
-	return s ? s->name : "(none)";
-}
 
 static bool readelf_build_id(const char *path, char *out, size_t outsz)
 {
@@ -95,55 +80,6 @@ static size_t readelf_loads(const char *path, struct load *l, size_t max)
 	}
 	pclose(p);
 	return n;
-}
-
-static long rss_kib(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kib = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* Symbols sorted by address, one per address, every name non-empty. */
-/*
- * Sorted, unique, names bounded; where @nameless, symbols whose name could
- * not be read (a damaged table) may be nameless, and are never found.
- */
-static bool symbols_sane_as(const struct elfobj *o, bool nameless)
-{
-	size_t n;
-	const struct elfobj_sym *s = elfobj_symbols(o, &n);
-
-	for (size_t i = 0; i < n; i++) {
-		if (!s[i].name ? !nameless || elfobj_lookup(o, s[i].start)
-			       : !s[i].name[0] || strlen(s[i].name) >= 4096 ||
-					 elfobj_lookup(o, s[i].start) != &s[i])
-			return false;
-		if (i && s[i - 1].start >= s[i].start)
-			return false;
-	}
-	return true;
-}
-
-static bool symbols_sane(const struct elfobj *o)
-{
-	return symbols_sane_as(o, false);
 }
 
 /* --- fixtures ------------------------------------------------------------- */
@@ -697,142 +633,6 @@ static void test_corrupt(void)
 	free(orig);
 }
 
-/* --- vDSO, system libraries ------------------------------------------------ */
-
-static bool maps_find(uint64_t addr, const char *name, uint64_t *start, uint64_t *end,
-		      uint64_t *off, char *path, size_t pathsz)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[PATH_MAX + 256];
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, o;
-		int n = 0;
-
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &s, &e, &o, &n) < 3 || !n)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (name ? strcmp(line + n, name) == 0 : (addr >= s && addr < e)) {
-			*start = s;
-			*end = e;
-			*off = o;
-			snprintf(path, pathsz, "%s", line + n);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-static void test_vdso(void)
-{
-	uint64_t base = getauxval(AT_SYSINFO_EHDR), start, end, off, v = 1;
-	struct errbuf err = { "" };
-	const struct elfobj_sym *syms, *cg = NULL;
-	struct elfobj *o;
-	char path[64];
-	size_t n;
-	int rc;
-
-	if (!base || !maps_find(0, "[vdso]", &start, &end, &off, path, sizeof(path)) ||
-	    start != base) {
-		T_SKIP("vDSO", "no vDSO in this process");
-		return;
-	}
-	rc = elfobj_open_mem(&o, (const void *)(uintptr_t)base, end - start, &err);
-	CHECK(rc == 0, "vDSO: open_mem", "rc %d: %s", rc, err.msg);
-	if (rc)
-		return;
-	CHECK(strlen(elfobj_build_id(o)) >= 16, "vDSO: has a build ID", "'%s'",
-	      elfobj_build_id(o));
-	rc = elfobj_load_symbols(o, NULL, &err);
-	syms = elfobj_symbols(o, &n);
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(syms[i].name, "__vdso_clock_gettime") == 0)
-			cg = &syms[i];
-	CHECK(rc == 0 && cg, "vDSO: __vdso_clock_gettime among its symbols",
-	      "rc %d, %zu symbols", rc, n);
-	if (cg) {
-		CHECK_STR(name_at(o, cg->start + 1), "__vdso_clock_gettime",
-			  "vDSO: lookup inside __vdso_clock_gettime");
-		CHECK(elfobj_file_to_vaddr(o, cg->start, &v) == 0 && v == cg->start,
-		      "vDSO: file offsets are virtual addresses", "%#" PRIx64 " -> %#" PRIx64,
-		      cg->start, v);
-	}
-	elfobj_free(o);
-}
-
-/* Opens, maps and symbolizes a runtime address of a loaded library. */
-static void test_runtime_lookup(const char *what, void *fn, const char *want_substr)
-{
-	uint64_t start, end, off, v = 0;
-	struct errbuf err = { "" };
-	char path[PATH_MAX], tname[PATH_MAX + 128];
-	struct elfobj *o;
-	double t0, t1;
-	long r0, r1;
-	int rc;
-
-	if (!fn || !maps_find((uintptr_t)fn, NULL, &start, &end, &off, path, sizeof(path))) {
-		T_SKIP(what, "not found in /proc/self/maps");
-		return;
-	}
-	r0 = rss_kib();
-	t0 = now_ms();
-	rc = open_obj(path, &o, &err);
-	if (!rc)
-		rc = elfobj_load_symbols(o, &(struct elfobj_debug_opts){ .debug_root = "/usr/lib/debug" },
-					 &err);
-	t1 = now_ms();
-	r1 = rss_kib();
-	snprintf(tname, sizeof(tname), "%s: load symbols of %s", what, path);
-	CHECK(rc == 0 && symbols_sane(o), tname, "rc %d: %s", rc, err.msg);
-	if (rc) {
-		elfobj_free(o);
-		return;
-	}
-	printf("# %s: %zu symbols%s in %.1f ms, RSS +%ld KiB\n", path, elfobj_nsyms(o),
-	       elfobj_syms_from_debug_file(o) ? " (debug file)" : "", t1 - t0, r1 - r0);
-	snprintf(tname, sizeof(tname), "%s: runtime address -> symbol", what);
-	rc = elfobj_file_to_vaddr(o, (uintptr_t)fn - start + off, &v);
-	CHECK(rc == 0 && strstr(name_at(o, v), want_substr), tname, "rc %d, vaddr %#" PRIx64
-	      " -> %s", rc, v, name_at(o, v));
-	elfobj_free(o);
-}
-
-static void test_python(void)
-{
-	const char *py = "/usr/bin/python3";
-	struct errbuf err = { "" };
-	struct elfobj *o;
-	double t0, t1;
-	long r0, r1;
-	int rc;
-
-	if (access(py, R_OK)) {
-		T_SKIP("python3 symbols", "%s not installed", py);
-		return;
-	}
-	r0 = rss_kib();
-	t0 = now_ms();
-	rc = open_obj(py, &o, &err);
-	if (!rc)
-		rc = elfobj_load_symbols(o, &(struct elfobj_debug_opts){ .debug_root = "/usr/lib/debug",
-									 .path = py, .root_fd = hostroot },
-					 &err);
-	t1 = now_ms();
-	r1 = rss_kib();
-	CHECK(rc == 0 && elfobj_nsyms(o) > 100 && symbols_sane(o), "python3: load symbols",
-	      "rc %d (%s)", rc, err.msg);
-	if (!rc)
-		printf("# %s: %zu symbols%s in %.1f ms, RSS +%ld KiB\n", py, elfobj_nsyms(o),
-		       elfobj_syms_from_debug_file(o) ? " (debug file)" : "", t1 - t0, r1 - r0);
-	elfobj_free(o);
-}
-
 /* --- objcache ---------------------------------------------------------------- */
 
 static int cache_get(struct objcache *c, const char *path, struct elfobj **o, int *fdp)
@@ -942,11 +742,6 @@ int main(void)
 	}
 	snprintf(tmp, sizeof(tmp), "%s", tmpl);
 	hostroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-	test_vdso();
-	test_runtime_lookup("libc", dlsym(RTLD_DEFAULT, "getpid"), "getpid");
-	test_runtime_lookup("libelf", dlsym(RTLD_DEFAULT, "elf_begin"), "elf_begin");
-	test_python();
 
 	if (sh("command -v gcc >/dev/null && command -v readelf >/dev/null && "
 	       "command -v nm >/dev/null && command -v objcopy >/dev/null && "

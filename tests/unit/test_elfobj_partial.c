@@ -19,34 +19,17 @@
 #include <unistd.h>
 
 #include "elfobj.h"
+#include "elfobjcheck.h"
 #include "testlib.h"
 #include "testutil.h"
 
 static const struct elfobj_debug_opts host = { .debug_root = "/usr/lib/debug" };
-
-static struct elfobj *open_obj(const char *path)
-{
-	struct elfobj *o = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || elfobj_open(&o, fd, NULL))
-		return NULL;
-	return o;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* What a lookup found, kept across loads. */
@@ -148,7 +131,7 @@ static void test_system(void)
 		void *fn = dlsym(RTLD_DEFAULT, libs[i].fn);
 		struct elfobj *o;
 
-		if (!fn || !dladdr(fn, &info) || !(o = open_obj(info.dli_fname))) {
+		if (!fn || !dladdr(fn, &info) || !(o = elfobj_at(info.dli_fname))) {
 			T_SKIP(libs[i].what, "not found");
 			continue;
 		}
@@ -156,7 +139,7 @@ static void test_system(void)
 		elfobj_free(o);
 	}
 	{
-		struct elfobj *o = open_obj("/usr/bin/python3");
+		struct elfobj *o = elfobj_at("/usr/bin/python3");
 
 		if (!o) {
 			T_SKIP("python3", "not installed");
@@ -186,7 +169,7 @@ static void test_big(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/big.so", dir);
-	o = open_obj(path);
+	o = elfobj_at(path);
 	t0 = now_ms();
 	rc = o ? elfobj_load_symbols_for(o, NULL, hot, 4, UINT64_MAX, &err) : -EBADF;
 	t1 = now_ms();

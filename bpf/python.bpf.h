@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * python.bpf.h: the sampled thread's Python stack (see "Python" in
+ * cprof.h).  Find the thread's state among those of the interpreter the
+ * loader pointed at, walk its chain of frames, store them as a stack, and
+ * tell the loader of the code objects in it it has not been told of yet.
+ *
+ * Its maps are here with the code, the only code that uses them.  The
+ * entry point, python_stack(), is a global function: the verifier checks
+ * it once, apart from the native walk.  Also compiled as plain C for unit
+ * tests (tests/bpfunwind.c), which walk real interpreters with it.
+ */
+#ifndef CPROF_PYTHON_BPF_H
+#define CPROF_PYTHON_BPF_H
+
+/* Set by the loader before load: read Python stacks at all. */
+const volatile bool python_stacks = false;
+
+/* pid -> where its interpreter is and how it is laid out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, CPROF_PY_PROCS);
+	__type(key, __u32);
+	__type(value, struct cprof_py_proc);
+} py_procs SEC(".maps");
+
+/*
+ * tid -> its thread state, as last found.  Searching the interpreter's
+ * list costs a read a thread; a thread keeps its state for life, so a
+ * sample mostly reads the one remembered, and checks it is still the
+ * thread's.  A thread with none (not a Python thread, or the interpreter
+ * not started yet) is searched for again after a wait that doubles, from
+ * PY_RETRY_NS up to PY_RETRY_MAX_NS, so that neither a C thread of a Python
+ * process searches at every sample nor a starting interpreter goes unseen
+ * for long.
+ */
+#define PY_RETRY_NS 4000000ULL
+#define PY_RETRY_MAX_NS 1000000000ULL
+struct py_thread {
+	__u64 gen;    /* the process image it was found in */
+	__u64 tstate; /* 0: none found at @when */
+	__u64 interp; /* the interpreter it belongs to */
+	__u64 when;
+	__u64 wait;   /* ns after @when before searching again */
+	__u32 status; /* enum cprof_py_status of a search that found none */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CPROF_PY_THREADS);
+	__type(key, __u32);
+	__type(value, struct py_thread);
+} py_threads SEC(".maps");
+
+/* Code objects the loader has been told of (CPROF_EV_PY_CODE). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CPROF_PY_CODES);
+	__type(key, struct cprof_py_code_key);
+	__type(value, __u8);
+} py_codes SEC(".maps");
+
+/*
+ * The walk's state, in a per-CPU map value rather than on the stack: the
+ * verifier then sees its fields as plain numbers in the bpf_loop
+ * callbacks, not constants to tell states apart by (on the stack the
+ * walk took 580k instructions to verify).  The thread state and frame
+ * read are indexed by the layout's offsets under a mask, with 8 bytes of
+ * slack past the mask's reach.
+ */
+#define PY_TSTATE_MASK (CPROF_PY_TSTATE_READ - 1)
+#define PY_FRAME_MASK (CPROF_PY_FRAME_READ - 1)
+struct py_walk {
+	struct cprof_py_proc p; /* the process's, copied */
+	__u8 tstate[CPROF_PY_TSTATE_READ + 8];
+	__u8 frame[CPROF_PY_FRAME_READ + 8];
+	__u64 want;   /* the thread's pthread_t: its fs base */
+	__u64 interp; /* the interpreter searched, then the thread's */
+	__u64 tstate_addr; /* the thread state looked at, then the thread's */
+	__u64 frame_addr;  /* the next frame to read; 0: none */
+	__u64 hash;
+	__u32 pid;
+	__u32 status; /* the search's enum cprof_py_status; the walk's cprof_unwind_status */
+	__u32 found;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_walk);
+} py_walks SEC(".maps");
+
+/*
+ * The walk's state, for the bpf_loop callbacks too: a loop's context must
+ * be on the stack, so theirs is an unused word and they look this up.
+ */
+static __always_inline struct py_walk *py_walk_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&py_walks, &zero);
+}
+
+/* Names Python stacks apart from native ones with the same words. */
+#define PY_STACK_SALT 0x5079746f6e000000ULL
+/* Mixed into the hash where a shim marks an entry frame. */
+#define PY_SHIM_MARK 0x5368696dULL
+
+static __always_inline __u64 py_word(const __u8 *buf, __u32 off, __u32 mask)
+{
+	return *(const __u64 *)(buf + (off & mask));
+}
+
+static __always_inline int py_read_word(__u64 addr, __u64 *out)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) ? -1 : 0;
+}
+
+/* Reads the thread state at @addr into the walk's buffer. */
+static __always_inline int py_read_tstate(struct py_walk *w, __u64 addr)
+{
+	__u32 n = w->p.l.tstate_read;
+
+	if (n == 0 || n > CPROF_PY_TSTATE_READ)
+		return -1;
+	return bpf_probe_read_user(w->tstate, n, (const void *)addr) ? -1 : 0;
+}
+
+/*
+ * One step of the search for the thread's state: a thread state of the
+ * interpreter w->interp, or the move to the next interpreter when its
+ * list ended (w->tstate_addr 0).  bpf_loop callback.
+ */
+static long py_search_step(__u32 i, void *unused)
+{
+	struct py_walk *w = py_walk_get();
+	const struct cprof_py_layout *l;
+	const __u8 *t;
+
+	if (!w)
+		return 1;
+	l = &w->p.l;
+	t = w->tstate;
+	if (!w->tstate_addr) {
+		/* The first interpreter was read before the loop. */
+		if (i && py_read_word(w->interp + l->interp_next, &w->interp)) {
+			w->status = CPROF_PY_READ;
+			return 1;
+		}
+		if (!w->interp)
+			return 1;
+		if (py_read_word(w->interp + l->interp_threads, &w->tstate_addr)) {
+			w->status = CPROF_PY_READ;
+			return 1;
+		}
+		return 0;
+	}
+	if (py_read_tstate(w, w->tstate_addr)) {
+		w->status = CPROF_PY_READ;
+		return 1;
+	}
+	/* A thread state points back at its interpreter: else not one. */
+	if (py_word(t, l->tstate_interp, PY_TSTATE_MASK) != w->interp) {
+		w->status = CPROF_PY_MISMATCH;
+		return 1;
+	}
+	if (py_word(t, l->tstate_thread_id, PY_TSTATE_MASK) == w->want) {
+		w->found = 1;
+		return 1;
+	}
+	w->tstate_addr = py_word(t, l->tstate_next, PY_TSTATE_MASK);
+	return 0;
+}
+
+/*
+ * Finds the thread state of thread @tid of image @gen, whose bytes are
+ * left in the walk's buffer; 0, or an enum cprof_py_status saying why
+ * there is none.
+ */
+static __always_inline __u32 py_find_thread(struct py_walk *w, __u32 tid, __u64 gen)
+{
+	struct py_thread *t = bpf_map_lookup_elem(&py_threads, &tid), now = {};
+	const struct cprof_py_layout *l = &w->p.l;
+	const __u8 *b = w->tstate;
+	__u32 unused = 0;
+
+	now.when = bpf_ktime_get_ns();
+	now.gen = gen;
+	now.wait = PY_RETRY_NS;
+	if (t && t->gen == gen) {
+		if (t->tstate) {
+			if (!py_read_tstate(w, t->tstate) &&
+			    py_word(b, l->tstate_thread_id, PY_TSTATE_MASK) == w->want &&
+			    py_word(b, l->tstate_interp, PY_TSTATE_MASK) == t->interp) {
+				w->tstate_addr = t->tstate;
+				return 0;
+			}
+			/* Freed, or another thread's now: search anew. */
+		} else if (now.when - t->when < t->wait) {
+			return t->status;
+		} else if (t->wait < PY_RETRY_MAX_NS) {
+			now.wait = 2 * t->wait;
+		}
+	}
+	w->tstate_addr = 0;
+	w->found = 0;
+	w->status = CPROF_PY_NO_THREAD;
+	if (py_read_word(w->p.runtime + l->runtime_interps, &w->interp))
+		w->status = CPROF_PY_READ;
+	else
+		bpf_loop(CPROF_PY_SEARCH, py_search_step, &unused, 0);
+	if (w->found) {
+		now.tstate = w->tstate_addr;
+		now.interp = w->interp;
+	}
+	now.status = w->status;
+	bpf_map_update_elem(&py_threads, &tid, &now, BPF_ANY);
+	return w->found ? 0 : w->status;
+}
+
+/*
+ * One frame: record its code object and instruction position, and move
+ * to the frame that called it.  Shims (3.12+) are not recorded; they mark
+ * the frame before them as its native call's first.  bpf_loop callback.
+ */
+static long py_frame_step(__u32 i, void *unused)
+{
+	struct py_walk *w = py_walk_get();
+	struct cprof_stack *st = get_scratch();
+	const struct cprof_py_layout *l;
+	__u32 n, size, flags;
+	const __u8 *f;
+	__u64 code, pos;
+
+	if (!st || !w)
+		return 1;
+	l = &w->p.l;
+	f = w->frame;
+	size = l->frame_read;
+	flags = l->flags;
+	n = st->nr;
+	if (!w->frame_addr) {
+		w->status = CPROF_UNWIND_OK;
+		return 1;
+	}
+	if (n + 2 > CPROF_MAX_FRAMES) {
+		w->status = CPROF_UNWIND_TRUNCATED;
+		return 1;
+	}
+	if (size == 0 || size > CPROF_PY_FRAME_READ ||
+	    bpf_probe_read_user(w->frame, size, (const void *)w->frame_addr)) {
+		w->status = CPROF_UNWIND_READ;
+		return 1;
+	}
+	code = py_word(f, l->frame_code, PY_FRAME_MASK);
+	w->frame_addr = py_word(f, l->frame_back, PY_FRAME_MASK);
+	if ((flags & CPROF_PY_F_SHIMS) &&
+	    f[l->frame_owner & PY_FRAME_MASK] == CPROF_PY_OWNED_BY_CSTACK) {
+		if (n >= 2)
+			st->ip[(n - 1) & (CPROF_MAX_FRAMES - 1)] |= CPROF_PY_ENTRY;
+		w->hash = hash_mix(w->hash, PY_SHIM_MARK);
+		return 0;
+	}
+	if (!code || (code & 7)) {
+		w->status = CPROF_UNWIND_BAD_CFA; /* no object there: a broken chain */
+		return 1;
+	}
+	pos = py_word(f, l->frame_lasti, PY_FRAME_MASK);
+	if (!(flags & CPROF_PY_F_LASTI_PTR))
+		pos = (__u32)pos;
+	if ((flags & CPROF_PY_F_EVERY_ENTRY) ||
+	    ((flags & CPROF_PY_F_IS_ENTRY) && f[l->frame_entry & PY_FRAME_MASK]))
+		pos |= CPROF_PY_ENTRY;
+	st->ip[n & (CPROF_MAX_FRAMES - 1)] = code;
+	st->ip[(n + 1) & (CPROF_MAX_FRAMES - 1)] = pos;
+	st->nr = n + 2;
+	w->hash = hash_mix(hash_mix(w->hash, code), pos);
+	return 0;
+}
+
+/*
+ * Tells the loader of frame @i's code object unless it was told already.
+ * A full ring stops the telling; the code objects left untold are told
+ * when the stack is next stored anew (next epoch).  bpf_loop callback.
+ */
+static long py_announce_step(__u32 i, void *unused)
+{
+	struct py_walk *w = py_walk_get();
+	struct cprof_stack *st = get_scratch();
+	struct cprof_py_code_key k = {};
+	struct cprof_event *ev;
+	__u8 one = 1;
+
+	if (!st || !w || 2 * i >= st->nr)
+		return 1;
+	k.pid = w->pid;
+	k.gen = w->p.gen;
+	k.code = st->ip[(2 * i) & (CPROF_MAX_FRAMES - 1)];
+	if (bpf_map_lookup_elem(&py_codes, &k))
+		return 0;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev)
+		return 1;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = CPROF_EV_PY_CODE;
+	ev->pid = k.pid;
+	ev->gen = k.gen;
+	ev->ktime_ns = bpf_ktime_get_ns();
+	ev->addr = k.code;
+	bpf_ringbuf_submit(ev, 0);
+	bpf_map_update_elem(&py_codes, &k, &one, BPF_ANY);
+	return 0;
+}
+
+/*
+ * The Python stack of thread @tid (whose fs base is @fsbase) of image
+ * @gen of process @pid, stored in the pair live in @epoch: its hash, or
+ * an enum cprof_py_status (or cprof_stack_status) saying why there is
+ * none.  Uses the scratch stack: call it after the native stack is stored.
+ */
+__noinline __u64 python_stack(__u32 pid, __u32 tid, __u64 gen, __u64 fsbase, __u64 epoch)
+{
+	const struct cprof_py_proc *p = bpf_map_lookup_elem(&py_procs, &pid);
+	__u32 unused = 0, status;
+	struct cprof_stack *st;
+	struct py_walk *w;
+	bool fresh = false;
+	__u64 h;
+
+	if (!p || p->gen != gen)
+		return CPROF_PY_NONE;
+	st = get_scratch();
+	w = py_walk_get();
+	if (!st || !w)
+		return CPROF_STACK_ERR_READ;
+	w->p = *p;
+	w->pid = pid;
+	w->want = fsbase;
+	w->hash = HASH_SEED;
+	status = py_find_thread(w, tid, gen);
+	if (status)
+		return status;
+	w->frame_addr = py_word(w->tstate, w->p.l.tstate_frame, PY_TSTATE_MASK);
+	if ((w->p.l.flags & CPROF_PY_F_CFRAME) && w->frame_addr &&
+	    py_read_word(w->frame_addr + w->p.l.cframe_frame, &w->frame_addr))
+		return CPROF_PY_READ;
+	if (!w->frame_addr)
+		return CPROF_PY_IDLE;
+	st->nr = 0;
+	w->status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
+	/* Frames, and as many shims at most. */
+	bpf_loop(CPROF_MAX_FRAMES + 2, py_frame_step, &unused, 0);
+	if (!st->nr)
+		return w->status == CPROF_UNWIND_OK ? CPROF_PY_IDLE : CPROF_PY_READ;
+	st->status = w->status;
+	h = store_stack(st, epoch & 1, epoch, hash_finish(w->hash, st, PY_STACK_SALT), &fresh);
+	if (fresh)
+		bpf_loop(CPROF_PY_MAX_FRAMES, py_announce_step, &unused, 0);
+	return h;
+}
+
+#endif

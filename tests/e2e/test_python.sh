@@ -1,0 +1,186 @@
+#!/bin/sh
+# End-to-end: Python frames (function, file, line) spliced into the native
+# stacks of CPython processes, for every CPython 3.8-3.13 pyenv installed
+# here (libpython3.N.so with symbols) and Debian's python3.11 (the
+# interpreter in the executable, .dynsym only).  A version not installed
+# is a skip saying so.  Needs root.
+. "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d)
+trap 'stop_all; rm -rf "$T"' EXIT
+PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
+WORK=$PWD/tests/workloads/pysplit.py
+
+require_root "python frames"
+
+# run NAME PYTHON MODE SECS [CPROF-ARGS...]: runs the workload, profiles its
+# pid for SECS at 499 Hz, then stops it; leaves $T/NAME.folded, .raw (the
+# profile's locations), .out (what the workload printed) and .err.
+run() {
+	_n=$1 _py=$2 _mode=$3 _s=$4
+	shift 4
+	"$_py" "$WORK" "$_mode" 60 >"$T/$_n.out" &
+	BG="$BG $!"
+	_pid=$(wait_pid_file "$T/$_n.out")
+	sleep 0.3
+	$CPROF --pid "$_pid" -F 499 --duration "$_s" --output-dir "$T/$_n" "$@" 2>"$T/$_n.err"
+	stop_all
+	folded "$T/$_n"/*.pb.gz >"$T/$_n.folded"
+	go tool pprof -raw "$T/$_n"/*.pb.gz >"$T/$_n.raw" 2>/dev/null
+}
+
+# share M N MIN: M of N is at least MIN (a fraction), with N >= 50.
+share() { awk -v m="$1" -v n="$2" -v f="$3" 'BEGIN { exit !(n >= 50 && m >= f * n) }'; }
+
+# The split, in one interpreter: the outer function on nearly every
+# sample, hot's share as the program measured it, file and line on hot.
+split_checks() { # LABEL NAME
+	_l=$1 _f=$T/$2.folded
+	all=$(sum_where "$_f" .)
+	outer=$(sum_where "$_f" ';outer(;|$)')
+	check "$_l: >=95% of samples show outer() ($outer of $all)" share "$outer" "$all" 0.95
+	# From 3.11 one loop runs both; before, each is its own native call.
+	hot=$(sum_where "$_f" ';outer;([^;]*;)*hot(;|$)')
+	cold=$(sum_where "$_f" ';outer;([^;]*;)*cold(;|$)')
+	own=$(awk '/^hot_share/ { print $2 }' "$T/$2.out")
+	check "$_l: hot's share within 5 points of the program's own ($hot:$cold, own $own)" \
+		awk -v a="$hot" -v b="$cold" -v o="${own:-x}" \
+		'BEGIN { exit !(o != "x" && a + b >= 50 && (a / (a + b) - o)^2 <= 0.05^2) }'
+	check "$_l: hot's frames carry pysplit.py and a line > 0" \
+		grep -Eq " hot $WORK:[1-9][0-9]* " "$T/$2.raw"
+}
+
+for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
+	dir=$(ls -d "$PYENV/$v".* 2>/dev/null | sort -V | tail -n1)
+	if [ -z "$dir" ]; then
+		skip "python $v" "CPython $v is not installed under $PYENV"
+		continue
+	fi
+	run "py$v" "$dir/bin/python$v" split 3
+	split_checks "python $v (libpython3.so, pyenv)" "py$v"
+done
+
+if [ -x /usr/bin/python3.11 ]; then
+	run debian /usr/bin/python3.11 split 3
+	split_checks "Debian python3.11 (in the executable, .dynsym only)" debian
+else
+	skip "Debian python3.11" "/usr/bin/python3.11 is not installed"
+fi
+
+# The rest runs on the newest pyenv version installed.
+dir=$(ls -d "$PYENV"/3.1[0-3].* 2>/dev/null | sort -V | tail -n1)
+if [ -z "$dir" ]; then
+	skip "python threads, C extension, --no-python, short run" "no CPython 3.10-3.13 under $PYENV"
+	exit 0
+fi
+v=$(basename "$dir" | cut -d. -f1,2)
+PY=$dir/bin/python$v
+
+# Threads: each thread's samples show its own function.
+run threads "$PY" threads 3
+for fn in thread_alpha thread_beta thread_gamma; do
+	tid=$(awk -v f="$fn" '$1 == "tid" && $3 == f { print $2 }' "$T/threads.out")
+	all=$(sum_where "$T/threads.folded" "tid:\\[$tid\\]")
+	own=$(sum_where "$T/threads.folded" "tid:\\[$tid\\].*;$fn(;|\$)")
+	check "python $v threads: >=90% of thread ${tid:-?}'s samples show its $fn ($own of $all)" \
+		awk -v m="$own" -v n="$all" 'BEGIN { exit !(n >= 20 && m >= 0.9 * n) }'
+done
+
+# A C extension: its native frames below the Python function calling it.
+run zlib "$PY" zlib 3
+z=$(sum_where "$T/zlib.folded" ';deflate')
+zc=$(sum_where "$T/zlib.folded" ';compress_loop;([^;]*;)*deflate')
+check "python $v zlib: >=95% of samples in deflate show compress_loop() above it ($zc of $z)" \
+	share "$zc" "$z" 0.95
+
+# --no-python: today's native stacks, no Python frame.
+run nopy "$PY" split 2 --no-python
+n=$(sum_where "$T/nopy.folded" .)
+o=$(sum_where "$T/nopy.folded" ';(outer|hot|cold)(;|$)')
+e=$(sum_where "$T/nopy.folded" ';_PyEval_EvalFrameDefault')
+check "python $v --no-python: native frames only ($o of $n Python, $e in the loop)" \
+	awk -v o="$o" -v n="$n" -v e="$e" 'BEGIN { exit !(n >= 50 && o == 0 && e >= 0.9 * n) }'
+
+# A 300 ms `python -c` run: found and read from its first samples.  The
+# profiler runs 20 s; a run starts every ~0.6 s from its 3rd second on (it
+# may take seconds to load on a busy host), and each run sampled whole
+# (>= 100 samples; at least three) is checked: of its samples in the -c
+# code (PyRun_SimpleStringFlags), >=95% show outer() (start-up and exit
+# run no code of the program's).
+SHORT='import time
+def outer():
+    t = time.process_time() + 0.3
+    while time.process_time() < t:
+        pass
+outer()'
+$CPROF --comm "python$v" -F 499 --duration 20 --output-dir "$T/short" 2>"$T/short.err" &
+CP=$!
+sleep 3
+i=0
+while [ $i -lt 22 ] && kill -0 $CP 2>/dev/null; do
+	"$PY" -c "$SHORT"
+	sleep 0.3
+	i=$((i + 1))
+done
+wait $CP
+whole=0 worst=
+for f in "$T/short"/*.pb.gz; do
+	[ -e "$f" ] || continue
+	folded "$f" >"$f.folded"
+	c=$(sum_where "$f.folded" ';_?PyRun_SimpleStringFlags(WithName)?;')
+	o=$(sum_where "$f.folded" ';_?PyRun_SimpleStringFlags(WithName)?;.*;outer(;|$)')
+	a=$(sum_where "$f.folded" .)
+	[ "$a" -ge 100 ] || continue
+	whole=$((whole + 1))
+	# the run with the smallest share is the one to show
+	if [ -z "$worst" ] || [ $((o * 1000 / (c ? c : 1))) -lt $((${worst%% *} * 1000 / (${worst##* } ? ${worst##* } : 1))) ]; then
+		worst="$o $c"
+	fi
+done
+check "python $v -c, 300 ms: in each of $whole runs sampled whole (>= 3), >=95% of the samples in the -c code show outer() (worst ${worst%% *} of ${worst##* })" \
+	awk -v r="$whole" -v m="${worst%% *}" -v n="${worst##* }" 'BEGIN { exit !(r >= 3 && n >= 20 && m >= 0.95 * n) }'
+
+# An unknown version (3.7 has no layout): native frames, reported once.
+old=$(ls -d "$PYENV"/3.7.* 2>/dev/null | sort -V | tail -n1)
+if [ -n "$old" ]; then
+	run old "$old/bin/python3.7" split 2
+	n=$(sum_where "$T/old.folded" .)
+	o=$(sum_where "$T/old.folded" ';(outer|hot|cold)(;|$)')
+	check "python 3.7 (no layout): native frames only, unknown version reported ($o of $n)" \
+		sh -c "[ $n -ge 50 ] && [ $o -eq 0 ] && grep -q 'unknown CPython (3.7 first)' '$T/old.err'"
+else
+	skip "python 3.7 (no layout)" "CPython 3.7 is not installed under $PYENV"
+fi
+
+# Memory that does not match the layout: pyenv's 3.12 with its Py_Version
+# patched to say 3.11 (a copy of libpython, found first by the loader)
+# is read with 3.11's offsets.  Its samples must keep their native frames,
+# none named from what was misread, and the summary count why.
+lib=$(ls "$PYENV"/3.12.*/lib/libpython3.12.so.1.0 2>/dev/null | sort -V | tail -n1)
+if [ -n "$lib" ]; then
+	mkdir -p "$T/lie"
+	cp "$lib" "$T/lie/"
+	python3 - "$T/lie/libpython3.12.so.1.0" <<'PY'
+import struct, subprocess, sys
+f = sys.argv[1]
+syms = subprocess.run(["readelf", "-Ws", "--dyn-syms", f], capture_output=True, text=True).stdout
+addr = next(int(l.split()[1], 16) for l in syms.splitlines() if l.split()[-1:] == ["Py_Version"])
+for l in subprocess.run(["readelf", "-lW", f], capture_output=True, text=True).stdout.splitlines():
+    w = l.split()
+    if w[:1] == ["LOAD"]:
+        off, va, filesz = int(w[1], 16), int(w[2], 16), int(w[4], 16)
+        if va <= addr < va + filesz:
+            with open(f, "r+b") as o:
+                o.seek(off + addr - va)
+                o.write(struct.pack("<Q", 0x030b07f0))
+PY
+	LD_LIBRARY_PATH=$T/lie run lie "$(dirname "$(dirname "$lib")")/bin/python3.12" split 2 -v
+	n=$(sum_where "$T/lie.folded" .)
+	o=$(sum_where "$T/lie.folded" ';(outer|hot|cold|\[python)')
+	e=$(sum_where "$T/lie.folded" ';_PyEval_EvalFrameDefault')
+	check "3.12 claiming 3.11: native frames only, no name misread, the reason counted ($o of $n named, $e in the loop)" \
+		sh -c "[ $n -ge 50 ] && [ $o -eq 0 ] && [ $e -ge $((n * 9 / 10)) ] &&
+		       grep -Eq 'python: 1 processes, 0 of their [0-9]+ samples.*([1-9][0-9]* no thread state|[1-9][0-9]* read failed|[1-9][0-9]* layout mismatch)' '$T/lie.err'"
+else
+	skip "3.12 claiming 3.11" "CPython 3.12 is not installed under $PYENV"
+fi

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arena: many small allocations (interned strings) from big blocks that
+ * never move and are freed all at once, optionally drawing their memory
+ * from a budget several arenas share.
+ */
+#ifndef CPROF_ARENA_H
+#define CPROF_ARENA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes that may be taken, by arenas and by anything else that asks. */
+struct membudget {
+	uint64_t used, max, peak;
+	size_t refused; /* takes turned away */
+};
+
+/* Takes @n bytes if they fit; false (and counted) when over max. */
+bool membudget_take(struct membudget *b, uint64_t n);
+void membudget_give(struct membudget *b, uint64_t n);
+
+struct arena {
+	struct arena_block *blocks; /* the newest (being filled) first */
+	size_t block_size;
+	uint64_t bytes;             /* allocated, blocks' headers included */
+	struct membudget *budget;   /* NULL: unbounded */
+};
+
+/* @budget may be NULL; it must outlive the arena. */
+void arena_init(struct arena *a, size_t block_size, struct membudget *budget);
+
+/*
+ * @n bytes (unaligned: for characters) that stay put until arena_free;
+ * NULL when out of memory or over the budget.
+ */
+void *arena_alloc(struct arena *a, size_t n);
+
+/* A NUL-terminated copy of @n bytes of @s, or NULL as arena_alloc. */
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+
+/* Frees every block and gives their memory back to the budget. */
+void arena_free(struct arena *a);
+
+#endif

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * priority.c: the agent's nice value, its bounded real-time steps, and the
+ * age of the process for the report of a late start.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "priority.h"
+
+/* The lowest real-time priority: above every normal task, below the kernel's own. */
+#define RT_PRIORITY 1
+
+/* Children start in the normal class, at nice 0 if ours is negative. */
+static int set_class(int policy, int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	return sched_setscheduler(0, policy | SCHED_RESET_ON_FORK, &sp) ? -errno : 0;
+}
+
+/*
+ * The budget timer's signal: the step has used its CPU time, back to the
+ * normal class (sched_setscheduler keeps the nice value).  A system call
+ * only, so safe in a handler; the agent's work goes on where it was.
+ */
+static void on_budget_spent(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	set_class(SCHED_OTHER, 0);
+	errno = saved;
+}
+
+static int make_timer(struct priority *p, struct errbuf *err)
+{
+	struct sigaction sa = { .sa_handler = on_budget_spent, .sa_flags = SA_RESTART };
+	struct sigevent sev = {
+		.sigev_notify = SIGEV_THREAD_ID,
+		.sigev_signo = SIGRTMIN,
+	};
+
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGRTMIN, &sa, NULL) ||
+	    timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &p->budget))
+		return errf(err, -errno, "no CPU-time timer to bound real-time steps: %s",
+			    strerror(errno));
+	return 0;
+}
+
+int priority_raise(struct priority *p, struct errbuf *err)
+{
+	int ret;
+
+	*p = (struct priority){ 0 };
+	if (setpriority(PRIO_PROCESS, 0, PRIORITY_NICE))
+		return errf(err, -errno, "cannot raise its priority to nice %d (%s): it may start"
+			    " late and sample less on a busy host; needs CAP_SYS_NICE",
+			    PRIORITY_NICE, strerror(errno));
+	/* Real-time steps are tried once here: a failure is told now, not at each step. */
+	ret = set_class(SCHED_FIFO, RT_PRIORITY);
+	if (!ret)
+		ret = set_class(SCHED_OTHER, 0);
+	if (ret)
+		return errf(err, ret, "cannot use the real-time class (%s): runs at nice %d only",
+			    strerror(-ret), PRIORITY_NICE);
+	ret = make_timer(p, err);
+	if (ret)
+		return ret;
+	p->rt = true;
+	return 0;
+}
+
+void priority_step(struct priority *p, unsigned int budget_ms)
+{
+	struct itimerspec its = {
+		.it_value = { budget_ms / 1000, (long)(budget_ms % 1000) * 1000000L },
+	};
+
+	/* The timer first: the agent is never in the real-time class unbounded. */
+	if (!p->rt || !budget_ms || timer_settime(p->budget, 0, &its, NULL))
+		return;
+	set_class(SCHED_FIFO, RT_PRIORITY);
+}
+
+void priority_normal(struct priority *p)
+{
+	struct itimerspec off = { 0 };
+
+	if (!p->rt)
+		return;
+	set_class(SCHED_OTHER, 0);
+	timer_settime(p->budget, 0, &off, NULL);
+}
+
+void priority_free(struct priority *p)
+{
+	if (!p->rt)
+		return;
+	priority_normal(p);
+	timer_delete(p->budget);
+	p->rt = false;
+}
+
+/* Our nice value, or 0 if it cannot be read. */
+static int own_nice(void)
+{
+	int nice;
+
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, 0);
+	return nice == -1 && errno ? 0 : nice;
+}
+
+void priority_child_started(pid_t child)
+{
+	struct sched_param sp = { 0 };
+	int policy = sched_getscheduler(0);
+
+	setpriority(PRIO_PROCESS, (id_t)child, own_nice());
+	if (policy >= 0 && (policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO && !sched_getparam(0, &sp))
+		sched_setscheduler(child, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
+}
+
+void priority_child_ready(pid_t child)
+{
+	struct sched_param sp = { 0 };
+	char path[64], val[16];
+	int nice = own_nice(), fd, len;
+
+	sched_setscheduler(child, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp);
+	setpriority(PRIO_PROCESS, (id_t)child, nice);
+	if (getsid(child) == getsid(0) || getsid(child) < 0)
+		return;
+	/* Absent without CONFIG_SCHED_AUTOGROUP; harmless when autogroup is off. */
+	snprintf(path, sizeof(path), "/proc/%d/autogroup", (int)child);
+	len = snprintf(val, sizeof(val), "%d", nice);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, val, (size_t)len) < 0) {
+		/* nothing to do: the reader keeps its autogroup's default weight */
+	}
+	close(fd);
+}
+
+int64_t priority_launch_age_ms(void)
+{
+	char buf[1024], *p;
+	unsigned long long start;
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec now;
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The command name may hold anything: fields are counted after its ')'. */
+	p = strrchr(buf, ')');
+	if (!p || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now))
+		return -1;
+	/* Field 22, starttime: the 20th after the name (state is the 1st). */
+	if (sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
+		   " %*s %*s %*s %llu", &start) != 1)
+		return -1;
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 -
+	       (int64_t)(start * 1000 / (unsigned long long)hz);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * summary: what a run tells its user, from the figures main.c gathers into
+ * one struct (this module reads no global state and no BPF map).
+ *
+ * By default: the start line (what is sampled, for how long); at the end
+ * where the files are, the hottest processes, the command to open the
+ * hottest, and one line per problem that cost the user something (zero
+ * counters say nothing); in continuous mode one line per window instead.
+ * -v adds every counter, --quiet leaves errors only, and --json-summary
+ * writes every counter for scripts.
+ */
+#ifndef CPROF_SUMMARY_H
+#define CPROF_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cprof.h"
+#include "errbuf.h"
+#include "objcache.h"
+#include "options.h"
+#include "proctab.h"
+#include "python.h"
+#include "rootfs.h"
+#include "symbolize.h"
+#include "tables.h"
+#include "window.h"
+
+/* The figures of a run (or of one window: see summary_window). */
+struct summary {
+	double sampled_s;            /* sampling time */
+	double write_s;              /* writing the last window */
+	int64_t start_ms;            /* sampling began this long after launch; -1: unknown */
+	int ncpus;
+	size_t processes;            /* process images seen */
+	size_t windows, files, failed;
+	uint64_t samples, lost;      /* in the files written */
+	struct cprof_stats bpf;      /* the BPF side's counters */
+	struct symbolizer_stats sym; /* of the last window */
+	struct window_result last;   /* the last window: its hottest processes */
+	bool unwind_tables;          /* --unwind dwarf: @tables is filled */
+	struct tables_stats tables;
+	struct proctab_stats procs;
+	struct rootfs_roots_stats roots;
+	struct objcache_stats objs;
+	size_t files_max, files_evicted; /* --max-files and what it closed */
+	const char *drain_error;     /* NULL, or why draining the maps failed */
+	struct py_stats py;          /* Python frames (python.h) */
+};
+
+/* A start later than this after launch is a problem worth a line. */
+#define SUMMARY_LATE_START_MS 1000
+
+/* The line that starts a run: what is sampled, how often, how long. */
+void summary_start(FILE *f, const struct options *o);
+
+/*
+ * Continuous mode's line for a window that started at @stamp: files,
+ * samples and its problems.  @w holds the window's figures (its BPF
+ * counters as differences from the window before).
+ */
+void summary_window(FILE *f, const char *stamp, const struct summary *w,
+		    const struct options *o);
+
+/* The end of a run: files, hottest processes, problems (all counters with -v). */
+void summary_print(FILE *f, const struct summary *s, const struct options *o);
+
+/* Writes every figure to @path as JSON: 0 or -errno with @err set. */
+int summary_json(const char *path, const struct summary *s, const struct options *o,
+		 struct errbuf *err);
+
+/* The share of @part in @whole, in percent (0 when @whole is 0). */
+double summary_pct(uint64_t part, uint64_t whole);
+
+#endif
