@@ -113,45 +113,46 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 					struct task_struct *task, __u32 pid, bool in_kernel,
 					struct cprof_stats *s)
 {
-	struct unwind_ctx c = UNWIND_CTX(pid);
-	struct window_span *span = unwind_begin(&c, pid);
+	struct unwind_loop l;
+	struct window_span *span = unwind_begin(&l, pid);
+	struct unwind_ctx *c = l.c;
 
-	if (!span)
+	if (!span || !c)
 		return CPROF_STACK_ERR_READ;
 	/*
 	 * The sampled registers, read unconditionally: clang would otherwise
 	 * merge these loads with the ones below through a pointer select,
 	 * and the verifier takes only constant-offset ctx loads.
 	 */
-	c.pc = ctx->regs.ip;
-	c.sp = ctx->regs.sp;
-	c.bp = ctx->regs.bp;
+	c->pc = ctx->regs.ip;
+	c->sp = ctx->regs.sp;
+	c->bp = ctx->regs.bp;
 	if (in_kernel) {
 		/* The user registers saved at kernel entry (direct BTF loads). */
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-		c.pc = regs->ip;
-		c.sp = regs->sp;
-		c.bp = regs->bp;
+		c->pc = regs->ip;
+		c->sp = regs->sp;
+		c->bp = regs->bp;
 	}
-	unwind_walk(&c, span);
-	if (c.pm || c.by_file) {
+	unwind_walk(&l, span);
+	if (l.pm || c->by_file) {
 		s->unwind_dwarf++;
-		if (c.status < CPROF_UNWIND_STATUS_MAX)
-			s->unwind_status[c.status]++;
+		if (c->status < CPROF_UNWIND_STATUS_MAX)
+			s->unwind_status[c->status]++;
 	} else {
 		s->unwind_fp_only++;
 		/*
 		 * A chain of frame pointers cannot tell its end from a break:
 		 * only its length is worth a pseudo-frame.
 		 */
-		if (c.status != CPROF_UNWIND_TRUNCATED)
-			c.status = CPROF_UNWIND_OK;
+		if (c->status != CPROF_UNWIND_TRUNCATED)
+			c->status = CPROF_UNWIND_OK;
 	}
-	c.st->status |= c.status;
-	if (c.st->nr == 0)
+	l.st->status |= c->status;
+	if (l.st->nr == 0)
 		return CPROF_STACK_ERR_EMPTY;
-	return store_stack(c.st, pair, epoch, hash_finish(c.hash, c.st, BPF_F_USER_STACK), NULL);
+	return store_stack(l.st, pair, epoch, hash_finish(c->hash, l.st, BPF_F_USER_STACK), NULL);
 }
 
 static __always_inline void count_lost(void *lost, __u32 pid, int reason)

@@ -36,19 +36,44 @@ struct cur_map {
 	struct cprof_table tab; /* its file's table, copied; nrows 0: none */
 };
 
+/*
+ * The walk's state, in a per-CPU map value rather than on the stack: the
+ * verifier then sees its fields as plain numbers at every entry to the
+ * bpf_loop callback, not constants and ranges to tell states apart by.  On
+ * the stack, the callback was verified again for each mix of them that a
+ * frame could leave (436 entries, 420k instructions and ~1 s of verifier
+ * time here, 15-38 s on a loaded host, against 100 entries on main before
+ * the compact tables); as a map value it is verified once (issue 11).
+ */
 struct unwind_ctx {
-	struct cprof_stack *st;
-	struct stack_window *win;
-	struct cprof_proc_maps *pm;
-	__u32 pid;
-	bool reported; /* NEW_CODE sent for this walk */
 	__u64 hash;    /* of the frames so far */
 	__u64 pc, sp, bp;
-	bool exact; /* pc is not a return address: the leaf, or a signal's */
+	__u32 pid;
 	__u32 status;
 	struct cur_map cur;      /* the mapping of the previous frame */
-	bool by_file;            /* no entry, but a frame walked by its file's table */
 	struct row_memo memo;
+	__u8 exact;    /* pc is not a return address: the leaf, or a signal's */
+	__u8 reported; /* NEW_CODE sent for this walk */
+	__u8 by_file;  /* no entry, but a frame walked by its file's table */
+	__u8 pad[5];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_ctx);
+} unwind_walks SEC(".maps");
+
+/*
+ * What the bpf_loop callback is given (a loop's context must be on the
+ * stack): pointers only, set before the loop and never changed in it.
+ */
+struct unwind_loop {
+	struct unwind_ctx *c;
+	struct cprof_stack *st;
+	struct stack_window *win;
+	struct cprof_proc_maps *pm; /* the process's entry; NULL: none */
 };
 
 /*
@@ -369,10 +394,10 @@ static __always_inline int read_stack(struct stack_window *w, __u64 addr, struct
 	return 0;
 }
 
-static __always_inline int read_word(struct unwind_ctx *c, __u64 addr, __u64 *out)
+static __always_inline int read_word(struct unwind_loop *l, __u64 addr, __u64 *out)
 {
 	struct stack_words v;
-	int err = read_stack(c->win, addr, &v, 8);
+	int err = read_stack(l->win, addr, &v, 8);
 
 	*out = v.w[0];
 	return err;
@@ -395,8 +420,9 @@ static __always_inline long step_to(struct unwind_ctx *c, __u64 ra, __u64 sp)
 }
 
 /* No CFI for this pc: follow the frame-pointer chain for one frame. */
-static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
+static __always_inline long step_fp(struct unwind_loop *l, bool had_table)
 {
+	struct unwind_ctx *c = l->c;
 	struct stack_words frame; /* saved rbp, return address */
 
 	if (c->bp == 0 || c->bp < c->sp) {
@@ -405,11 +431,11 @@ static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
 			    c->bp == 0 ? CPROF_UNWIND_OK : CPROF_UNWIND_BAD_CFA;
 		return 1;
 	}
-	if (read_stack(c->win, c->bp, &frame, sizeof(frame))) {
+	if (read_stack(l->win, c->bp, &frame, sizeof(frame))) {
 		c->status = CPROF_UNWIND_READ;
 		return 1;
 	}
-	c->st->status |= CPROF_STACK_F_FP;
+	l->st->status |= CPROF_STACK_F_FP;
 	{
 		__u64 sp = c->bp + 16;
 
@@ -424,12 +450,13 @@ static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
  * address was popped): uc_mcontext at 40, then rbp, rsp, rip of struct
  * sigcontext at 80, 120, 128.
  */
-static __always_inline long step_signal(struct unwind_ctx *c)
+static __always_inline long step_signal(struct unwind_loop *l)
 {
+	struct unwind_ctx *c = l->c;
 	__u64 pc, sp, bp;
 
-	if (read_word(c, c->sp + 40 + 128, &pc) || read_word(c, c->sp + 40 + 120, &sp) ||
-	    read_word(c, c->sp + 40 + 80, &bp)) {
+	if (read_word(l, c->sp + 40 + 128, &pc) || read_word(l, c->sp + 40 + 120, &sp) ||
+	    read_word(l, c->sp + 40 + 80, &bp)) {
 		c->status = CPROF_UNWIND_READ;
 		return 1;
 	}
@@ -439,8 +466,9 @@ static __always_inline long step_signal(struct unwind_ctx *c)
 	return step_to(c, pc, sp);
 }
 
-static __always_inline long step_dwarf(struct unwind_ctx *c, const struct cprof_unwind_rule *row)
+static __always_inline long step_dwarf(struct unwind_loop *l, const struct cprof_unwind_rule *row)
 {
+	struct unwind_ctx *c = l->c;
 	__u64 cfa, ra, bp;
 
 	switch (CPROF_ROW_CFA(row)) {
@@ -454,37 +482,37 @@ static __always_inline long step_dwarf(struct unwind_ctx *c, const struct cprof_
 		cfa = c->sp + 8 + ((c->pc & 15) >= (__u64)row->cfa_off ? 8 : 0);
 		break;
 	case CPROF_CFA_SIGNAL:
-		return step_signal(c);
+		return step_signal(l);
 	case CPROF_CFA_STOP:
 		c->status = CPROF_UNWIND_OK;
 		return 1;
 	default:
-		return step_fp(c, true);
+		return step_fp(l, true);
 	}
 	if (CPROF_ROW_RBP(row) == CPROF_RBP_OFFSET && row->rbp_off == -2) {
 		/* the usual prologue: rbp saved right below the return address */
 		struct stack_words frame;
 
-		if (read_stack(c->win, cfa - 16, &frame, sizeof(frame))) {
+		if (read_stack(l->win, cfa - 16, &frame, sizeof(frame))) {
 			c->status = CPROF_UNWIND_READ;
 			return 1;
 		}
 		c->bp = frame.w[0];
 		ra = frame.w[1];
 	} else {
-		if (read_word(c, cfa - 8, &ra)) {
+		if (read_word(l, cfa - 8, &ra)) {
 			c->status = CPROF_UNWIND_READ;
 			return 1;
 		}
 		if (CPROF_ROW_RBP(row) == CPROF_RBP_OFFSET) {
-			if (read_word(c, cfa + (__s64)row->rbp_off * 8, &bp)) {
+			if (read_word(l, cfa + (__s64)row->rbp_off * 8, &bp)) {
 				c->status = CPROF_UNWIND_READ;
 				return 1;
 			}
 			c->bp = bp;
 		}
 	}
-	c->st->status |= CPROF_STACK_F_DWARF;
+	l->st->status |= CPROF_STACK_F_DWARF;
 	return step_to(c, ra, cfa);
 }
 
@@ -513,8 +541,10 @@ static void report_new_code(__u32 pid)
 /* One frame: record the pc, then find the caller.  bpf_loop callback. */
 static long unwind_step(__u32 i, void *data)
 {
-	struct unwind_ctx *c = data;
-	struct cprof_stack *st = c->st;
+	struct unwind_loop *l = data;
+	struct unwind_ctx *c = l->c;
+	struct cprof_stack *st = l->st;
+	struct stack_window *win = l->win;
 	bool mapped = true;
 	__u32 n = st->nr;
 	__u64 lookup;
@@ -527,83 +557,84 @@ static long unwind_step(__u32 i, void *data)
 	st->nr = n + 1;
 	c->hash = hash_mix(c->hash, c->pc);
 	/* This frame's saved registers lie a little above sp, mostly. */
-	if (c->sp < c->win->lo || c->sp + WINDOW_AHEAD > c->win->lo + c->win->len)
-		fill_window(c->win, c->sp);
+	if (c->sp < win->lo || c->sp + WINDOW_AHEAD > win->lo + win->len)
+		fill_window(win, c->sp);
 	/* A return address is past its call; look up the call itself. */
 	lookup = c->exact ? c->pc : c->pc - 1;
-	c->exact = false;
+	c->exact = 0;
 	/* Callers are mostly in the same object as the frame before. */
 	if (lookup < c->cur.start || lookup >= c->cur.end) {
-		mapped = c->pm && !find_mapping(c->pm, lookup, c->pid, &c->cur);
-		if (!mapped && c->pm && !c->reported &&
-		    !(c->pm->flags & CPROF_PROC_MAPS_TRUNCATED)) {
+		mapped = l->pm && !find_mapping(l->pm, lookup, c->pid, &c->cur);
+		if (!mapped && l->pm && !c->reported &&
+		    !(l->pm->flags & CPROF_PROC_MAPS_TRUNCATED)) {
 			report_new_code(c->pid);
-			c->reported = true;
+			c->reported = 1;
 		}
 		/* Not in the entry, or no entry yet: the kernel knows the file. */
 		if (!mapped)
 			mapped = !find_vma_mapping(lookup, c->pid, &c->cur);
 		if (!mapped)
 			c->cur.end = 0;
-		else if (!c->pm && c->cur.tab.nrows)
-			c->by_file = true;
+		else if (!l->pm && c->cur.tab.nrows)
+			c->by_file = 1;
 	}
 	if (mapped && c->cur.tab.nrows) {
 		__u64 rel = lookup - c->cur.bias - c->cur.tab.base, key = row_key(&c->cur.tab, rel);
 
 		/* the same row as the last frame's needs no call */
 		if ((key && key == c->memo.key) || !find_row(&c->cur.tab, rel, &c->memo))
-			return step_dwarf(c, &c->memo.rule);
+			return step_dwarf(l, &c->memo.rule);
 	}
-	return step_fp(c, mapped && c->cur.tab.nrows);
+	return step_fp(l, mapped && c->cur.tab.nrows);
 }
 
 /*
- * How a walk of @pid's stack starts: the first pc is exact (the leaf's,
- * not a return address).  An initializer: assigned in unwind_begin() it
- * cost clang 34 more instructions.
+ * Readies @l for a walk of @pid's user stack: the walk's state (starting
+ * with an exact pc: the leaf's, not a return address), the process's
+ * tables (none: frame pointers only), the scratch stack, this CPU's stack
+ * window.  Returns the window's span slot of @pid for unwind_walk(), or
+ * NULL when a per-CPU map is missing.  The caller then sets the starting
+ * registers in l->c.
  */
-#define UNWIND_CTX(pid) { .pid = (pid), .exact = true, .hash = HASH_SEED }
-
-/*
- * Readies @c (from UNWIND_CTX(pid)) for a walk of @pid's user stack: the
- * process's tables (none: frame pointers only), the scratch stack, this
- * CPU's stack window.  Returns the window's span slot of @pid for
- * unwind_walk(), or NULL when a per-CPU map is missing.  The caller then
- * sets the starting registers.
- */
-static __always_inline struct window_span *unwind_begin(struct unwind_ctx *c, __u32 pid)
+static __always_inline struct window_span *unwind_begin(struct unwind_loop *l, __u32 pid)
 {
 	struct window_span *span;
+	struct unwind_ctx *c;
 	__u32 zero = 0;
 
-	c->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-	c->st = get_scratch();
-	c->win = bpf_map_lookup_elem(&stack_window, &zero);
-	if (!c->st || !c->win)
+	l->c = c = bpf_map_lookup_elem(&unwind_walks, &zero);
+	l->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	l->st = get_scratch();
+	l->win = bpf_map_lookup_elem(&stack_window, &zero);
+	if (!c || !l->st || !l->win)
 		return NULL;
-	c->win->len = 0; /* another stack's */
-	c->win->next = WINDOW_FIRST;
-	span = &c->win->span[pid & (SPAN_SLOTS - 1)];
+	__builtin_memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	c->exact = 1;
+	c->hash = HASH_SEED;
+	l->win->len = 0; /* another stack's */
+	l->win->next = WINDOW_FIRST;
+	span = &l->win->span[pid & (SPAN_SLOTS - 1)];
 	if (span->pid == pid && span->bytes > WINDOW_FIRST - WINDOW_AHEAD)
-		c->win->next = span->bytes + WINDOW_AHEAD;
+		l->win->next = span->bytes + WINDOW_AHEAD;
 	span->pid = pid;
 	return span;
 }
 
 /*
- * Walks from c->pc, c->sp, c->bp: the frames into c->st (leaf first, their
- * hash in c->hash), how the walk ended into c->status.  @span learns how
- * much stack it took.
+ * Walks from l->c's pc, sp, bp: the frames into l->st (leaf first, their
+ * hash in l->c->hash), how the walk ended into l->c->status.  @span learns
+ * how much stack it took.
  */
-static __always_inline void unwind_walk(struct unwind_ctx *c, struct window_span *span)
+static __always_inline void unwind_walk(struct unwind_loop *l, struct window_span *span)
 {
+	struct unwind_ctx *c = l->c;
 	__u64 sp0 = c->sp;
 
-	c->st->nr = 0;
-	c->st->status = 0;
+	l->st->nr = 0;
+	l->st->status = 0;
 	c->status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
-	bpf_loop(CPROF_MAX_FRAMES + 1, unwind_step, c, 0);
+	bpf_loop(CPROF_MAX_FRAMES + 1, unwind_step, l, 0);
 	span->bytes = c->sp - sp0 < STACK_WINDOW ? c->sp - sp0 : STACK_WINDOW;
 }
 

@@ -24,6 +24,7 @@ static bool file_tables;
 #define FILE_KEYS_MAX 64 /* files a test names by identity */
 
 static struct cprof_stack scratch_st;
+static struct unwind_ctx walk_state;
 static struct stack_window window;
 static struct row_cache cache;
 static union cprof_table_slot no_rows[1];
@@ -54,6 +55,7 @@ static void setup(void)
 		return;
 	done = true;
 	shim_array(&scratch, &scratch_st, sizeof(scratch_st), 1);
+	shim_array(&unwind_walks, &walk_state, sizeof(walk_state), 1);
 	shim_array(&stack_window, &window, sizeof(window), 1);
 	shim_array(&row_cache, &cache, sizeof(cache), 1);
 	shim_array(&unwind_rows, no_rows, sizeof(no_rows[0]), 0);
@@ -144,7 +146,7 @@ int bpfu_find_mapping(const struct cprof_proc_maps *pm, uint64_t pc)
 int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_regs *regs,
 	      const struct bpfu_memory *mem, struct bpfu_walk *out)
 {
-	struct unwind_ctx c = UNWIND_CTX(pid);
+	struct unwind_loop l;
 	struct shim_map *ev;
 	struct window_span *span;
 	size_t events0;
@@ -161,19 +163,19 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	shim_mem = (struct shim_memory){ mem->lo, mem->bytes, mem->len };
 	shim_reads = 0;
 
-	span = unwind_begin(&c, pid);
+	span = unwind_begin(&l, pid);
 	if (!span)
 		return -1;
-	c.pc = regs->pc;
-	c.sp = regs->sp;
-	c.bp = regs->bp;
-	unwind_walk(&c, span);
+	l.c->pc = regs->pc;
+	l.c->sp = regs->sp;
+	l.c->bp = regs->bp;
+	unwind_walk(&l, span);
 
 	memset(out, 0, sizeof(*out));
-	out->st = *c.st;
-	out->status = c.status;
-	out->hash = c.hash;
-	out->sp = c.sp;
+	out->st = *l.st;
+	out->status = l.c->status;
+	out->hash = l.c->hash;
+	out->sp = l.c->sp;
 	out->reads = shim_reads;
 	for (size_t i = events0; i < ev->submitted; i++) {
 		const struct cprof_file_event *fe = (const void *)(ev->data + i * ev->value_size);
