@@ -136,7 +136,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 		c->bp = regs->bp;
 	}
 	unwind_walk(&l, span);
-	if (l.pm || c->by_file) {
+	if ((l.pm && !(l.pm->flags & CPROF_PROC_MAPS_KERNEL)) || c->by_file) {
 		s->unwind_dwarf++;
 		if (c->status < CPROF_UNWIND_STATUS_MAX)
 			s->unwind_status[c->status]++;
@@ -323,6 +323,7 @@ int BPF_PROG(on_exec, struct task_struct *task)
 		img.gen = k->gen;
 	bpf_map_update_elem(&known_pids, &pid, &img, BPF_ANY);
 announce:
+	forget_kernel_entry(pid); /* the mappings of the old image */
 	/* The new image is announced now, while its mappings can be read. */
 	send_event(CPROF_EV_EXEC, task, img.gen);
 	return 0;
@@ -341,6 +342,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	if (!known || known->exited)
 		return 0; /* never sampled: nothing to say */
 	known->exited = 1;
+	forget_kernel_entry(pid);
 	send_event(CPROF_EV_EXIT, task, known->gen);
 	return 0;
 }

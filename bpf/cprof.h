@@ -327,6 +327,12 @@ struct cprof_proc_map {
  * CPROF_EV_NEW_CODE: a new snapshot would be truncated the same way).
  */
 #define CPROF_PROC_MAPS_TRUNCATED 1u
+/*
+ * Written by BPF for a process the loader has no entry for yet: the
+ * mappings of known files its samples found (unwind.bpf.h).  A pc outside
+ * them is no news either: the loader reads the process anyway.
+ */
+#define CPROF_PROC_MAPS_KERNEL 2u
 struct cprof_proc_maps {
 	__u32 n;
 	__u32 flags; /* CPROF_PROC_MAPS_* */

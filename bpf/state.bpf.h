@@ -234,6 +234,14 @@ struct {
 	__type(value, struct cprof_file_ref);
 } unwind_file_keys SEC(".maps");
 
+/* An empty entry, the first of a kernel entry (CPROF_PROC_MAPS_KERNEL). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cprof_proc_maps);
+} kernel_maps SEC(".maps");
+
 /* pid -> its executable mappings and their files, sorted by address. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -73,7 +73,7 @@ struct unwind_loop {
 	struct unwind_ctx *c;
 	struct cprof_stack *st;
 	struct stack_window *win;
-	struct cprof_proc_maps *pm; /* the process's entry; NULL: none */
+	struct cprof_proc_maps *pm; /* the process's entry (maybe a kernel entry); NULL: none */
 };
 
 /*
@@ -138,13 +138,92 @@ struct vma_file {
 static int vma_file_of(__u64 pc, struct vma_file *out);
 
 /*
- * The mapping containing @pc from the kernel's VMA, with its file's table
- * if the loader numbered the file (for another process, or this one's
- * entry of before an exec); -1: none.  How the first samples of a process
- * the loader has not read yet are walked by CFI.  A global function, as
- * find_mapping().
+ * A process the loader has not read yet keeps the mappings bpf_find_vma
+ * found for it in an entry of its own in unwind_procs, flagged
+ * CPROF_PROC_MAPS_KERNEL, until the loader's entry replaces it (exec and
+ * exit drop it: forget_kernel_entry()).  bpf_find_vma answers once a
+ * sample: the mmap lock it takes is given back by an irq_work that cannot
+ * run inside the sample, and the next call finds that work busy (-EBUSY).
+ * One walk of all the VMAs is no way round it: the bpf_iter_task_vma
+ * kfuncs refuse to run with IRQs off (-EBUSY), as a perf event's program
+ * does.  So each sample adds the file of its first frame outside the
+ * entry, and the next samples of the process find what the earlier ones
+ * did: of a process in main() under __libc_start_call_main, the first
+ * sample walks the binary's frames and the second is whole.
  */
-__noinline int find_vma_mapping(__u64 pc, __u32 pid, struct cur_map *out)
+#define KERNEL_ENTRY_MAPS 16
+
+/*
+ * Adds [@start, @end) of file @file to the kernel entry of @pid, made if
+ * it has none, kept sorted by start; -1 when the process has the loader's
+ * entry or the kernel entry is full.  Two CPUs adding at once may repeat
+ * a mapping: find_mapping() then finds one of the two.  A global function:
+ * its loop is verified once.
+ */
+__noinline int remember_vma(__u32 pid, __u64 start, __u64 end, __u64 bias, __u32 file)
+{
+	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	struct cprof_proc_map *m;
+	__u32 zero = 0, n;
+
+	if (!pm) {
+		struct cprof_proc_maps *empty = bpf_map_lookup_elem(&kernel_maps, &zero);
+
+		if (!empty)
+			return -1;
+		empty->n = 0;
+		empty->flags = CPROF_PROC_MAPS_KERNEL;
+		bpf_map_update_elem(&unwind_procs, &pid, empty, BPF_NOEXIST);
+		pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+		if (!pm)
+			return -1;
+	}
+	if (!(pm->flags & CPROF_PROC_MAPS_KERNEL))
+		return -1; /* the loader's: it knows */
+	n = pm->n;
+	if (n >= KERNEL_ENTRY_MAPS)
+		return -1;
+	m = &pm->m[n & (CPROF_MAX_PROC_MAPS - 1)];
+	m->start = start;
+	m->end = end;
+	m->bias = bias;
+	m->file = file;
+	m->pad = 0;
+	pm->n = n + 1;
+	/*
+	 * One backward pass of a bubble sort puts it in its place among the
+	 * sorted ones: every step goes on, so the verifier's paths rejoin.
+	 */
+	for (int i = KERNEL_ENTRY_MAPS - 1; i > 0; i--) {
+		struct cprof_proc_map t;
+
+		if (i > n || pm->m[i - 1].start <= pm->m[i].start)
+			continue;
+		t = pm->m[i];
+		pm->m[i] = pm->m[i - 1];
+		pm->m[i - 1] = t;
+	}
+	return 0;
+}
+
+/* Drops the kernel entry of @pid, if it has one: its image is gone (exec, exit). */
+static __always_inline void forget_kernel_entry(__u32 pid)
+{
+	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+
+	if (pm && (pm->flags & CPROF_PROC_MAPS_KERNEL))
+		bpf_map_delete_elem(&unwind_procs, &pid);
+}
+
+/*
+ * The mapping containing @pc from the kernel's VMA, with its file's table
+ * if the loader numbered the file; -1: none.  For a pc outside the
+ * process's entry (a library loaded since the loader read it; an entry
+ * of before an exec) or in a process without one; there, with @remember,
+ * the mapping goes into its kernel entry.  Works once a sample (above).  A
+ * global function, as find_mapping().
+ */
+__noinline int find_vma_mapping(__u64 pc, __u32 pid, __u32 remember, struct cur_map *out)
 {
 	const struct cprof_file_ref *ref;
 	struct vma_file v;
@@ -159,6 +238,8 @@ __noinline int find_vma_mapping(__u64 pc, __u32 pid, struct cur_map *out)
 	/* pc - bias = (pc - start + file offset of start) + vaddr_off */
 	out->bias = v.start - (v.pgoff << 12) - ref->vaddr_off;
 	load_table(pid, ref->file, &out->tab);
+	if (remember)
+		remember_vma(pid, out->start, out->end, out->bias, ref->file);
 	return 0;
 }
 
@@ -565,17 +646,20 @@ static long unwind_step(__u32 i, void *data)
 	/* Callers are mostly in the same object as the frame before. */
 	if (lookup < c->cur.start || lookup >= c->cur.end) {
 		mapped = l->pm && !find_mapping(l->pm, lookup, c->pid, &c->cur);
+		/* A kernel entry is no news: the loader is reading the process. */
 		if (!mapped && l->pm && !c->reported &&
-		    !(l->pm->flags & CPROF_PROC_MAPS_TRUNCATED)) {
+		    !(l->pm->flags & (CPROF_PROC_MAPS_TRUNCATED | CPROF_PROC_MAPS_KERNEL))) {
 			report_new_code(c->pid);
 			c->reported = 1;
 		}
-		/* Not in the entry, or no entry yet: the kernel knows the file. */
+		/* Not in the entry: the kernel knows the file. */
 		if (!mapped)
-			mapped = !find_vma_mapping(lookup, c->pid, &c->cur);
+			mapped = !find_vma_mapping(lookup, c->pid,
+						   !l->pm || (l->pm->flags & CPROF_PROC_MAPS_KERNEL),
+						   &c->cur);
 		if (!mapped)
 			c->cur.end = 0;
-		else if (!l->pm && c->cur.tab.nrows)
+		else if ((!l->pm || (l->pm->flags & CPROF_PROC_MAPS_KERNEL)) && c->cur.tab.nrows)
 			c->by_file = 1;
 	}
 	if (mapped && c->cur.tab.nrows) {
@@ -591,7 +675,8 @@ static long unwind_step(__u32 i, void *data)
 /*
  * Readies @l for a walk of @pid's user stack: the walk's state (starting
  * with an exact pc: the leaf's, not a return address), the process's
- * tables (none: frame pointers only), the scratch stack, this CPU's stack
+ * tables (its entry, or the kernel entry of its earlier samples before the
+ * loader wrote one; none: frame pointers only), the scratch stack, this CPU's stack
  * window.  Returns the window's span slot of @pid for unwind_walk(), or
  * NULL when a per-CPU map is missing.  The caller then sets the starting
  * registers in l->c.

@@ -25,18 +25,27 @@ static bool file_tables;
 
 static struct cprof_stack scratch_st;
 static struct unwind_ctx walk_state;
+static struct cprof_proc_maps kernel_pm;
 static struct stack_window window;
 static struct row_cache cache;
 static union cprof_table_slot no_rows[1];
 static struct cprof_file files[CPROF_MAX_FILES];
 
-/* The mappings the kernel would find (bpf_find_vma), as a test made them up. */
+/* The mappings the kernel would find, as a test made them up. */
 static struct bpfu_vma vmas[BPFU_VMAS_MAX];
 static size_t nvmas;
+/*
+ * The kernel's VMAs were looked at this walk: as in a sample, where the
+ * mmap lock's irq_work is busy after the first look, the next fails.
+ */
+static bool vmas_looked;
 
 /* vma.bpf.h's, from the test's mappings. */
 static int vma_file_of(__u64 pc, struct vma_file *out)
 {
+	if (vmas_looked)
+		return -1;
+	vmas_looked = true;
 	for (size_t i = 0; i < nvmas; i++) {
 		if (pc >= vmas[i].start && pc < vmas[i].end) {
 			*out = (struct vma_file){ vmas[i].start, vmas[i].end, vmas[i].pgoff,
@@ -56,6 +65,7 @@ static void setup(void)
 	done = true;
 	shim_array(&scratch, &scratch_st, sizeof(scratch_st), 1);
 	shim_array(&unwind_walks, &walk_state, sizeof(walk_state), 1);
+	shim_array(&kernel_maps, &kernel_pm, sizeof(kernel_pm), 1);
 	shim_array(&stack_window, &window, sizeof(window), 1);
 	shim_array(&row_cache, &cache, sizeof(cache), 1);
 	shim_array(&unwind_rows, no_rows, sizeof(no_rows[0]), 0);
@@ -154,7 +164,9 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	setup();
 	ev = shim_find(&events, false);
 	events0 = ev->submitted;
-	if (pm)
+	if (pm == BPFU_KEPT)
+		;
+	else if (pm)
 		bpf_map_update_elem(&unwind_procs, &pid, pm, BPF_ANY);
 	else
 		bpf_map_delete_elem(&unwind_procs, &pid);
@@ -163,6 +175,7 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	shim_mem = (struct shim_memory){ mem->lo, mem->bytes, mem->len };
 	shim_reads = 0;
 
+	vmas_looked = false; /* a sample of its own */
 	span = unwind_begin(&l, pid);
 	if (!span)
 		return -1;

@@ -27,7 +27,10 @@ void bpfu_set_file(uint32_t file, const struct cprof_file *f);
 /* Names a file by its identity in unwind_file_keys; @ref NULL: forgets it. */
 void bpfu_set_file_key(const struct cprof_file_key *k, const struct cprof_file_ref *ref);
 
-/* A mapping as the kernel's VMA tells it (vma.bpf.h's vma_file_of()). */
+/*
+ * A mapping as the kernel's VMA tells it (vma.bpf.h's vma_file_of()): as in
+ * a sample, a walk finds one.
+ */
 struct bpfu_vma {
 	uint64_t start, end, pgoff;
 	struct cprof_file_key key;
@@ -76,9 +79,13 @@ struct bpfu_walk {
 	uint32_t asked_file[16];   /* ... their files, the first 16 */
 };
 
+/* As bpfu_walk()'s @pm: the entry the walks before left (a kernel entry, say). */
+#define BPFU_KEPT ((const struct cprof_proc_maps *)1)
+
 /*
  * Walks the user stack of process @pid, whose unwind_procs entry is @pm
- * (NULL: none, frame pointers only), from @regs over @mem, with the code of
+ * (NULL: none; BPFU_KEPT: what the walks before left), from @regs over
+ * @mem, with the code of
  * user_stack() in bpf/cprof.bpf.c: unwind_begin(), the registers,
  * unwind_walk().  The files' entries are what bpfu_set_file() last set:
  * the walk asks for the tables of those still unbuilt, as in the kernel.
