@@ -59,6 +59,7 @@ struct tables {
 	struct objcache *objs;
 	struct tfile *files;  /* by number; grows up to CPROF_MAX_FILES */
 	uint32_t nfiles;      /* numbers handed out so far (some may be free again) */
+	size_t files_cap;
 	struct hmap by_obj;   /* struct elfobj * -> struct obj_entry */
 	struct hmap by_pid;   /* pid -> struct proc_entry */
 	uint32_t *queue;      /* numbers of the tables to build, in order asked */
@@ -160,15 +161,10 @@ static int range_release(struct tables *t, uint32_t first, uint32_t n)
 
 	while (i < t->nfree && t->free[i].first < first)
 		i++;
-	if (t->nfree == t->free_cap) {
-		size_t cap = t->free_cap * 2;
-		struct range *r = realloc(t->free, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM; /* the range is leaked, not corrupted */
-		t->free = r;
-		t->free_cap = cap;
-	}
+	/* free ranges lie between ranges in use (tables, dying ones): one more at most */
+	if (grow((void **)&t->free, &t->free_cap, t->nfree, sizeof(*t->free), 16,
+		 2 * (size_t)CPROF_MAX_FILES + 1))
+		return -ENOMEM; /* the range is leaked, not corrupted */
 	memmove(&t->free[i + 1], &t->free[i], (t->nfree - i) * sizeof(*t->free));
 	t->free[i] = (struct range){ first, n };
 	t->nfree++;
@@ -366,11 +362,9 @@ static uint32_t file_of(struct tables *t, struct elfobj *o, int64_t vaddr_off)
 	if (file == CPROF_MAX_FILES)
 		return CPROF_NO_FILE;
 	if (file == t->nfiles) {
-		struct tfile *grown = realloc(t->files, (file + 1) * sizeof(*grown));
-
-		if (!grown)
+		if (grow((void **)&t->files, &t->files_cap, t->nfiles, sizeof(*t->files), 64,
+			 CPROF_MAX_FILES))
 			return CPROF_NO_FILE;
-		t->files = grown;
 		t->nfiles++;
 	}
 	e = hmap_insert(&t->by_obj, &o, NULL);
