@@ -59,7 +59,7 @@ run() {
 		local bin=$CPROF
 		[ "$t" = before ] && bin=$BEFORE
 		/usr/bin/time -f '%e %U %S %M' -o "$RAW/$n.$t.time" \
-			"$bin" --duration 3600 --output-dir "$RAW/$n.$t" 2>"$RAW/$n.$t.err" &
+			"$bin" -v --duration 3600 --output-dir "$RAW/$n.$t" 2>"$RAW/$n.$t.err" &
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do

@@ -323,7 +323,7 @@ int BPF_PROG(on_exec, struct task_struct *task)
 		img.gen = k->gen;
 	bpf_map_update_elem(&known_pids, &pid, &img, BPF_ANY);
 announce:
-	forget_kernel_entry(pid); /* the mappings of the old image */
+	forget_entry(pid, true); /* the mappings of the old image */
 	/* The new image is announced now, while its mappings can be read. */
 	send_event(CPROF_EV_EXEC, task, img.gen);
 	return 0;
@@ -342,7 +342,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	if (!known || known->exited)
 		return 0; /* never sampled: nothing to say */
 	known->exited = 1;
-	forget_kernel_entry(pid);
+	forget_entry(pid, false);
 	send_event(CPROF_EV_EXIT, task, known->gen);
 	return 0;
 }

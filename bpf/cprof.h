@@ -175,12 +175,18 @@ struct cprof_file_key {
 	__u32 dev;        /* the kernel's encoding: major << 20 | minor */
 };
 
-/* What a file key names: its number, and how its offsets become addresses. */
+/*
+ * What a file key names: its number, how its offsets become addresses,
+ * and where its code starts (as the kernel's mm->start_code of a process
+ * running it, before the load bias).
+ */
 struct cprof_file_ref {
 	__u32 file;       /* in unwind_files */
-	__u32 pad;
+	__u32 flags;      /* CPROF_FILE_REF_* */
 	__s64 vaddr_off;  /* ELF virtual address - file offset, in its code */
+	__u64 code_vaddr; /* lowest p_vaddr of its executable PT_LOADs */
 };
+#define CPROF_FILE_REF_CODE 1u /* code_vaddr is known */
 #define CPROF_MAX_FILE_KEYS (2 * CPROF_MAX_FILES) /* a file may have copies */
 
 /* CPROF_EV_WANT_TABLE. */
@@ -473,7 +479,7 @@ _Static_assert((CPROF_PY_TSTATE_READ & (CPROF_PY_TSTATE_READ - 1)) == 0 &&
 _Static_assert(CPROF_PY_STATUS_MAX < 64, "Python statuses must stay small stack values");
 _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has padding");
 _Static_assert(sizeof(struct cprof_file_key) == 8 * 3 + 4 * 2, "file key has padding");
-_Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8, "file ref has padding");
+_Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8 + 8, "file ref has padding");
 _Static_assert(sizeof(struct cprof_file_event) == 4 * 4, "file event has padding");
 _Static_assert(sizeof(struct cprof_file) == sizeof(struct cprof_table) + 2 * 4,
 	       "file has padding");

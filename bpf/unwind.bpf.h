@@ -138,18 +138,28 @@ struct vma_file {
 static int vma_file_of(__u64 pc, struct vma_file *out);
 
 /*
+ * The current task's binary: its code's range (mm->start_code, end_code)
+ * in start and end, its file's identity; pgoff 0.  -1: not known (a kernel
+ * thread, an exec under way).  No lock taken: it leaves the sample's one
+ * bpf_find_vma to another file.
+ */
+static int exe_code_of(struct vma_file *out);
+
+/*
  * A process the loader has not read yet keeps the mappings bpf_find_vma
  * found for it in an entry of its own in unwind_procs, flagged
  * CPROF_PROC_MAPS_KERNEL, until the loader's entry replaces it (exec and
- * exit drop it: forget_kernel_entry()).  bpf_find_vma answers once a
+ * exit drop it: forget_entry()).  bpf_find_vma answers once a
  * sample: the mmap lock it takes is given back by an irq_work that cannot
  * run inside the sample, and the next call finds that work busy (-EBUSY).
  * One walk of all the VMAs is no way round it: the bpf_iter_task_vma
  * kfuncs refuse to run with IRQs off (-EBUSY), as a perf event's program
- * does.  So each sample adds the file of its first frame outside the
- * entry, and the next samples of the process find what the earlier ones
- * did: of a process in main() under __libc_start_call_main, the first
- * sample walks the binary's frames and the second is whole.
+ * does.  So the entry starts with the binary's code, which the kernel
+ * tells without a lock (remember_exe()), each sample adds the file of its
+ * first frame outside the entry, and the next samples of the process find
+ * what the earlier ones did: a program in main() under
+ * __libc_start_call_main is whole from its first sample (the binary from
+ * the mm, libc by the lookup).
  */
 #define KERNEL_ENTRY_MAPS 16
 
@@ -206,12 +216,36 @@ __noinline int remember_vma(__u32 pid, __u64 start, __u64 end, __u64 bias, __u32
 	return 0;
 }
 
-/* Drops the kernel entry of @pid, if it has one: its image is gone (exec, exit). */
-static __always_inline void forget_kernel_entry(__u32 pid)
+/*
+ * Starts the kernel entry of @pid with its binary's code, which the kernel
+ * tells without bpf_find_vma, so that a first sample's one lookup goes to
+ * another file (libc, mostly) and a program in main() is whole from its
+ * first sample.  -1: none started.
+ */
+__noinline int remember_exe(__u32 pid)
+{
+	const struct cprof_file_ref *ref;
+	struct vma_file v;
+
+	if (!file_tables || exe_code_of(&v))
+		return -1;
+	ref = bpf_map_lookup_elem(&unwind_file_keys, &v.key);
+	if (!ref || !(ref->flags & CPROF_FILE_REF_CODE))
+		return -1;
+	return remember_vma(pid, v.start, v.end, v.start - ref->code_vaddr, ref->file);
+}
+
+/*
+ * Drops the entry of @pid: at exec, any (the loader's is of the old image
+ * until it reads the new one, and walking by it sent each first sample's
+ * one lookup to the binary: libc moved), at exit a kernel entry (the
+ * loader drops its own).
+ */
+static __always_inline void forget_entry(__u32 pid, bool any)
 {
 	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
 
-	if (pm && (pm->flags & CPROF_PROC_MAPS_KERNEL))
+	if (pm && (any || (pm->flags & CPROF_PROC_MAPS_KERNEL)))
 		bpf_map_delete_elem(&unwind_procs, &pid);
 }
 
@@ -694,6 +728,8 @@ static __always_inline struct window_span *unwind_begin(struct unwind_loop *l, _
 	if (!c || !l->st || !l->win)
 		return NULL;
 	__builtin_memset(c, 0, sizeof(*c));
+	if (!l->pm && !remember_exe(pid))
+		l->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
 	c->pid = pid;
 	c->exact = 1;
 	c->hash = HASH_SEED;

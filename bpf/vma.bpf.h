@@ -9,6 +9,20 @@
 #ifndef CPROF_VMA_BPF_H
 #define CPROF_VMA_BPF_H
 
+/* The identity of file @ino into @k; k->ino 0: none to match by. */
+static __always_inline void inode_key(struct inode *ino, struct cprof_file_key *k)
+{
+	k->ino = BPF_CORE_READ(ino, i_ino);
+	k->size = BPF_CORE_READ(ino, i_size);
+	k->dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	if (bpf_core_field_exists(ino->i_mtime_sec)) {
+		k->mtime_sec = BPF_CORE_READ(ino, i_mtime_sec);
+		k->mtime_nsec = BPF_CORE_READ(ino, i_mtime_nsec);
+	} else {
+		k->ino = 0; /* no mtime to match: no key, so no match */
+	}
+}
+
 static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct vma_file *out = data;
@@ -16,15 +30,7 @@ static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void 
 
 	if (!ino)
 		return 0; /* anonymous: no file, out->end stays 0 */
-	out->key.ino = BPF_CORE_READ(ino, i_ino);
-	out->key.size = BPF_CORE_READ(ino, i_size);
-	out->key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
-	if (bpf_core_field_exists(ino->i_mtime_sec)) {
-		out->key.mtime_sec = BPF_CORE_READ(ino, i_mtime_sec);
-		out->key.mtime_nsec = BPF_CORE_READ(ino, i_mtime_nsec);
-	} else {
-		out->key.ino = 0; /* no mtime to match: no key, so no match */
-	}
+	inode_key(ino, &out->key);
 	out->start = BPF_CORE_READ(vma, vm_start);
 	out->end = BPF_CORE_READ(vma, vm_end);
 	out->pgoff = BPF_CORE_READ(vma, vm_pgoff);
@@ -38,6 +44,21 @@ static int vma_file_of(__u64 pc, struct vma_file *out)
 	if (bpf_find_vma(bpf_get_current_task_btf(), pc, read_vma, out, 0) || !out->key.ino)
 		return -1;
 	return out->end ? 0 : -1;
+}
+
+static int exe_code_of(struct vma_file *out)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inode *ino = BPF_CORE_READ(task, mm, exe_file, f_inode);
+
+	__builtin_memset(out, 0, sizeof(*out));
+	if (!ino)
+		return -1;
+	inode_key(ino, &out->key);
+	/* set by the ELF loader once the image is mapped: 0 before */
+	out->start = BPF_CORE_READ(task, mm, start_code);
+	out->end = BPF_CORE_READ(task, mm, end_code);
+	return out->key.ino && out->start && out->end > out->start ? 0 : -1;
 }
 
 #endif

@@ -249,6 +249,19 @@ static bool seg_holds(const struct seg *s, uint64_t off, uint64_t pagesz, bool r
 	return off >= lo && off < hi;
 }
 
+int elfobj_code_vaddr(const struct elfobj *o, uint64_t *vaddr)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < o->nsegs; i++) {
+		if (!(o->segs[i].flags & PF_X) || (found && o->segs[i].vaddr >= *vaddr))
+			continue;
+		*vaddr = o->segs[i].vaddr;
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
+}
+
 int elfobj_file_to_vaddr(const struct elfobj *o, uint64_t file_off, uint64_t *vaddr)
 {
 	for (int pass = 0; pass < 4; pass++) {

@@ -53,6 +53,13 @@ const uint8_t *elfobj_build_id_raw(const struct elfobj *o, size_t *len);
 int elfobj_file_to_vaddr(const struct elfobj *o, uint64_t file_off,
 			 uint64_t *vaddr);
 
+/*
+ * The lowest virtual address of the object's executable PT_LOAD segments:
+ * what the kernel's mm->start_code is, less the load bias, for a process
+ * running it.  Returns 0 or -ENOENT.
+ */
+int elfobj_code_vaddr(const struct elfobj *o, uint64_t *vaddr);
+
 struct elfobj_debug_opts {
 	/* Host directory of separate debug files, e.g. "/usr/lib/debug". */
 	const char *debug_root;

@@ -303,7 +303,13 @@ static void publish_keys(struct tables *t, uint32_t file, bool on)
 	struct objcache_file_id ids[KEYS_MAX];
 	struct cprof_file_ref ref = { .file = file, .vaddr_off = f->vaddr_off };
 	size_t n = objcache_file_ids(t->objs, f->obj, ids, KEYS_MAX);
+	uint64_t code;
 
+	/* where its code starts: a new process's binary is found by it */
+	if (!elfobj_code_vaddr(f->obj, &code)) {
+		ref.code_vaddr = code;
+		ref.flags |= CPROF_FILE_REF_CODE;
+	}
 	if (n > KEYS_MAX)
 		n = KEYS_MAX;
 	if ((on && (f->keyless || n == f->nkeys)) || (!on && !f->nkeys))

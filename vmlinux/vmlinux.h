@@ -33,8 +33,11 @@ struct pt_regs {
 	unsigned long ip, cs, flags, sp, ss;
 };
 
+struct file;
+
 struct mm_struct {
 	unsigned long start_code, end_code;
+	struct file *exe_file;
 };
 
 typedef struct {

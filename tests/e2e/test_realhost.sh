@@ -34,14 +34,14 @@ cgroup_gone "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)/cprof-e2e-
 # profile_host NAME COMMAND...: runs COMMAND in cgroup cprof-e2e-NAME-PID
 # (its name in $CG) under a whole-host profile at default settings, started
 # once the agent samples and stopped after it; leaves the samples in "$T/NAME.folded",
-# the summary in "$T/NAME.err".
+# the summary in "$T/NAME.err", its counters in "$T/NAME.json" (--json-summary).
 profile_host() {
 	_n=$1
 	shift
 	CG=cprof-e2e-$_n-$$
 	_dir=$(cgroup_new "$CG") || return 1
 	CGS="$CGS $_dir"
-	$CPROF --duration 3600 --output-dir "$T/$_n" 2>"$T/$_n.err" &
+	$CPROF --duration 3600 --output-dir "$T/$_n" --json-summary "$T/$_n.json" 2>"$T/$_n.err" &
 	CP=$!
 	wait_sampling "$CP" || return 1
 	in_cgroup "$_dir" "$@" >"$T/$_n.out" 2>&1
@@ -63,7 +63,7 @@ complete_of() {
 gen_functions 2000 >"$T/gen.c"
 profile_host clang clang-14 -O2 -c "$T/gen.c" -o "$T/gen.o"
 r=$(complete_of "$T/clang.folded")
-check "clang-14 -O2 on 2000 functions: >=97% of its user stacks reach _start ($r; $(grep 'unwind tables' "$T/clang.err" | cut -c18-140))" \
+check "clang-14 -O2 on 2000 functions: >=97% of its user stacks reach _start ($r; tables: $(jget "$T/clang.json" unwind_tables.built) built, $(jget "$T/clang.json" unwind_tables.no_room) without room)" \
 	at_least "$r" 0.97 200
 
 # --- make -j2 of this project from clean -------------------------------------
@@ -104,10 +104,10 @@ check "short programs named: >=97% of their user stacks complete and fully named
 objcopy --dump-section .eh_frame="$T/eh" "$SPIN" "$T/shortspin-good" 2>/dev/null &&
 	tr '\000-\377' '\377' <"$T/eh" >"$T/eh.bad" &&
 	objcopy --update-section .eh_frame="$T/eh.bad" "$SPIN" "$T/shortspin-bad"
-profile_host bad sh -c "$SPIN 1500 & $T/shortspin-bad 1500; wait"
+profile_host bad sh -c "$SPIN 3000 & $T/shortspin-bad 3000; wait"
 awk -F '\t' '$2 ~ /comm:\[shortspin\]/' "$T/bad.folded" >"$T/good.folded"
 good=$(complete_of "$T/good.folded")
 bad=$(awk -F '\t' '$2 ~ /comm:\[shortspin-bad\]/ { s += $1 } END { print s + 0 }' "$T/bad.folded")
-failed=$(sed -n 's/.*unwind tables: .*), \([0-9]*\) failed.*/\1/p' "$T/bad.err")
+failed=$(jget "$T/bad.json" unwind_tables.failed)
 check "corrupt .eh_frame: that object counted as failed ($failed) and profiled ($bad samples), the good copy beside it complete ($good)" \
 	eval '[ "${failed:-0}" -ge 1 ] && [ "$bad" -ge 20 ] && at_least "$good" 0.97 50'
