@@ -50,8 +50,6 @@ NCPU=$(nproc)
 BPF_PROG_TYPE_PERF_EVENT=7
 TIMEFMT='%e %U %S %M'
 
-log() { printf 'scale: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
 for f in "$CPROF" "$BUSY"; do
@@ -72,33 +70,6 @@ log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
 
-# poll_until PID FDS [DEADLINE]: keeps the last counters (P_*_LAST) and
-# when the count last moved (T_FREEZE; FREEZE_SEEN once it moved after
-# the first poll).
-# With QUIET (microseconds), also returns once the count has not moved for
-# that long: sampling has ended (the CPUs are kept busy, so a tick comes
-# every few ms while it samples).
-poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1 T_FREEZE="" FREEZE_SEEN=""; }
-poll_until() {	# poll_until PID FDS [DEADLINE] [QUIET]
-	local t deadline="" quiet=${4:-}
-	[ -n "${3:-}" ] && deadline=${3/./}
-	while :; do
-		t=$EPOCHREALTIME
-		prog_stats "$1" "$2"
-		[ -z "$P_IDS" ] && break
-		if [ "$P_CNT" -ne "$P_CNT_LAST" ]; then
-			[ -n "$T_FREEZE" ] && FREEZE_SEEN=1
-			T_FREEZE=$t
-		fi
-		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
-		usec
-		[ -n "$deadline" ] && [ "$US" -ge "$deadline" ] && break
-		[ -n "$quiet" ] && [ $((US - ${T_FREEZE/./})) -ge "$quiet" ] && break
-		sleep 0.01
-	done
-}
-
-WL_PIDS=""
 # start_busy N SECS: N fresh busy processes, 20 frames deep, that outlive
 # the tool (and end by themselves at worst).
 start_busy() {
@@ -116,13 +87,6 @@ start_busy() {
 freeze_workload() {
 	# shellcheck disable=SC2086
 	[ -n "$WL_PIDS" ] && kill -STOP $WL_PIDS 2>/dev/null
-}
-stop_workload() {
-	local p
-	# shellcheck disable=SC2086
-	[ -n "$WL_PIDS" ] && kill -TERM $WL_PIDS 2>/dev/null && kill -CONT $WL_PIDS 2>/dev/null
-	for p in $WL_PIDS; do wait "$p" 2>/dev/null; done
-	WL_PIDS=""
 }
 
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
@@ -149,7 +113,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 declare -A R
-g() { echo "${R[$1]:-}"; }
 dir_bytes() { du -sb "$1" 2>/dev/null | cut -f1; }
 
 # --------------------------------------------------------- 1, 2: the runs
@@ -417,15 +380,6 @@ T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
 
 # ---------------------------------------------------------------- report
 
-ratio() {	# ratio A B: A / B; a figure may read ">N"; n/a if missing
-	local x=${1#>} y=${2#>} pre=""
-	[ -n "$x" ] && [ -n "$y" ] || { echo n/a; return; }
-	[ "$y" != "$2" ] && pre="<"
-	[ "$x" != "$1" ] && pre=">"
-	echo "$pre$(calc "$x / ($y > 0 ? $y : 1)" %.2f)"
-}
-mib() { local v=${1#>}; [ -n "$v" ] && echo "${1%%[0-9]*}$(calc "$v / 1048576" %.2f)" || echo n/a; }
-kmib() { [ -n "$1" ] && calc "$1 / 1024" %.1f || echo n/a; }
 na() { echo "${1:-n/a}"; }
 
 # Slowdown of each profiled trial against the mean of its neighbours, in
@@ -500,13 +454,13 @@ run_row() {
 	local t=$2
 	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" \
 		"$(na "$(g "$t:cnt")")" "$(na "$(g "$t:ns")")" "$(na "$(g "$t:samples")")" \
-		"$(na "$(g "$t:cpu")")" "$(kmib "$(g "$t:rss")")" "$(mib "$(g "$t:bytes")")" \
+		"$(na "$(g "$t:cpu")")" "$(kmib "$(g "$t:rss")")" "$(mib "$(g "$t:bytes")" %.2f)" \
 		"$(na "$(g "$t:fin")")" "${3:-}"
 }
 perf_script_note() {
 	local t=$1
 	[ -n "$(g "$t:sfin")" ] || { echo "perf script failed"; return; }
-	echo "perf script: $(g "$t:sfin") s, $(na "$(g "$t:scpu")") s CPU, $(kmib "$(g "$t:srss")") MiB, $(mib "$(g "$t:sbytes")") MiB text"
+	echo "perf script: $(g "$t:sfin") s, $(na "$(g "$t:scpu")") s CPU, $(kmib "$(g "$t:srss")") MiB, $(mib "$(g "$t:sbytes")" %.2f) MiB text"
 }
 rate_rows() {
 	local hz secs

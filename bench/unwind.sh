@@ -56,8 +56,6 @@ NCPU=$(nproc)
 BPF_PROG_TYPE_PERF_EVENT=7
 TIMEFMT='%e %U %S %M'
 
-log() { printf 'unwind: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
 for f in "$CPROF" "$BUSY" "$NOFP"; do
@@ -76,27 +74,6 @@ log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
 
-poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1; }
-poll_until() {	# poll_until PID FDS [DEADLINE]
-	local deadline=""
-	[ -n "${3:-}" ] && deadline=${3/./}
-	while :; do
-		prog_stats "$1" "$2"
-		[ -z "$P_IDS" ] && break
-		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
-		usec; [ -n "$deadline" ] && [ "$US" -ge "$deadline" ] && break
-		sleep 0.01
-	done
-}
-
-WL_PIDS=""
-stop_workload() {
-	local p
-	# shellcheck disable=SC2086
-	[ -n "$WL_PIDS" ] && kill -TERM $WL_PIDS 2>/dev/null && kill -CONT $WL_PIDS 2>/dev/null
-	for p in $WL_PIDS; do wait "$p" 2>/dev/null; done
-	WL_PIDS=""
-}
 # start_busy N DEPTH SECS: N fresh busy processes (they outlive the tool,
 # and end by themselves at worst).  Sets WL_PIDS, PIDS_CSV, BT_PRED.
 start_busy() {
@@ -138,7 +115,6 @@ trap 'exit 130' INT TERM
 
 declare -A R
 ODD=""
-g() { echo "${R[$1]:-}"; }	# a figure, empty if the run failed
 
 # folded PROFILE: "count<TAB>labels<TAB>root;...;leaf" (tests/e2e/lib.sh)
 folded() {
@@ -555,19 +531,7 @@ T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
 
 # ---------------------------------------------------------------- report
 
-ratio() {	# ratio A B: A / B, or n/a
-	[ -n "$1" ] && [ -n "$2" ] || { echo n/a; return; }
-	calc "$1 / ($2 > 0 ? $2 : 1)" %.2f
-}
-pct() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && calc "100 * $1 / $2" %.1f || echo n/a; }
-mib() { [ -n "$1" ] && calc "$1 / 1048576" %.1f || echo n/a; }
 median() { median_fmt %.0f "$@"; }
-# pass EXPR-over-numbers: PASS/FAIL, n/a when a figure is missing
-pass() { [ "$(calc "$1" %d 2>/dev/null)" = 1 ] && echo PASS || echo FAIL; }
-passif() {	# passif A OP B
-	[ -n "$1" ] && [ -n "$3" ] || { echo n/a; return; }
-	pass "$1 $2 $3"
-}
 field() { local r; for r in $(seq 1 "$REPS"); do g "$1-$2-$r:$3"; echo; done; }
 
 for hz in $HZ "$HZ_HI"; do
