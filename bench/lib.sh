@@ -254,6 +254,21 @@ poll_until() {
 	done
 }
 
+# stop_tools PIDS...: SIGINT (every tool here stops cleanly on it), up to
+# 5 s to end, then SIGKILL.
+stop_tools() {
+	local p alive
+	[ $# -gt 0 ] || return 0
+	kill -INT "$@" 2>/dev/null
+	for _ in $(seq 50); do
+		alive=""
+		for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ -z "$alive" ] && return 0
+		sleep 0.1
+	done
+	kill -KILL "$@" 2>/dev/null
+}
+
 # stop_workload: ends the processes in WL_PIDS (stopped ones too) and
 # waits for them.
 WL_PIDS=""
@@ -263,6 +278,23 @@ stop_workload() {
 	[ -n "$WL_PIDS" ] && kill -TERM $WL_PIDS 2>/dev/null && kill -CONT $WL_PIDS 2>/dev/null
 	for p in $WL_PIDS; do wait "$p" 2>/dev/null; done
 	WL_PIDS=""
+}
+
+# noisy_runs [SKIP]: from the runs' R[TAG:other] (% of the CPUs others
+# used) and R[TAG:foreign] (someone else's BPF perf_event programs),
+# OTHERS to print and NOISY, the tags over 10% or with foreign programs;
+# tags matching the regex SKIP are left out.
+noisy_runs() {
+	local k
+	NOISY="" OTHERS=""
+	for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | grep -v "${1:-^$}" | sort -V); do
+		k=${k%:other}
+		OTHERS="${OTHERS:+$OTHERS, }$k ${R[$k:other]}%"
+		[ "${R[$k:foreign]:-0}" -gt 0 ] && OTHERS="$OTHERS (+${R[$k:foreign]} foreign BPF)"
+		if [ "${R[$k:other]}" -gt 10 ] || [ "${R[$k:foreign]:-0}" -gt 0 ]; then
+			NOISY="$NOISY $k"
+		fi
+	done
 }
 
 # read_time FILE: "wall user sys maxrss_kib" from GNU time's -o file (its

@@ -31,14 +31,7 @@ FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
 
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
-for f in "$CPROF" "$SPIN" "$MAPCHURN"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
-for t in perf go setsid; do
-	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
-done
-[ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
+bench_require "$CPROF" "$SPIN" "$MAPCHURN" -- perf go setsid
 
 . "$ROOT/bench/lib.sh"
 bench_init cprof-bench-overload

@@ -29,10 +29,7 @@ FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
 
 
-[ "$(id -u)" -eq 0 ] || die "must run as root"
-for f in "$CPROF" "$NOFP"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
+bench_require "$CPROF" "$NOFP"
 . "$ROOT/bench/lib.sh"
 bench_init cprof-bench-python
 

@@ -54,14 +54,7 @@ TIMEFMT='%e %U %S %M'		# wall s, user s, sys s, max RSS KiB
 BT_PROG='profile:hz:%d { @[ustack, kstack] = count(); }'
 
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
-for f in "$CPROF" "$BUSY" "$SYSC"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
-for t in bpftrace perf bpftool /usr/bin/time pgrep; do
-	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
-done
-[ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
+bench_require "$CPROF" "$BUSY" "$SYSC" -- bpftrace perf bpftool /usr/bin/time pgrep
 
 # Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
 # CPU used by others, bounded waits) and the results file.
@@ -454,15 +447,7 @@ C_FIN_MAX=$(printf '%s\n' $C_FINS | sort -g | tail -n1)
 
 # Over 10% of the CPUs busy with something else, or someone else's BPF
 # perf_event programs loaded: say those figures are noisy.
-NOISY="" OTHERS=""
-for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | sort -V); do
-	k=${k%:other}
-	OTHERS="${OTHERS:+$OTHERS, }$k ${R[$k:other]}%"
-	[ "${R[$k:foreign]:-0}" -gt 0 ] && OTHERS="$OTHERS (+${R[$k:foreign]} foreign BPF)"
-	if [ "${R[$k:other]}" -gt 10 ] || [ "${R[$k:foreign]:-0}" -gt 0 ]; then
-		NOISY="$NOISY $k"
-	fi
-done
+noisy_runs
 
 # Sanity: every BPF run should have sampled about HZ x CPUs x seconds
 # (the CPUs are kept busy, so no idle ticks are skipped).

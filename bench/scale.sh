@@ -51,14 +51,7 @@ BPF_PROG_TYPE_PERF_EVENT=7
 TIMEFMT='%e %U %S %M'
 
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
-for f in "$CPROF" "$BUSY"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
-for t in bpftrace perf bpftool gcc /usr/bin/time pgrep; do
-	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
-done
-[ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
+bench_require "$CPROF" "$BUSY" -- bpftrace perf bpftool gcc /usr/bin/time pgrep
 
 # Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
 # CPU used by others, bounded waits) and the results file.
@@ -92,19 +85,8 @@ freeze_workload() {
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 TOOL_PIDS=""
 cleanup() {
-	local p t
-	if [ -n "$TOOL_PIDS" ]; then
-		# shellcheck disable=SC2086
-		kill -INT $TOOL_PIDS 2>/dev/null
-		for _ in $(seq 50); do
-			p=""
-			for t in $TOOL_PIDS; do kill -0 "$t" 2>/dev/null && p=1; done
-			[ -z "$p" ] && break
-			sleep 0.1
-		done
-		# shellcheck disable=SC2086
-		kill -KILL $TOOL_PIDS 2>/dev/null
-	fi
+	# shellcheck disable=SC2086
+	stop_tools $TOOL_PIDS
 	stop_workload
 	[ -n "${TP_PIDS:-}" ] && kill $TP_PIDS 2>/dev/null
 	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
@@ -433,15 +415,7 @@ verdict() {
 	if [ -n "$2" ] && [ "$(calc "$2 >= 1" %d)" = 1 ]; then echo "inconclusive ($(lt1 "$1") on this noise)"; else lt1 "$1"; fi
 }
 
-NOISY="" OTHERS=""
-for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | grep -v '^tp-' | sort -V); do
-	k=${k%:other}
-	OTHERS="${OTHERS:+$OTHERS, }$k ${R[$k:other]}%"
-	[ "${R[$k:foreign]:-0}" -gt 0 ] && OTHERS="$OTHERS (+${R[$k:foreign]} foreign BPF)"
-	if [ "${R[$k:other]}" -gt 10 ] || [ "${R[$k:foreign]:-0}" -gt 0 ]; then
-		NOISY="$NOISY $k"
-	fi
-done
+noisy_runs '^tp-'
 TP_OTHERS=$(for k in $(printf '%s\n' "${!R[@]}" | grep '^tp-.*:other$'); do echo "${R[$k]}"; done | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%d–%d", v[1], v[NR] }')
 TP_NOISY=""
 for k in $(printf '%s\n' "${!R[@]}" | grep ':rate$'); do

@@ -57,14 +57,7 @@ BPF_PROG_TYPE_PERF_EVENT=7
 TIMEFMT='%e %U %S %M'
 
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
-for f in "$CPROF" "$BUSY" "$NOFP"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
-for t in bpftrace perf bpftool go /usr/bin/time pgrep; do
-	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
-done
-[ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
+bench_require "$CPROF" "$BUSY" "$NOFP" -- bpftrace perf bpftool go /usr/bin/time pgrep
 
 # Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
 # CPU used by others, bounded waits) and the results file.
@@ -94,18 +87,8 @@ start_busy() {
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 TOOL_PIDS=""
 cleanup() {
-	local p
 	# shellcheck disable=SC2086
-	if [ -n "$TOOL_PIDS" ]; then
-		kill -INT $TOOL_PIDS 2>/dev/null
-		for _ in $(seq 50); do
-			p=""
-			for t in $TOOL_PIDS; do kill -0 "$t" 2>/dev/null && p=1; done
-			[ -z "$p" ] && break
-			sleep 0.1
-		done
-		kill -KILL $TOOL_PIDS 2>/dev/null
-	fi
+	stop_tools $TOOL_PIDS
 	stop_workload
 	[ -n "${NOFP_PID:-}" ] && kill "$NOFP_PID" 2>/dev/null
 	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
@@ -543,15 +526,7 @@ for hz in $HZ "$HZ_HI"; do
 	done
 done
 
-NOISY="" OTHERS=""
-for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | sort -V); do
-	k=${k%:other}
-	OTHERS="${OTHERS:+$OTHERS, }$k ${R[$k:other]}%"
-	[ "${R[$k:foreign]:-0}" -gt 0 ] && OTHERS="$OTHERS (+${R[$k:foreign]} foreign BPF)"
-	if [ "${R[$k:other]}" -gt 10 ] || [ "${R[$k:foreign]:-0}" -gt 0 ]; then
-		NOISY="$NOISY $k"
-	fi
-done
+noisy_runs
 
 cost_rows() {	# cost_rows HZ
 	local hz=$1 r k
