@@ -21,27 +21,17 @@
 # Written to bench/RESULTS.md between the "realhost" markers.
 
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-set -u
-export LC_ALL=C
-
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$(pwd)
-CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+. "$(dirname "$0")/env.sh"
 BEFORE=${REALHOST_BEFORE:-}
 BENCH_UNWIND=$ROOT/build/tests/bench_unwind
 BEFORE_BENCH=${REALHOST_BEFORE_BENCH:-}
 FUNCS=${REALHOST_FUNCS:-3000}
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}
 NCPU=$(nproc)
 FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
 
-log() { printf 'realhost: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
-
-[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
-command -v clang-14 >/dev/null || die "clang-14 missing"
 [ -x "$BENCH_UNWIND" ] || make -s build/tests/bench_unwind || die "no bench_unwind"
+bench_require "$CPROF" "$ROOT/build/workloads/shortspin" -- clang-14
 . "$ROOT/bench/lib.sh"
 . "$ROOT/tests/e2e/lib.sh"
 bench_init cprof-bench-realhost
