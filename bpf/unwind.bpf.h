@@ -204,7 +204,7 @@ __noinline int remember_vma(__u32 pid, __u64 start, __u64 end, __u64 bias, __u32
 	 * One backward pass of a bubble sort puts it in its place among the
 	 * sorted ones: every step goes on, so the verifier's paths rejoin.
 	 */
-	for (int i = KERNEL_ENTRY_MAPS - 1; i > 0; i--) {
+	for (__u32 i = KERNEL_ENTRY_MAPS - 1; i > 0; i--) {
 		struct cprof_proc_map t;
 
 		if (i > n || pm->m[i - 1].start <= pm->m[i].start)
