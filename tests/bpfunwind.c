@@ -159,6 +159,39 @@ int bpfu_find_mapping(const struct cprof_proc_maps *pm, uint64_t pc)
 	return -2; /* a mapping that is not in @pm */
 }
 
+int bpfu_remember(uint32_t pid, uint64_t start, uint64_t end, uint64_t bias, uint32_t file)
+{
+	setup();
+	return remember_vma(pid, start, end, bias, file);
+}
+
+void bpfu_forget(uint32_t pid, bool any)
+{
+	setup();
+	forget_entry(pid, any);
+}
+
+int bpfu_entry(uint32_t pid, struct cprof_proc_maps *out)
+{
+	const struct cprof_proc_maps *pm;
+
+	setup();
+	pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (!pm)
+		return -1;
+	*out = *pm;
+	return 0;
+}
+
+void bpfu_set_proc(uint32_t pid, const struct cprof_proc_maps *pm)
+{
+	setup();
+	if (pm)
+		bpf_map_update_elem(&unwind_procs, &pid, pm, BPF_ANY);
+	else
+		bpf_map_delete_elem(&unwind_procs, &pid);
+}
+
 int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_regs *regs,
 	      const struct bpfu_memory *mem, struct bpfu_walk *out)
 {

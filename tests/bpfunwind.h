@@ -79,6 +79,20 @@ struct bpfu_walk {
 	uint32_t asked_file[16];   /* ... their files, the first 16 */
 };
 
+/*
+ * The kernel entry of a process without the loader's (unwind.bpf.h):
+ * remember_vma() adds a mapping found by bpf_find_vma (-1: the loader's
+ * entry is there, or the kernel entry is full); forget_entry() drops it
+ * at exec (@any: the loader's too) or exit; bpfu_entry() copies the
+ * process's entry, whichever it is (-1: none).
+ */
+int bpfu_remember(uint32_t pid, uint64_t start, uint64_t end, uint64_t bias, uint32_t file);
+void bpfu_forget(uint32_t pid, bool any);
+int bpfu_entry(uint32_t pid, struct cprof_proc_maps *out);
+
+/* Sets @pid's entry in unwind_procs to @pm (NULL: none), as the loader does. */
+void bpfu_set_proc(uint32_t pid, const struct cprof_proc_maps *pm);
+
 /* As bpfu_walk()'s @pm: the entry the walks before left (a kernel entry, say). */
 #define BPFU_KEPT ((const struct cprof_proc_maps *)1)
 
