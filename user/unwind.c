@@ -53,6 +53,7 @@ static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf
 	}
 	b.exec = lay.exec;
 	b.nexec = lay.nexec;
+	b.entry = lay.entry;
 	for (size_t i = 0; i < lay.nexec; i++)
 		exec_bytes += lay.exec[i].hi - lay.exec[i].lo;
 	if (lay.eh.found) {

@@ -368,6 +368,50 @@ static void test_libc(void)
 	unwind_table_free(&t);
 }
 
+/*
+ * ld.so's _start (glibc's RTLD_START) has no CFI: the table makes its
+ * entry point the outermost frame, through the return address of its
+ * call to _dl_start, and agrees with readelf everywhere else.
+ */
+static void test_ldso(void)
+{
+	const char *path = "/lib64/ld-linux-x86-64.so.2";
+	struct errbuf err = { "" };
+	struct unwind_table t;
+	Elf64_Ehdr eh;
+	struct rf rf;
+	bool described = false;
+	FILE *f = fopen(path, "rb");
+	int rc;
+
+	if (!f || fread(&eh, sizeof(eh), 1, f) != 1) {
+		T_SKIP("ld.so", "%s not readable", path);
+		if (f)
+			fclose(f);
+		return;
+	}
+	fclose(f);
+	if (readelf_frames(path, 0, 0, &rf))
+		for (size_t i = 0; i < rf.nfdes; i++)
+			described |= rf.fdes[i].start <= eh.e_entry && eh.e_entry < rf.fdes[i].end;
+	rf_free(&rf);
+	if (described) {
+		T_SKIP("ld.so", "an FDE describes its entry point: nothing to add");
+		return;
+	}
+	rc = build_file(path, &t, &err);
+	CHECK(rc == 0 && t.n > 1000 && table_sane(&t), "ld.so: table built", "rc %d (%s), %zu rows",
+	      rc, err.msg, t.n);
+	if (rc)
+		return;
+	compare_file("ld.so", path, &t);
+	CHECK_ROW(&t, eh.e_entry, CPROF_CFA_STOP, 0, CPROF_RBP_SAME, 0,
+		  "ld.so: its entry point, with no FDE, is STOP");
+	CHECK_ROW(&t, eh.e_entry + 8, CPROF_CFA_STOP, 0, CPROF_RBP_SAME, 0,
+		  "ld.so: ... past the call to _dl_start");
+	unwind_table_free(&t);
+}
+
 static bool vdso_range(uint64_t *start, uint64_t *end)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -584,6 +628,7 @@ int main(void)
 
 	test_fixtures();
 	test_libc();
+	test_ldso();
 	test_vdso();
 	test_hostile();
 

@@ -24,6 +24,7 @@
 #define RSP_R(n, r) CPROF_CFA_RSP, n, CPROF_RBP_OFFSET, r
 #define RSP_RX(n) CPROF_CFA_RSP, n, CPROF_RBP_INVALID, 0
 #define RBP_R(n, r) CPROF_CFA_RBP, n, CPROF_RBP_OFFSET, r
+#define STOP CPROF_CFA_STOP, 0, CPROF_RBP_SAME, 0
 
 static void test_program(void)
 {
@@ -443,6 +444,96 @@ static void test_malformed(void)
 	      "lookup: empty table", "found a row");
 }
 
+/* The table of @c's image with its ELF entry point at @entry. */
+static int build_entry(const struct cfiasm *c, uint64_t entry, struct unwind_table *t)
+{
+	struct errbuf err = { "" };
+	size_t len;
+	uint8_t *img = c_image(c, NULL, &len);
+	int rc;
+
+	((Elf64_Ehdr *)img)->e_entry = entry;
+	rc = build_mem(img, len, t, &err);
+	if (rc)
+		printf("# unwind_build_mem: %d (%s)\n", rc, err.msg);
+	free(img);
+	return rc;
+}
+
+/*
+ * An entry point no FDE describes (ld.so's _start) is the outermost
+ * frame: a STOP row from it to the next FDE, at most 256 bytes; one an
+ * FDE describes keeps that FDE's rows.
+ */
+static void test_entry_stop(void)
+{
+	struct cfiasm c = { 0 };
+	struct unwind_table t;
+	size_t cie = c_cie(&c, "zR", -8, 0x1b, STD, sizeof(STD));
+
+	FDE(&c, cie, 0x1000, 0x20, 0x44, 0x0e, 0x10, 0);
+	FDE(&c, cie, 0x1060, 0x10, 0);
+	FDE(&c, cie, 0x1800, 0x10, 0);
+
+	CHECK(build_entry(&c, 0x1030, &t) == 0 && table_sane(&t), "entry: a table with a stop row",
+	      "failed");
+	CHECK_ROW(&t, 0x102f, INV, "entry: the gap before the entry is INVALID");
+	CHECK_ROW(&t, 0x1030, STOP, "entry: STOP at the entry point");
+	CHECK_ROW(&t, 0x105f, STOP, "entry: STOP up to the next FDE");
+	CHECK_ROW(&t, 0x1060, RSP(8), "entry: the next FDE's rows after it");
+	CHECK_ROW(&t, 0x1004, RSP(16), "entry: the FDE before it unchanged");
+	unwind_table_free(&t);
+
+	CHECK(build_entry(&c, 0x1100, &t) == 0 && table_sane(&t), "entry: far from the next FDE",
+	      "failed");
+	CHECK_ROW(&t, 0x11ff, STOP, "entry: STOP for 256 bytes");
+	CHECK_ROW(&t, 0x1200, INV, "entry: INVALID past 256 bytes");
+	CHECK_ROW(&t, 0x1800, RSP(8), "entry: the FDE after it unchanged");
+	unwind_table_free(&t);
+
+	CHECK(build_entry(&c, 0x1008, &t) == 0, "entry: in an FDE", "failed");
+	CHECK_ROW(&t, 0x1008, RSP(16), "entry: an FDE that covers the entry keeps its rule");
+	unwind_table_free(&t);
+
+	CHECK(build_entry(&c, 0x1fff, &t) == 0, "entry: at the end of .text", "failed");
+	CHECK_ROW(&t, 0x1fff, STOP, "entry: STOP at the last byte of .text");
+	unwind_table_free(&t);
+
+	CHECK(build_entry(&c, 0x800, &t) == 0, "entry: below .text", "failed");
+	CHECK_EQ_U64(t.base, 0x1000, "entry: outside code adds nothing");
+	unwind_table_free(&t);
+
+	/* Below the first FDE: the table's base moves down to it. */
+	c = (struct cfiasm){ 0 };
+	cie = c_cie(&c, "zR", -8, 0x1b, STD, sizeof(STD));
+	FDE(&c, cie, 0x1100, 0x10, 0);
+	CHECK(build_entry(&c, 0x1000, &t) == 0 && table_sane(&t), "entry: below every FDE",
+	      "failed");
+	CHECK_EQ_U64(t.base, 0x1000, "entry: the base is the entry below every FDE");
+	CHECK_ROW(&t, 0x10ff, STOP, "entry: STOP up to the first FDE");
+	CHECK_ROW(&t, 0x1100, RSP(8), "entry: the first FDE's rows");
+	CHECK_ROW(&t, 0x1110, INV, "entry: INVALID after it");
+	unwind_table_free(&t);
+
+	/* Past the last FDE. */
+	c = (struct cfiasm){ 0 };
+	cie = c_cie(&c, "zR", -8, 0x1b, STD, sizeof(STD));
+	FDE(&c, cie, 0x1000, 0x10, 0);
+	CHECK(build_entry(&c, 0x1020, &t) == 0 && table_sane(&t), "entry: after every FDE",
+	      "failed");
+	CHECK_ROW(&t, 0x1010, INV, "entry: the gap before it INVALID");
+	CHECK_ROW(&t, 0x111f, STOP, "entry: STOP after the last FDE");
+	CHECK_ROW(&t, 0x1120, INV, "entry: INVALID 256 bytes on");
+	unwind_table_free(&t);
+
+	/* No FDE at all: no table (frame pointers), not a table of one STOP row. */
+	c = (struct cfiasm){ 0 };
+	c_cie(&c, "zR", -8, 0x1b, STD, sizeof(STD));
+	CHECK(build_entry(&c, 0x1000, &t) == 0 && t.n == 0, "entry: no FDEs, no rows",
+	      "%zu rows", t.n);
+	unwind_table_free(&t);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -454,5 +545,6 @@ int main(void)
 	test_debug_frame();
 	test_mixed();
 	test_malformed();
+	test_entry_stop();
 	return T_EXIT();
 }
