@@ -109,7 +109,9 @@ size_t elfobj_symbols_bytes(const struct elfobj *o);
 /*
  * The function symbol containing @vaddr (the nearest one below it when
  * sizes are unknown), or NULL; NULL too when that symbol's name is empty
- * or could not be kept.  Valid after a load.
+ * or could not be kept.  Valid after a load.  The first 64 bytes from the
+ * ELF entry point are _start when no sized symbol holds them (stripped
+ * programs, ld.so).
  */
 const struct elfobj_sym *elfobj_lookup(const struct elfobj *o, uint64_t vaddr);
 
