@@ -37,9 +37,28 @@ static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void 
 	return 0;
 }
 
+/*
+ * Whether @pc is in the current task's vDSO: a mapping of no file, on
+ * which the sample's one bpf_find_vma would be spent for nothing, leaving
+ * libc under it to frame pointers.
+ */
+static __always_inline bool in_vdso(__u64 pc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 lo, len;
+
+	if (!bpf_core_field_exists(task->mm->context.vdso_image))
+		return false;
+	lo = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+	len = BPF_CORE_READ(task, mm, context.vdso_image, size);
+	return lo && pc - lo < len;
+}
+
 static int vma_file_of(__u64 pc, struct vma_file *out)
 {
 	__builtin_memset(out, 0, sizeof(*out));
+	if (in_vdso(pc))
+		return -1;
 	/* -EBUSY when the mm's lock is held: this frame goes without */
 	if (bpf_find_vma(bpf_get_current_task_btf(), pc, read_vma, out, 0) || !out->key.ino)
 		return -1;

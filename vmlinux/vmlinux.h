@@ -35,9 +35,20 @@ struct pt_regs {
 
 struct file;
 
+/* x86-64: the vDSO's code, where the kernel mapped it (no file behind it). */
+struct vdso_image {
+	unsigned long size;
+};
+
+typedef struct {
+	void *vdso;
+	const struct vdso_image *vdso_image;
+} mm_context_t;
+
 struct mm_struct {
 	unsigned long start_code, end_code;
 	struct file *exe_file;
+	mm_context_t context;
 };
 
 typedef struct {
