@@ -51,6 +51,7 @@ struct unwind_ctx {
 	__u32 pid;
 	__u32 status;
 	struct cur_map cur;      /* the mapping of the previous frame */
+	struct cur_map found;    /* the one bpf_find_vma found this walk; end 0: none */
 	struct row_memo memo;
 	__u8 exact;    /* pc is not a return address: the leaf, or a signal's */
 	__u8 reported; /* NEW_CODE sent for this walk */
@@ -686,11 +687,23 @@ static long unwind_step(__u32 i, void *data)
 			report_new_code(c->pid);
 			c->reported = 1;
 		}
-		/* Not in the entry: the kernel knows the file. */
-		if (!mapped)
+		/*
+		 * Not in the entry: the kernel knows the file, once a sample,
+		 * so a walk back into the file it found (libc under the
+		 * binary, the loader's entry read before libc was mapped)
+		 * takes it from there.
+		 */
+		if (!mapped && lookup - c->found.start < c->found.end - c->found.start) {
+			c->cur = c->found;
+			mapped = true;
+		}
+		if (!mapped) {
 			mapped = !find_vma_mapping(lookup, c->pid,
 						   !l->pm || (l->pm->flags & CPROF_PROC_MAPS_KERNEL),
 						   &c->cur);
+			if (mapped)
+				c->found = c->cur;
+		}
 		if (!mapped)
 			c->cur.end = 0;
 		else if ((!l->pm || (l->pm->flags & CPROF_PROC_MAPS_KERNEL)) && c->cur.tab.nrows)

@@ -366,8 +366,10 @@ static void check_mappings(const char *variant, const struct cprof_proc_maps *pm
 }
 
 /*
- * Without the mapping of the shot's second frame (libc's qsort, say): the
- * frames up to it, and one NEW_CODE event for the process.
+ * Without the mapping of the shot's second frame (libc's qsort, say): one
+ * NEW_CODE event for the process, and the kernel's VMA (one look a
+ * sample) names the file for qsort and again for __libc_start_call_main
+ * under main: every frame, by CFI.
  */
 static void check_new_code(const char *variant, uint32_t pid, struct bpf_side *side,
 			   const struct shot *s)
@@ -390,6 +392,12 @@ static void check_new_code(const char *variant, uint32_t pid, struct bpf_side *s
 	      fmt("%s %s: a pc in no mapping sends one NEW_CODE event", variant, s->h.place),
 	      "rc %d, %zu events (pid %u), %zu frames right", rc, w.new_code, w.new_code_pid,
 	      agreeing(&w, s));
+	CHECK(rc == 0 && w.status == CPROF_UNWIND_OK && agreeing(&w, s) == s->h.nframes &&
+		      w.st.nr == s->h.nframes && !(w.st.status & CPROF_STACK_F_FP),
+	      fmt("%s %s: back into the file the kernel's VMA named: every frame by CFI", variant,
+		  s->h.place),
+	      "status %u, %u frames, %zu right, flags %#x", w.status, w.st.nr, agreeing(&w, s),
+	      w.st.status);
 }
 
 static void test_variant(const char *dir, const char *tmp, const char *variant,
