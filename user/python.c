@@ -51,8 +51,7 @@ struct pysyms {
 	bool found[SYM_N];
 };
 
-/* Copies @len bytes at @addr of process @pid: 0 only when all were read. */
-static int mem_read(uint32_t pid, uint64_t addr, void *buf, size_t len)
+int py_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
@@ -166,7 +165,7 @@ static unsigned py_version(uint32_t pid, const struct pysyms *s, uint64_t bias)
 {
 	uint32_t hex;
 
-	if (!s->found[SYM_VERSION] || mem_read(pid, bias + s->value[SYM_VERSION], &hex, sizeof(hex)))
+	if (!s->found[SYM_VERSION] || py_read_mem(pid, bias + s->value[SYM_VERSION], &hex, sizeof(hex)))
 		return 0;
 	return hex >> 16;
 }
@@ -297,7 +296,7 @@ static char *read_str(const struct pyproc *pp, uint32_t pid, uint64_t addr, size
 	char *s;
 	size_t n = 0;
 
-	if (cl->compact_size > sizeof(head) || mem_read(pid, addr, head, cl->compact_size) ||
+	if (cl->compact_size > sizeof(head) || py_read_mem(pid, addr, head, cl->compact_size) ||
 	    word_at(head, 8) != pp->unicode_type)
 		return NULL;
 	len = word_at(head, cl->var_size);
@@ -311,7 +310,7 @@ static char *read_str(const struct pyproc *pp, uint32_t pid, uint64_t addr, size
 	data = malloc(len * kind + 1);
 	s = malloc(4 * len + 1);
 	if (!data || !s ||
-	    mem_read(pid, addr + (state & 1u << 6 ? cl->ascii_size : cl->compact_size), data,
+	    py_read_mem(pid, addr + (state & 1u << 6 ? cl->ascii_size : cl->compact_size), data,
 		     len * kind)) {
 		free(data);
 		free(s);
@@ -335,14 +334,14 @@ static uint8_t *read_bytes(const struct pyproc *pp, uint32_t pid, uint64_t addr,
 	uint8_t head[64], *data;
 	uint64_t n;
 
-	if (cl->bytes_data > sizeof(head) || mem_read(pid, addr, head, cl->bytes_data) ||
+	if (cl->bytes_data > sizeof(head) || py_read_mem(pid, addr, head, cl->bytes_data) ||
 	    word_at(head, 8) != pp->bytes_type)
 		return NULL;
 	n = word_at(head, cl->var_size);
 	if (n > max)
 		n = max;
 	data = malloc(n ? n : 1);
-	if (!data || mem_read(pid, addr + cl->bytes_data, data, n)) {
+	if (!data || py_read_mem(pid, addr + cl->bytes_data, data, n)) {
 		free(data);
 		return NULL;
 	}
@@ -362,7 +361,7 @@ static int read_code_fields(const struct pyproc *pp, uint32_t pid, uint64_t addr
 		need = (size_t)cl->filename + 8;
 	if ((size_t)cl->name + 8 > need)
 		need = (size_t)cl->name + 8;
-	if (need > sizeof(obj) || mem_read(pid, addr, obj, need))
+	if (need > sizeof(obj) || py_read_mem(pid, addr, obj, need))
 		return -EFAULT;
 	if (word_at(obj, 8) != pp->code_type)
 		return -EINVAL;
@@ -466,6 +465,10 @@ bool py_stats_line(const struct py_stats *st, char *buf, size_t len)
 					  st->why[CPROF_PY_NO_THREAD] - st->why[CPROF_PY_READ] -
 					  st->why[CPROF_PY_MISMATCH]),
 		     st->codes, st->bad_codes, st->over_bound);
+	if (st->tramps.arenas + st->tramps.refused && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n,
+			      "; perf trampolines: %zu arenas walked, %zu refused",
+			      st->tramps.arenas, st->tramps.refused);
 	if (st->unknown && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n,
 			 "; %zu processes of an unknown CPython (%s first): native frames only",

@@ -13,13 +13,14 @@ WORK=$PWD/tests/workloads/pysplit.py
 
 require_root "python frames"
 
-# run NAME PYTHON MODE SECS [CPROF-ARGS...]: runs the workload, profiles its
-# pid for SECS at 499 Hz, then stops it; leaves $T/NAME.folded, .raw (the
-# profile's locations), .out (what the workload printed) and .err.
+# run NAME PYTHON MODE SECS [CPROF-ARGS...]: runs the workload (with the
+# interpreter options in $PYOPTS), profiles its pid for SECS at 499 Hz, then
+# stops it; leaves $T/NAME.folded, .raw (the profile's locations), .out
+# (what the workload printed) and .err.
 run() {
 	_n=$1 _py=$2 _mode=$3 _s=$4
 	shift 4
-	"$_py" "$WORK" "$_mode" 60 >"$T/$_n.out" &
+	"$_py" ${PYOPTS:-} "$WORK" "$_mode" 60 >"$T/$_n.out" &
 	BG="$BG $!"
 	_pid=$(wait_pid_file "$T/$_n.out")
 	sleep 0.3
@@ -58,6 +59,25 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	fi
 	run "py$v" "$dir/bin/python$v" split 3
 	split_checks "python $v (libpython3.so, pyenv)" "py$v"
+done
+
+# -X perf (3.12+): a trampoline without CFI between each Python function's
+# interpreter frames, stepped by the rule the loader found for it; the
+# stacks as complete as without it, down to _start.
+for v in 3.12 3.13; do
+	dir=$(ls -d "$PYENV/$v".* 2>/dev/null | sort -V | tail -n1)
+	if [ -z "$dir" ]; then
+		skip "python $v -X perf" "CPython $v is not installed under $PYENV"
+		continue
+	fi
+	PYOPTS="-X perf" run "perf$v" "$dir/bin/python$v" split 3 -v
+	split_checks "python $v -X perf (perf trampolines)" "perf$v"
+	all=$(sum_where "$T/perf$v.folded" .)
+	whole=$(sum_where "$T/perf$v.folded" '\t_start;([^;]*;)*main;([^;]*;)*py::outer:')
+	check "python $v -X perf: >=95% of samples unwound from a trampoline to _start ($whole of $all)" \
+		share "$whole" "$all" 0.95
+	check "python $v -X perf: the trampolines' arenas counted" \
+		grep -Eq 'perf trampolines: [1-9][0-9]* arenas walked' "$T/perf$v.err"
 done
 
 if [ -x /usr/bin/python3.11 ]; then
