@@ -40,10 +40,15 @@ struct pyproc {
 };
 
 /* The interpreter's symbols, by name. */
-enum { SYM_RUNTIME, SYM_CODE, SYM_UNICODE, SYM_BYTES, SYM_EVAL, SYM_VERSION, SYM_N };
+enum {
+	SYM_RUNTIME, SYM_CODE, SYM_UNICODE, SYM_BYTES, SYM_EVAL, SYM_VERSION,
+	SYM_FREE_THREADED, SYM_N
+};
 static const char *const sym_names[SYM_N] = {
 	"_PyRuntime", "PyCode_Type", "PyUnicode_Type", "PyBytes_Type",
 	"_PyEval_EvalFrameDefault", "Py_Version",
+	/* built only with Py_GIL_DISABLED: objects, frames and states differ */
+	"_Py_MergeZeroLocalRefcount",
 };
 
 struct pysyms {
@@ -129,8 +134,11 @@ static int read_dynsyms(struct elfobj *o, struct pysyms *out)
 	return 0;
 }
 
-/* "3.N" from a file name libpython3.N.so... or python3.N; 0 when none. */
-static unsigned minor_of_name(const char *path)
+/*
+ * "3.N" from a file name libpython3.N.so... or python3.N; 0 when none.
+ * *@free_threaded: the name has the "t" of a free-threaded build (3.13t).
+ */
+static unsigned minor_of_name(const char *path, bool *free_threaded)
 {
 	const char *base = strrchr(path, '/');
 	unsigned minor = 0;
@@ -141,7 +149,10 @@ static unsigned minor_of_name(const char *path)
 		base += 3;
 	if (sscanf(base, "python3.%2u%n", &minor, &n) != 1)
 		return 0;
-	/* libpython3.N[dm].so..., python3.N[dm]: nothing else after. */
+	/* libpython3.N[t][dm].so..., python3.N[t][dm]: nothing else after. */
+	*free_threaded = base[n] == 't';
+	if (*free_threaded)
+		n++;
 	while (base[n] == 'd' || base[n] == 'm')
 		n++;
 	if (base[n] && strncmp(base + n, ".so", 3))
@@ -175,7 +186,8 @@ int pyproc_find(struct pyproc **out, uint32_t pid, const struct vma_list *maps,
 {
 	for (size_t i = 0; i < maps->n; i++) {
 		const struct vma *v = &maps->v[i];
-		unsigned minor = v->path ? minor_of_name(v->path) : 0, version;
+		bool ft = false;
+		unsigned minor = v->path ? minor_of_name(v->path, &ft) : 0, version;
 		const struct py_layout *l;
 		struct pyproc *pp;
 		struct pysyms s;
@@ -195,14 +207,17 @@ int pyproc_find(struct pyproc **out, uint32_t pid, const struct vma_list *maps,
 		hmap_init(&pp->codes, sizeof(uint64_t), sizeof(struct pycode));
 		pp->st = st;
 		*out = pp;
-		if (!l || !s.found[SYM_CODE] || !s.found[SYM_UNICODE] || !s.found[SYM_BYTES] ||
+		/* A free-threaded build has layouts of its own: none here. */
+		ft = ft || s.found[SYM_FREE_THREADED];
+		if (ft || !l || !s.found[SYM_CODE] || !s.found[SYM_UNICODE] || !s.found[SYM_BYTES] ||
 		    !s.found[SYM_EVAL]) {
 			st->unknown++;
 			if (!st->unknown_version[0])
-				snprintf(st->unknown_version, sizeof(st->unknown_version), "%u.%u",
-					 version >> 8, version & 0xff);
-			return errf(err, -ENOTSUP, "CPython %u.%u in %s: %s", version >> 8,
-				    version & 0xff, v->path,
+				snprintf(st->unknown_version, sizeof(st->unknown_version), "%u.%u%s",
+					 version >> 8, version & 0xff, ft ? "t" : "");
+			return errf(err, -ENOTSUP, "CPython %u.%u%s in %s: %s", version >> 8,
+				    version & 0xff, ft ? "t" : "", v->path,
+				    ft ? "no layout for free-threaded builds" :
 				    l ? "its symbols are missing" : "no layout for this version");
 		}
 		pp->layout = l;

@@ -172,6 +172,38 @@ else
 	skip "python 3.7 (no layout)" "CPython 3.7 is not installed under $PYENV"
 fi
 
+# A free-threaded build (3.13t; none is installed here, none can be
+# fetched) has layouts of its own: known by its file name (the "t"), or by
+# the symbol only such a build exports, it is reported and left to native
+# frames, never read with 3.13's offsets.  Stood for by pyenv's 3.13: its
+# libpython preloaded as libpython3.13t.so.1.0, then under its own name
+# with a dynamic symbol renamed to _Py_MergeZeroLocalRefcount.
+lib=$(ls "$PYENV"/3.13.*/lib/libpython3.13.so.1.0 2>/dev/null | sort -V | tail -n1)
+if [ -n "$lib" ]; then
+	py13=$(dirname "$(dirname "$lib")")/bin/python3.13
+	mkdir -p "$T/ft" "$T/ftsym"
+	cp "$lib" "$T/ft/libpython3.13t.so.1.0"
+	python3 - "$lib" "$T/ftsym/libpython3.13.so.1.0" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+old, new = b"\0PyMarshal_ReadLongFromFile\0", b"\0_Py_MergeZeroLocalRefcount\0"
+assert len(old) == len(new) and old in b
+open(sys.argv[2], "wb").write(b.replace(old, new))
+PY
+	LD_PRELOAD=$T/ft/libpython3.13t.so.1.0 run ftname "$py13" split 2 -v
+	LD_LIBRARY_PATH=$T/ftsym run ftsym "$py13" split 2 -v
+	for n in ftname ftsym; do
+		all=$(sum_where "$T/$n.folded" .)
+		named=$(sum_where "$T/$n.folded" ';(outer|hot|cold|\[python)')
+		eval=$(sum_where "$T/$n.folded" ';_PyEval_EvalFrameDefault')
+		check "free-threaded 3.13t by its $([ $n = ftname ] && echo name || echo symbol): reported, native frames only ($named of $all named, $eval in the loop)" \
+			sh -c "[ $all -ge 50 ] && [ $named -eq 0 ] && [ $eval -ge $((all * 9 / 10)) ] &&
+			       grep -q 'unknown CPython (3.13t first)' '$T/$n.err'"
+	done
+else
+	skip "free-threaded 3.13t" "CPython 3.13 is not installed under $PYENV"
+fi
+
 # Memory that does not match the layout: pyenv's 3.12 with its Py_Version
 # patched to say 3.11 (a copy of libpython, found first by the loader)
 # is read with 3.11's offsets.  Its samples must keep their native frames,
