@@ -106,6 +106,32 @@ for fn in thread_alpha thread_beta thread_gamma; do
 		awk -v m="$own" -v n="$all" 'BEGIN { exit !(n >= 20 && m >= 0.9 * n) }'
 done
 
+# Another mount namespace: the interpreter, its libpython (copies: files of
+# their own) and the program in a tmpfs mounted only there, the standard
+# library bound under it.  None of it is on the host's paths: what is read
+# is read through the process's root.
+NS=$T/ns HOSTWORK=$WORK
+mkdir -p "$NS"
+cat >"$T/nspy" <<EOF
+#!/bin/sh
+exec unshare -m --propagation private sh -c '
+	mount -t tmpfs cprof-test "$NS" &&
+	mkdir -p "$NS/py/bin" "$NS/py/lib/python$v" &&
+	cp "$PY" "$NS/py/bin/" && cp "$dir/lib/libpython$v.so.1.0" "$NS/py/lib/" &&
+	mount --bind "$dir/lib/python$v" "$NS/py/lib/python$v" &&
+	cp "$HOSTWORK" "$NS/" &&
+	LD_LIBRARY_PATH="$NS/py/lib" exec "$NS/py/bin/python$v" "\$@"' nspy "\$@"
+EOF
+chmod +x "$T/nspy"
+WORK=$NS/pysplit.py
+run mntns "$T/nspy" split 3
+if [ -s "$T/mntns.out" ] && [ ! -e "$NS/py/lib/libpython$v.so.1.0" ]; then
+	split_checks "python $v in a mount namespace of its own" mntns
+else
+	check "python $v in a mount namespace of its own: started, its files not on the host" false
+fi
+WORK=$HOSTWORK
+
 # A C extension: its native frames below the Python function calling it.
 run zlib "$PY" zlib 3
 z=$(sum_where "$T/zlib.folded" ';deflate')
