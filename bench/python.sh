@@ -120,6 +120,11 @@ NEW=$RAW/section.md
 		echo "CPython $v: $(calc "$(med "py$v") / $(med native)" %.2f)x the native sample;"
 		echo "reading its Python frames adds $(calc "$(med "py$v") - $(med "py$v-nopy")" %.0f) ns"
 		echo "to the same process's native DWARF walk ($(calc "100 * ($(med "py$v") - $(med "py$v-nopy")) / $(med "py$v-nopy")" %.0f)%)."
+		[ "$(med "py$v-perf")" != - ] || continue
+		echo "Run with -X perf: $(calc "$(med "py$v-perf") / $(med "py$v")" %.2f)x its plain sample, stacks as complete:"
+		echo "each Python call is then a native call of its own (_PyEval_EvalFrameDefault,"
+		echo "PyObject_Vectorcall, py_trampoline_evaluator, its trampoline), where the plain run"
+		echo "runs Python calls in one loop, so a stack has four more native frames a Python one."
 	done
 	echo "<!-- END python -->"
 } >"$NEW"

@@ -33,6 +33,17 @@ run() {
 # share M N MIN: M of N is at least MIN (a fraction), with N >= 50.
 share() { awk -v m="$1" -v n="$2" -v f="$3" 'BEGIN { exit !(n >= 50 && m >= f * n) }'; }
 
+# native_only LABEL NAME ERE: the run NAME kept its native frames, >=90% in
+# the interpreter's loop, none named as Python, and its summary says ERE.
+native_only() {
+	_all=$(sum_where "$T/$2.folded" .)
+	_named=$(sum_where "$T/$2.folded" ';(outer|hot|cold|\[python)')
+	_eval=$(sum_where "$T/$2.folded" ';_PyEval_EvalFrameDefault')
+	check "$1, native frames only ($_named of $_all named, $_eval in the loop)" \
+		sh -c "[ $_all -ge 50 ] && [ $_named -eq 0 ] && [ $_eval -ge $((_all * 9 / 10)) ] &&
+		       grep -Eq '$3' '$T/$2.err'"
+}
+
 # The split, in one interpreter: the outer function on nearly every
 # sample, hot's share as the program measured it, file and line on hot.
 split_checks() { # LABEL NAME
@@ -218,14 +229,8 @@ open(sys.argv[2], "wb").write(b.replace(old, new))
 PY
 	LD_PRELOAD=$T/ft/libpython3.13t.so.1.0 run ftname "$py13" split 2 -v
 	LD_LIBRARY_PATH=$T/ftsym run ftsym "$py13" split 2 -v
-	for n in ftname ftsym; do
-		all=$(sum_where "$T/$n.folded" .)
-		named=$(sum_where "$T/$n.folded" ';(outer|hot|cold|\[python)')
-		eval=$(sum_where "$T/$n.folded" ';_PyEval_EvalFrameDefault')
-		check "free-threaded 3.13t by its $([ $n = ftname ] && echo name || echo symbol): reported, native frames only ($named of $all named, $eval in the loop)" \
-			sh -c "[ $all -ge 50 ] && [ $named -eq 0 ] && [ $eval -ge $((all * 9 / 10)) ] &&
-			       grep -q 'unknown CPython (3.13t first)' '$T/$n.err'"
-	done
+	native_only "free-threaded 3.13t by its name: reported" ftname 'unknown CPython \(3\.13t first\)'
+	native_only "free-threaded 3.13t by its symbol: reported" ftsym 'unknown CPython \(3\.13t first\)'
 else
 	skip "free-threaded 3.13t" "CPython 3.13 is not installed under $PYENV"
 fi
@@ -253,12 +258,8 @@ for l in subprocess.run(["readelf", "-lW", f], capture_output=True, text=True).s
                 o.write(struct.pack("<Q", 0x030b07f0))
 PY
 	LD_LIBRARY_PATH=$T/lie run lie "$(dirname "$(dirname "$lib")")/bin/python3.12" split 2 -v
-	n=$(sum_where "$T/lie.folded" .)
-	o=$(sum_where "$T/lie.folded" ';(outer|hot|cold|\[python)')
-	e=$(sum_where "$T/lie.folded" ';_PyEval_EvalFrameDefault')
-	check "3.12 claiming 3.11: native frames only, no name misread, the reason counted ($o of $n named, $e in the loop)" \
-		sh -c "[ $n -ge 50 ] && [ $o -eq 0 ] && [ $e -ge $((n * 9 / 10)) ] &&
-		       grep -Eq 'python: 1 processes, 0 of their [0-9]+ samples.*([1-9][0-9]* no thread state|[1-9][0-9]* read failed|[1-9][0-9]* layout mismatch)' '$T/lie.err'"
+	native_only "3.12 claiming 3.11: no name misread, the reason counted" lie \
+		'python: 1 processes, 0 of their [0-9]+ samples.*([1-9][0-9]* no thread state|[1-9][0-9]* read failed|[1-9][0-9]* layout mismatch)'
 else
 	skip "3.12 claiming 3.11" "CPython 3.12 is not installed under $PYENV"
 fi

@@ -23,12 +23,12 @@
 
 #include "bpfunwind.h"
 #include "procmaps.h"
+#include "pyenv.h"
 #include "python.h"
 #include "python_tramp.h"
 #include "testlib.h"
 
 #define ARENA 0x10000u
-#define PYENV "/root/.pyenv/versions"
 
 /* sub $8,%rsp; call *%rcx; add $8,%rsp; ret */
 static const uint8_t code[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1, 0x48, 0x83, 0xc4, 0x08, 0xc3 };
@@ -118,22 +118,15 @@ static int count_set(void *ctx, const struct cprof_py_tramp_key *k, const struct
 	return 0;
 }
 
-/* The pyenv interpreter of 3.@minor, or NULL. */
+/* The pyenv interpreter of @v ("3.12"), or NULL. */
 static const char *python_of(const char *v, char *buf, size_t len)
 {
-	char cmd[256];
-	FILE *f;
+	char dir[400];
 
-	snprintf(cmd, sizeof(cmd), "ls -d " PYENV "/%s.*/bin/python%s 2>/dev/null | sort -V | tail -1",
-		 v, v);
-	f = popen(cmd, "r");
-	if (!f)
+	if (!pyenv_install(v, dir, sizeof(dir)))
 		return NULL;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
-	pclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return buf[0] ? buf : NULL;
+	snprintf(buf, len, "%s/bin/python%s", dir, v);
+	return buf;
 }
 
 static void test_live(const char *v)
