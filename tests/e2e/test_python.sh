@@ -84,11 +84,17 @@ for v in 3.12 3.13; do
 	PYOPTS="-X perf" run "perf$v" "$dir/bin/python$v" split 3 -v
 	split_checks "python $v -X perf (perf trampolines)" "perf$v"
 	all=$(sum_where "$T/perf$v.folded" .)
-	whole=$(sum_where "$T/perf$v.folded" '\t_start;([^;]*;)*main;([^;]*;)*py::outer:')
+	whole=$(sum_where "$T/perf$v.folded" '\t_start;([^;]*;)*py::outer:')
 	check "python $v -X perf: >=95% of samples unwound from a trampoline to _start ($whole of $all)" \
 		share "$whole" "$all" 0.95
 	check "python $v -X perf: the trampolines' arenas counted" \
 		grep -Eq 'perf trampolines: [1-9][0-9]* arenas walked' "$T/perf$v.err"
+	# The trampolines are native frames: walked with --no-python too.
+	PYOPTS="-X perf" run "perfnopy$v" "$dir/bin/python$v" split 2 --no-python
+	all=$(sum_where "$T/perfnopy$v.folded" .)
+	whole=$(sum_where "$T/perfnopy$v.folded" '\t_start;([^;]*;)*py::outer:')
+	check "python $v -X perf --no-python: >=95% of samples unwound from a trampoline to _start ($whole of $all)" \
+		share "$whole" "$all" 0.95
 done
 
 if [ -x /usr/bin/python3.11 ]; then
