@@ -233,7 +233,10 @@ old, new = b"\0PyMarshal_ReadLongFromFile\0", b"\0_Py_MergeZeroLocalRefcount\0"
 assert len(old) == len(new) and old in b
 open(sys.argv[2], "wb").write(b.replace(old, new))
 PY
-	LD_PRELOAD=$T/ft/libpython3.13t.so.1.0 run ftname "$py13" split 2 -v
+	# preloaded into the interpreter alone (ASan's cprof-bpf must load first)
+	printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$T/ft/libpython3.13t.so.1.0" "$py13" >"$T/ftpy"
+	chmod +x "$T/ftpy"
+	run ftname "$T/ftpy" split 2 -v
 	LD_LIBRARY_PATH=$T/ftsym run ftsym "$py13" split 2 -v
 	native_only "free-threaded 3.13t by its name: reported" ftname 'unknown CPython \(3\.13t first\)'
 	native_only "free-threaded 3.13t by its symbol: reported" ftsym 'unknown CPython \(3\.13t first\)'
