@@ -17,7 +17,8 @@
  *
  * This file holds the programs; the maps and the code they share are in
  * headers included after the maps: state.bpf.h (settings, globals, maps),
- * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), unwind.bpf.h
+ * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), pytramp.bpf.h
+ * (where CPython's perf trampolines are), unwind.bpf.h
  * (the user-stack unwinder), python.bpf.h (Python stacks, with their maps).
  */
 #include "vmlinux.h"
@@ -33,6 +34,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
+#include "pytramp.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
 

@@ -298,6 +298,35 @@ struct cprof_py_proc {
 };
 
 /*
+ * CPython's perf trampolines (3.12+ run with -X perf or PYTHONPERFSUPPORT=1):
+ * every Python function's call of the interpreter loop goes through a copy
+ * of a few instructions with no CFI, in anonymous executable arenas filled
+ * with copies end to end (perf names them py::... in /tmp/perf-PID.map).
+ * The loader reads each arena of a CPython process, and when every byte of
+ * it is copies of code it knows, gives BPF the one rule that walks them:
+ * one entry per page of the arena, keyed by pid and page.  A copy's pcs
+ * [lo, hi) run with its own return address at sp + 8 (CFA = sp + 16), the
+ * rest at sp (CFA = sp + 8); the return address of its call is at offset
+ * ret, and with CPROF_PY_TRAMP_RBP rbp is saved at CFA - 16 in [lo, hi).
+ */
+#define CPROF_PY_TRAMP_PAGES 16384 /* pages of arenas, over all processes */
+#define CPROF_PY_TRAMP_RBP 1
+struct cprof_py_tramp_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 page; /* address >> 12 */
+};
+
+struct cprof_py_tramp {
+	__u64 start, end; /* the arena: [start, end) */
+	__u32 period;     /* bytes from one copy to the next */
+	__u8 len;         /* bytes of code in a copy; the rest is padding */
+	__u8 lo, hi, ret;
+	__u32 flags;      /* CPROF_PY_TRAMP_* */
+	__u32 pad;
+};
+
+/*
  * Why a sample has no Python stack (cprof_sample_key.pystack when it is
  * no hash).  1-3 are enum cprof_stack_status.
  */
@@ -355,6 +384,8 @@ _Static_assert(sizeof(struct cprof_py_layout) == 16 * 2, "py layout has padding"
 _Static_assert(sizeof(struct cprof_py_proc) == 8 + 8 + sizeof(struct cprof_py_layout),
 	       "py proc has padding");
 _Static_assert(sizeof(struct cprof_py_code_key) == 4 + 4 + 8 + 8, "py code key has padding");
+_Static_assert(sizeof(struct cprof_py_tramp_key) == 4 + 4 + 8, "py tramp key has padding");
+_Static_assert(sizeof(struct cprof_py_tramp) == 8 + 8 + 4 + 4 + 4 + 4, "py tramp has padding");
 /* A Python stack takes two words a frame in a struct cprof_stack. */
 _Static_assert(2 * CPROF_PY_MAX_FRAMES == CPROF_MAX_FRAMES, "Python frames do not fill a stack");
 /* The program indexes its read buffers with masks. */

@@ -428,9 +428,15 @@ static long unwind_step(__u32 i, void *data)
 
 		/* the same row as the last frame's needs no call */
 		if ((key && key == c->memo.key) || !find_row(m, rel, &c->memo))
-			return step_dwarf(c, &c->memo.row);
+			goto dwarf;
+	} else if (m && !tramp_row(c->pid, lookup, lookup == c->pc, &c->memo.row)) {
+		/* a CPython perf trampoline: no CFI, a row all the same */
+		c->memo.key = 0;
+		goto dwarf;
 	}
 	return step_fp(c, m && m->nrows);
+dwarf:
+	return step_dwarf(c, &c->memo.row);
 }
 
 /*

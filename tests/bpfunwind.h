@@ -32,6 +32,12 @@ int bpfu_find_row(const struct cprof_proc_map *m, uint64_t rel, struct cprof_unw
 /* The index in @pm of the mapping holding @pc (find_mapping, no previous frame); -1: none. */
 int bpfu_find_mapping(const struct cprof_proc_maps *pm, uint64_t pc);
 
+/*
+ * Tells the walk of @pid that @t's pages hold CPython perf trampolines, as
+ * the loader does (python_tramp.h).  -1: more than the shim holds.
+ */
+int bpfu_set_tramp(uint32_t pid, const struct cprof_py_tramp *t);
+
 /* Registers where a walk starts: pc is exact (not a return address). */
 struct bpfu_regs {
 	uint64_t pc, sp, bp;

@@ -56,6 +56,7 @@ struct run {
 	struct sampler *sampler;
 	bool python;                 /* Python frames wanted */
 	struct py_stats py;
+	struct py_tramps *tramps;    /* CPython's perf trampolines told to BPF */
 	struct priority prio; /* the agent's own scheduling (priority.h) */
 	const struct options *opts;
 	struct elfobj *vdso;   /* the host's vDSO, or NULL */
@@ -123,6 +124,16 @@ static void python_attach(struct run *r, struct process *p)
 	}
 }
 
+/* Tells BPF of the perf trampolines a process mapped since its last look. */
+static void python_tramps(struct run *r, struct process *p)
+{
+	struct errbuf err = { "" };
+
+	if (p->have_maps && !p->exited && py_tramps_update(r->tramps, p->pid, &p->maps, &err) &&
+	    verbose)
+		fprintf(stderr, PROG ": pid %u: perf trampolines: %s\n", p->pid, err.msg);
+}
+
 /* The record of one process image, made (and given its tables) on first use. */
 static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm,
 				  bool *created_out)
@@ -131,8 +142,10 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
 
 	/* Python first: its frames need no table, and a short run is short. */
-	if (p && created)
+	if (p && created) {
 		python_attach(r, p);
+		python_tramps(r, p);
+	}
 	/* Unwind tables serve sampling only: none once it is over. */
 	if (p && created && r->tables && !stop_signal)
 		tables_add_process(r->tables, p, NULL);
@@ -147,6 +160,7 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 	if (p && !p->exited &&
 	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0) {
 		python_attach(r, p);
+		python_tramps(r, p);
 		/* Unwind tables serve sampling only: none once it is over. */
 		if (r->tables && !stop_signal)
 			tables_add_process(r->tables, p, NULL);
@@ -197,6 +211,8 @@ static int on_event(void *ctx, const struct cprof_event *ev)
 			tables_remove_process(r->tables, ev->pid);
 		if (p && p->py && p->gen == ev->gen)
 			sampler_set_python(r->sampler, ev->pid, NULL);
+		if (p && p->gen == ev->gen)
+			py_tramps_remove(r->tramps, ev->pid);
 		break;
 	case CPROF_EV_PY_CODE:
 		p = proctab_find(&r->procs, ev->pid);
@@ -515,6 +531,7 @@ static void gather(struct run *r, struct summary *sum)
 	sum->files_evicted = r->lru.st.evicted;
 	sum->drain_error = r->drain_error ? r->drain_errmsg : NULL;
 	sum->py = r->py;
+	py_tramps_get_stats(r->tramps, &sum->py.tramps);
 }
 
 /* Sets up every part of a run; on failure what was made is left for run_free. */
@@ -556,6 +573,12 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 	stackstore_init(&r->stacks);
 	proctab_init(&r->procs, r->objs, r->vdso, "/proc", r->roots, &r->lru);
 	r->procs_open = true;
+	{
+		struct py_tramp_sink sink = { sampler_set_py_tramp, r->sampler };
+
+		if (py_tramps_new(&r->tramps, &sink))
+			return errf(err, -ENOMEM, "out of memory");
+	}
 	if (o->dwarf) {
 		struct tables_maps tm = {
 			.write_rows = sampler_write_rows,
@@ -576,6 +599,7 @@ static void run_free(struct run *r)
 {
 	sampler_close(r->sampler);
 	tables_free(r->tables);
+	py_tramps_free(r->tramps);
 	if (r->procs_open) {
 		proctab_free(&r->procs);
 		stackstore_free(&r->stacks);

@@ -317,6 +317,17 @@ int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_pr
 	return bpf_map_update_elem(fd, &pid, pp, BPF_ANY) ? -errno : 0;
 }
 
+int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
+			 const struct cprof_py_tramp *t)
+{
+	struct sampler *s = sampler;
+	int fd = bpf_map__fd(s->skel->maps.py_tramps);
+
+	if (!t)
+		return bpf_map_delete_elem(fd, k) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, k, t, BPF_ANY) ? -errno : 0;
+}
+
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,
 		       uint32_t n)
 {

@@ -98,6 +98,13 @@ int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *
 int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_proc *pp);
 
 /*
+ * Tells the program of a page of CPython perf trampolines (python_tramp.h);
+ * @t NULL: no longer.  0 or a negative errno.
+ */
+int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
+			 const struct cprof_py_tramp *t);
+
+/*
  * Copies @n slots (a table's index and rows) to index @first of the rows array.  The array is mapped
  * only for the copy, so its pages never count in our resident memory: they
  * are the kernel's (BPF map memory), reported on their own.
