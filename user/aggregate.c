@@ -15,10 +15,10 @@ void agg_free(struct agg *a)
 	hmap_free(&a->map);
 }
 
-int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
+/* The entry of @k's thread and stacks, made when new; NULL: out of memory. */
+static struct agg_entry *entry_of(struct agg *a, const struct cprof_sample_key *k)
 {
 	struct agg_key key;
-	struct agg_entry *e;
 
 	memset(&key, 0, sizeof(key));
 	key.tid = k->tid;
@@ -27,12 +27,34 @@ int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
 	key.pystack = k->pystack;
 	memcpy(key.comm, k->comm, sizeof(key.comm));
 	key.comm[sizeof(key.comm) - 1] = '\0';
-	e = hmap_insert(&a->map, &key, NULL);
+	return hmap_insert(&a->map, &key, NULL);
+}
+
+int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
+{
+	struct agg_entry *e = entry_of(a, k);
+
 	if (!e)
 		return -ENOMEM;
 	e->count += count;
 	a->samples += count;
 	return 0;
+}
+
+int agg_add_off_cpu(struct agg *a, const struct cprof_sample_key *k, uint64_t ns)
+{
+	struct agg_entry *e = entry_of(a, k);
+
+	if (!e)
+		return -ENOMEM;
+	e->off_cpu_ns += ns;
+	a->off_cpu_ns += ns;
+	return 0;
+}
+
+bool agg_empty(const struct agg *a)
+{
+	return !a->samples && !a->off_cpu_ns && !agg_lost_total(a);
 }
 
 void agg_add_lost(struct agg *a, const struct cprof_lost *l)
@@ -55,4 +77,5 @@ void agg_reset(struct agg *a)
 	hmap_clear(&a->map);
 	memset(a->lost, 0, sizeof(a->lost));
 	a->samples = 0;
+	a->off_cpu_ns = 0;
 }
