@@ -15,10 +15,11 @@ void agg_free(struct agg *a)
 	hmap_free(&a->map);
 }
 
-/* The entry of @k's thread and stacks, made when new; NULL: out of memory. */
-static struct agg_entry *entry_of(struct agg *a, const struct cprof_sample_key *k)
+/* Adds @count samples and @ns of waiting to @k's thread and stacks. */
+static int add(struct agg *a, const struct cprof_sample_key *k, uint64_t count, uint64_t ns)
 {
 	struct agg_key key;
+	struct agg_entry *e;
 
 	memset(&key, 0, sizeof(key));
 	key.tid = k->tid;
@@ -27,29 +28,24 @@ static struct agg_entry *entry_of(struct agg *a, const struct cprof_sample_key *
 	key.pystack = k->pystack;
 	memcpy(key.comm, k->comm, sizeof(key.comm));
 	key.comm[sizeof(key.comm) - 1] = '\0';
-	return hmap_insert(&a->map, &key, NULL);
+	e = hmap_insert(&a->map, &key, NULL);
+	if (!e)
+		return -ENOMEM;
+	e->count += count;
+	e->off_cpu_ns += ns;
+	a->samples += count;
+	a->off_cpu_ns += ns;
+	return 0;
 }
 
 int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
 {
-	struct agg_entry *e = entry_of(a, k);
-
-	if (!e)
-		return -ENOMEM;
-	e->count += count;
-	a->samples += count;
-	return 0;
+	return add(a, k, count, 0);
 }
 
 int agg_add_off_cpu(struct agg *a, const struct cprof_sample_key *k, uint64_t ns)
 {
-	struct agg_entry *e = entry_of(a, k);
-
-	if (!e)
-		return -ENOMEM;
-	e->off_cpu_ns += ns;
-	a->off_cpu_ns += ns;
-	return 0;
+	return add(a, k, 0, ns);
 }
 
 bool agg_empty(const struct agg *a)

@@ -14,7 +14,9 @@
  *                         at a time, "waiter" takes it in wait_for_lock()
  *                         and so mostly waits in pthread_mutex_lock.
  *   offcpu pingpong SECS  two processes sending a byte back and forth over
- *                         a pair of pipes; prints round trips a second.
+ *                         a pair of pipes; prints round trips a second and
+ *                         the two processes' voluntary context switches a
+ *                         second.
  *
  * Each prints its pid first, then runs SECS seconds (default 10).
  */
@@ -24,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -143,6 +147,8 @@ static int run_pingpong(int secs)
 {
 	int ping[2], pong[2];
 	int64_t end, start, trips = 0;
+	struct rusage self, kid;
+	double secs_run;
 	char c = 0;
 	pid_t child;
 
@@ -165,10 +171,13 @@ static int run_pingpong(int secs)
 			return 1;
 		trips++;
 	}
+	secs_run = (double)(now_ns(CLOCK_MONOTONIC) - start) / 1e9;
 	c = 0;
-	if (write(ping[1], &c, 1) != 1)
+	if (write(ping[1], &c, 1) != 1 || waitpid(child, NULL, 0) != child)
 		return 1;
-	printf("%.0f\n", trips * 1e9 / (double)(now_ns(CLOCK_MONOTONIC) - start));
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kid);
+	printf("%.0f %.0f\n", trips / secs_run, (self.ru_nvcsw + kid.ru_nvcsw) / secs_run);
 	return 0;
 }
 
