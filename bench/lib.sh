@@ -1,9 +1,9 @@
 #!/bin/bash
 # bench/lib.sh: the measuring helpers bench/run.sh, unwind.sh and scale.sh
-# share, and how they publish; sourced by them (bash).  The caller defines
-# log (its prefix) and sets ROOT, CPROF, RESULTS, NCPU, FINISH_MAX and
-# BPF_PROG_TYPE_PERF_EVENT before using them (and die, for their own
-# checks before this is sourced).
+# share, and how they report and publish; sourced by them (bash) after
+# bench/env.sh.  The caller sets NCPU, FINISH_MAX and
+# BPF_PROG_TYPE_PERF_EVENT before using the helpers that need them, and
+# keeps its figures in the associative array R.
 
 # jget FILE KEY[.KEY...]: a value from cprof-bpf's --json-summary FILE (the
 # helper of tests/e2e/lib.sh).
@@ -35,6 +35,30 @@ median_fmt() {
 	shift
 	printf '%s\n' "$@" | grep . | sort -g | awk -v f="$fmt" '{ v[NR] = $1 }
 		END { if (NR) printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# g KEY: the figure R[KEY], empty if the run failed
+g() { echo "${R[$1]:-}"; }
+# ratio A B: A / B; a figure may read ">N" (a run stopped at N); n/a if
+# either is missing
+ratio() {
+	local x=${1#>} y=${2#>} pre=""
+	[ -n "$x" ] && [ -n "$y" ] || { echo n/a; return; }
+	[ "$y" != "$2" ] && pre="<"
+	[ "$x" != "$1" ] && pre=">"
+	echo "$pre$(calc "$x / ($y > 0 ? $y : 1)" %.2f)"
+}
+# pct PART WHOLE: PART in percent of WHOLE, n/a if either is missing
+pct() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && calc "100 * $1 / $2" %.1f || echo n/a; }
+# mib BYTES [FORMAT] and kmib KIB: in MiB (a ">" kept), n/a if missing
+mib() { local v=${1#>}; [ -n "$v" ] && echo "${1%%[0-9]*}$(calc "$v / 1048576" "${2:-%.1f}")" || echo n/a; }
+kmib() { [ -n "$1" ] && calc "$1 / 1024" %.1f || echo n/a; }
+# pass EXPR-over-numbers: PASS or FAIL (FAIL too when a figure is missing)
+pass() { [ "$(calc "$1" %d 2>/dev/null)" = 1 ] && echo PASS || echo FAIL; }
+# passif A OP B: pass "A OP B", n/a when A or B is missing
+passif() {
+	[ -n "$1" ] && [ -n "$3" ] || { echo n/a; return; }
+	pass "$1 $2 $3"
 }
 
 sleep_until() {
@@ -199,6 +223,78 @@ wait_bounded() {
 		sleep 0.01
 	done
 	wait "$1"
+}
+
+# poll_until PID FDS [DEADLINE] [QUIET]: polls the tool's BPF counters
+# (prog_stats) every 10 ms until DEADLINE (epoch s with 6 decimals) or its
+# programs are gone.  Keeps the last values seen (P_*_LAST; call
+# poll_reset first) and the time the count last moved (T_FREEZE: sampling
+# had ended by then, to within a poll; FREEZE_SEEN once it was seen moving
+# after the first poll).  With QUIET (microseconds), also returns once the
+# count has not moved for that long.  With POLL_LOG set, writes each change
+# of the count ("TIME COUNT") and the programs' end ("TIME gone") there.
+poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1 T_FREEZE="" FREEZE_SEEN=""; }
+poll_until() {
+	local t deadline="" quiet=${4:-} log=${POLL_LOG:-/dev/null}
+	[ -n "${3:-}" ] && deadline=${3/./}
+	while :; do
+		t=$EPOCHREALTIME
+		prog_stats "$1" "$2"
+		[ -z "$P_IDS" ] && { echo "$EPOCHREALTIME gone" >>"$log"; break; }
+		if [ "$P_CNT" -ne "$P_CNT_LAST" ]; then
+			[ -n "$T_FREEZE" ] && FREEZE_SEEN=1
+			T_FREEZE=$t
+			echo "$t $P_CNT" >>"$log"
+		fi
+		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
+		usec
+		[ -n "$deadline" ] && [ "$US" -ge "$deadline" ] && break
+		[ -n "$quiet" ] && [ $((US - ${T_FREEZE/./})) -ge "$quiet" ] && break
+		sleep 0.01
+	done
+}
+
+# stop_tools PIDS...: SIGINT (every tool here stops cleanly on it), up to
+# 5 s to end, then SIGKILL.
+stop_tools() {
+	local p alive
+	[ $# -gt 0 ] || return 0
+	kill -INT "$@" 2>/dev/null
+	for _ in $(seq 50); do
+		alive=""
+		for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ -z "$alive" ] && return 0
+		sleep 0.1
+	done
+	kill -KILL "$@" 2>/dev/null
+}
+
+# stop_workload: ends the processes in WL_PIDS (stopped ones too) and
+# waits for them.
+WL_PIDS=""
+stop_workload() {
+	local p
+	# shellcheck disable=SC2086
+	[ -n "$WL_PIDS" ] && kill -TERM $WL_PIDS 2>/dev/null && kill -CONT $WL_PIDS 2>/dev/null
+	for p in $WL_PIDS; do wait "$p" 2>/dev/null; done
+	WL_PIDS=""
+}
+
+# noisy_runs [SKIP]: from the runs' R[TAG:other] (% of the CPUs others
+# used) and R[TAG:foreign] (someone else's BPF perf_event programs),
+# OTHERS to print and NOISY, the tags over 10% or with foreign programs;
+# tags matching the regex SKIP are left out.
+noisy_runs() {
+	local k
+	NOISY="" OTHERS=""
+	for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | grep -v "${1:-^$}" | sort -V); do
+		k=${k%:other}
+		OTHERS="${OTHERS:+$OTHERS, }$k ${R[$k:other]}%"
+		[ "${R[$k:foreign]:-0}" -gt 0 ] && OTHERS="$OTHERS (+${R[$k:foreign]} foreign BPF)"
+		if [ "${R[$k:other]}" -gt 10 ] || [ "${R[$k:foreign]:-0}" -gt 0 ]; then
+			NOISY="$NOISY $k"
+		fi
+	done
 }
 
 # read_time FILE: "wall user sys maxrss_kib" from GNU time's -o file (its

@@ -30,17 +30,8 @@ NCPU=$(nproc)
 FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
 
-log() { printf 'overload: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
-for f in "$CPROF" "$SPIN" "$MAPCHURN"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
-for t in perf go setsid; do
-	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
-done
-[ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
+bench_require "$CPROF" "$SPIN" "$MAPCHURN" -- perf go setsid
 
 . "$ROOT/bench/lib.sh"
 bench_init cprof-bench-overload
@@ -168,7 +159,6 @@ IDLE=$(idle_starts)
 IDLE_NB=$(idle_starts --no-priority-boost)
 load_other
 IDLE_OTHER=$OTHER_PCT
-median() { tr ' ' '\n' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 {
 	echo "<!-- BEGIN overload -->"
@@ -204,8 +194,8 @@ median() { tr ' ' '\n' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1
 	echo "Idle host (as shared: other $IDLE_OTHER%), \`--duration 1\`, $IDLE_REPS runs each,"
 	echo "sampling began after launch (ms):"
 	echo
-	echo "- boosted: $IDLE (median $(echo $IDLE | median))"
-	echo "- --no-priority-boost: $IDLE_NB (median $(echo $IDLE_NB | median))"
+	echo "- boosted: $IDLE (median $(median_fmt %.0f $IDLE))"
+	echo "- --no-priority-boost: $IDLE_NB (median $(median_fmt %.0f $IDLE_NB))"
 	echo
 	echo "Reading: started among the load at the load's priority, a tool waits for"
 	echo "a CPU before it can do anything, its own start-up included: without the"

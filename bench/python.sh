@@ -17,16 +17,10 @@
 # bench/RESULTS.md.
 
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-set -u
-export LC_ALL=C
-
-cd "$(dirname "$0")/.." || exit 1
-ROOT=$(pwd)
-CPROF=$(realpath -m "${BENCH_CPROF:-$ROOT/cprof-bpf}")
+. "$(dirname "$0")/env.sh"
 NOFP=$ROOT/build/workloads/nofp
 PYSPLIT=$ROOT/tests/workloads/pysplit.py
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
-RESULTS=${BENCH_RESULTS:-$ROOT/bench/RESULTS.md}
 SECS=${PY_SECS:-8}
 REPS=${PY_REPS:-3}
 HZ=999
@@ -34,13 +28,8 @@ NCPU=$(nproc)
 FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
 
-log() { printf 'python: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "must run as root"
-for f in "$CPROF" "$NOFP"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
+bench_require "$CPROF" "$NOFP"
 . "$ROOT/bench/lib.sh"
 bench_init cprof-bench-python
 
@@ -91,7 +80,12 @@ for rep in $(seq "$REPS"); do
 done
 
 # median of a config's ns over the repetitions
-med() { awk -v n="$1" '$1 == n { print $2 }' "$RAW/rows" | sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "-") }'; }
+med() {
+	local v
+	# shellcheck disable=SC2046
+	v=$(median_fmt %.0f $(awk -v n="$1" '$1 == n { print $2 }' "$RAW/rows"))
+	echo "${v:--}"
+}
 shares() { awk -v n="$1" '$1 == n { printf "%s%s", s, $3; s = ", " }' "$RAW/rows"; }
 
 NEW=$RAW/section.md

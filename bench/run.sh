@@ -53,17 +53,8 @@ BPF_PROG_TYPE_PERF_EVENT=7	# prog_type in /proc/PID/fdinfo
 TIMEFMT='%e %U %S %M'		# wall s, user s, sys s, max RSS KiB
 BT_PROG='profile:hz:%d { @[ustack, kstack] = count(); }'
 
-log() { printf 'bench: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
-for f in "$CPROF" "$BUSY" "$SYSC"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
-for t in bpftrace perf bpftool /usr/bin/time pgrep; do
-	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
-done
-[ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
+bench_require "$CPROF" "$BUSY" "$SYSC" -- bpftrace perf bpftool /usr/bin/time pgrep
 
 # Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
 # CPU used by others, bounded waits) and the results file.
@@ -73,7 +64,6 @@ log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
 
-WL_PIDS=""
 # The workload runs well past the tool (killed when the tool is done) so
 # that every tool also finishes on a busy machine.
 start_workload() {
@@ -83,12 +73,6 @@ start_workload() {
 	$NORMAL "$BUSY" "$life" 20 & WL_PIDS="$WL_PIDS $!"
 	$NORMAL "$SYSC" "$life" >/dev/null & WL_PIDS="$WL_PIDS $!"
 	sleep 1 # let them reach their steady state (deep stack, busy loop)
-}
-stop_workload() {
-	local p
-	for p in $WL_PIDS; do kill "$p" 2>/dev/null; done
-	for p in $WL_PIDS; do wait "$p" 2>/dev/null; done
-	WL_PIDS=""
 }
 
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
@@ -124,31 +108,6 @@ bpftool_snapshot() {
 	SNAP="${name:-?} $rt $cnt"
 }
 
-# poll_until PID FDS [DEADLINE]: polls the tool's counters every 10 ms
-# until DEADLINE (epoch s with 6 decimals) or until its programs are gone.
-# Keeps the last values seen (P_*_LAST; call poll_reset first) and the time
-# the count last moved (T_FREEZE: sampling had ended by then, to within a
-# poll).
-poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1 T_FREEZE="" FREEZE_SEEN=""; }
-poll_until() {	# poll_until PID FDS [DEADLINE] [LOG]
-	local t deadline="" log=${4:-/dev/null}
-	[ -n "${3:-}" ] && deadline=${3/./}
-	while :; do
-		t=$EPOCHREALTIME
-		prog_stats "$1" "$2"
-		[ -z "$P_IDS" ] && { echo "$EPOCHREALTIME gone" >>"$log"; break; }
-		if [ "$P_CNT" -ne "$P_CNT_LAST" ]; then
-			# a change after the first poll: we saw sampling still going
-			[ -n "$T_FREEZE" ] && FREEZE_SEEN=1
-			T_FREEZE=$t
-			echo "$t $P_CNT" >>"$log"
-		fi
-		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
-		usec; [ -n "$deadline" ] && [ "$US" -ge "$deadline" ] && break
-		sleep 0.01
-	done
-}
-
 # ------------------------------------------------------------- the tools
 #
 # Each run_* stores its figures in R["TAG:field"], so that the report can
@@ -181,7 +140,7 @@ run_cprof() {
 	bpftool_snapshot "$P_IDS" "$out/bpftool.json"
 	snap=$SNAP
 	poll_reset
-	poll_until "$cpid" "$fds" "" "$out/poll.log"
+	POLL_LOG=$out/poll.log poll_until "$cpid" "$fds"
 	wait "$tpid"; rc=$?
 	t_exit=$(now) TOOL_PID=""
 	echo "$t_exit exit" >>"$out/poll.log"
@@ -240,7 +199,7 @@ run_bpftrace() {
 	# Poll to the end of sampling: bpftrace closes its programs as soon as
 	# it gets SIGINT, so the last values must be read before.
 	poll_reset
-	poll_until "$bpid" "$fds" "$(calc "$T_FIRST + $secs" %.6f)" "$out/poll.log"
+	POLL_LOG=$out/poll.log poll_until "$bpid" "$fds" "$(calc "$T_FIRST + $secs" %.6f)"
 	# SIGINT ends sampling; bpftrace then prints its map and exits.
 	t_int=$(now)
 	stop_bpftrace "$bpid" "$fds"
@@ -460,15 +419,6 @@ T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
 
 # ---------------------------------------------------------------- report
 
-# ratio A B: A / B, for cprof / peer; a figure may read ">N" (stopped).
-ratio() {
-	local x=${1#>} y=${2#>} pre=""
-	[ "$y" != "$2" ] && pre="<"
-	[ "$x" != "$1" ] && pre=">"
-	echo "$pre$(calc "$x / ($y > 0 ? $y : 1)" %.2f)"
-}
-mib() { calc "$1 / 1024" %.1f; }
-pass() { if [ "$(calc "$1" %d)" = 1 ]; then echo PASS; else echo FAIL; fi; }
 median() { median_fmt %.0f "$@"; }
 # series KEY N: R[KEY] for each run, @ in KEY standing for 1..N; a line each
 series() { local i; for i in $(seq 1 "$2"); do echo "${R[${1//@/$i}]}"; done; }
@@ -497,15 +447,7 @@ C_FIN_MAX=$(printf '%s\n' $C_FINS | sort -g | tail -n1)
 
 # Over 10% of the CPUs busy with something else, or someone else's BPF
 # perf_event programs loaded: say those figures are noisy.
-NOISY="" OTHERS=""
-for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | sort -V); do
-	k=${k%:other}
-	OTHERS="${OTHERS:+$OTHERS, }$k ${R[$k:other]}%"
-	[ "${R[$k:foreign]:-0}" -gt 0 ] && OTHERS="$OTHERS (+${R[$k:foreign]} foreign BPF)"
-	if [ "${R[$k:other]}" -gt 10 ] || [ "${R[$k:foreign]:-0}" -gt 0 ]; then
-		NOISY="$NOISY $k"
-	fi
-done
+noisy_runs
 
 # Sanity: every BPF run should have sampled about HZ x CPUs x seconds
 # (the CPUs are kept busy, so no idle ticks are skipped).
@@ -691,15 +633,15 @@ comparison at equal rates only.$( [ -n "$ODD" ] && printf '\n**Run counts off by
 
 | tool | CPU s (user+sys) | peak RSS MiB | CPU cprof/peer | RSS cprof/peer |
 |---|---:|---:|---:|---:|
-| cprof-bpf | **${R[$c:cpu]}** | **$(mib "${R[$c:rss]}")** | | |
-| bpftrace | ${R[$b:cpu]} | $(mib "${R[$b:rss]}") | $(ratio "${R[$c:cpu]}" "${R[$b:cpu]}") | $(ratio "${R[$c:rss]}" "${R[$b:rss]}") |
-| perf record -g | ${R[$p:rcpu]} | $(mib "${R[$p:rrss]}") | | |
-| perf script | ${R[$p:scpu]} | $(mib "${R[$p:srss]}") | | |
-| perf, both | ${R[$p:cpu]} | $(mib "${R[$p:rss]}") (max) | $(ratio "${R[$c:cpu]}" "${R[$p:cpu]}") | $(ratio "${R[$c:rss]}" "${R[$p:rss]}") |
+| cprof-bpf | **${R[$c:cpu]}** | **$(kmib "${R[$c:rss]}")** | | |
+| bpftrace | ${R[$b:cpu]} | $(kmib "${R[$b:rss]}") | $(ratio "${R[$c:cpu]}" "${R[$b:cpu]}") | $(ratio "${R[$c:rss]}" "${R[$b:rss]}") |
+| perf record -g | ${R[$p:rcpu]} | $(kmib "${R[$p:rrss]}") | | |
+| perf script | ${R[$p:scpu]} | $(kmib "${R[$p:srss]}") | | |
+| perf, both | ${R[$p:cpu]} | $(kmib "${R[$p:rss]}") (max) | $(ratio "${R[$c:cpu]}" "${R[$p:cpu]}") | $(ratio "${R[$c:rss]}" "${R[$p:rss]}") |
 
-cprof-bpf over all repetitions: CPU $(minmax $(field cprof $HZ cpu)) s, peak RSS $(minmax $(for v in $C_RSSES; do mib "$v"; echo; done)) MiB
+cprof-bpf over all repetitions: CPU $(minmax $(field cprof $HZ cpu)) s, peak RSS $(minmax $(for v in $C_RSSES; do kmib "$v"; echo; done)) MiB
 (at $HZ_HI Hz: CPU $(minmax $(field cprof "$HZ_HI" cpu)) s); bpftrace CPU $(minmax $(field bpftrace $HZ cpu)) s,
-RSS $(minmax $(for v in $(field bpftrace $HZ rss); do mib "$v"; echo; done)) MiB.
+RSS $(minmax $(for v in $(field bpftrace $HZ rss); do kmib "$v"; echo; done)) MiB.
 
 ### End of sampling to last file written ($HZ Hz, $SECS s, repetition 1)
 
@@ -731,7 +673,7 @@ cprof-bpf start-up (launch → first sample): ${R[$c:startup]} s.
 | … both at once, $HZ_HI Hz | ${R[paired-$HZ_HI:cprof-ns]} vs ${R[paired-$HZ_HI:bpftrace-ns]} ns ($(ratio "${R[paired-$HZ_HI:cprof-ns]}" "${R[paired-$HZ_HI:bpftrace-ns]}")×) | $(pass "${R[paired-$HZ_HI:cprof-ns]} <= ${R[paired-$HZ_HI:bpftrace-ns]}") |
 | … frame-pointer stacks as bpftrace walks them (\`--unwind fp\`), both at once, $HZ Hz | ${R[paired-fp-$HZ:cprof-ns]} vs ${R[paired-fp-$HZ:bpftrace-ns]} ns ($(ratio "${R[paired-fp-$HZ:cprof-ns]}" "${R[paired-fp-$HZ:bpftrace-ns]}")×) | $(pass "${R[paired-fp-$HZ:cprof-ns]} <= ${R[paired-fp-$HZ:bpftrace-ns]}") |
 | … the same at $HZ_HI Hz | ${R[paired-fp-$HZ_HI:cprof-ns]} vs ${R[paired-fp-$HZ_HI:bpftrace-ns]} ns ($(ratio "${R[paired-fp-$HZ_HI:cprof-ns]}" "${R[paired-fp-$HZ_HI:bpftrace-ns]}")×) | $(pass "${R[paired-fp-$HZ_HI:cprof-ns]} <= ${R[paired-fp-$HZ_HI:bpftrace-ns]}") |
-| peak RSS < 16 MiB, every run | $(mib "$C_RSS_MAX") MiB at most | **$RSS_PASS** |
+| peak RSS < 16 MiB, every run | $(kmib "$C_RSS_MAX") MiB at most | **$RSS_PASS** |
 | finish < 0.5 s, repetition 1 | ${R[$c:fin]} s | **$FIN_PASS** |
 | … every $HZ Hz repetition | $C_FIN_MAX s at most | $FIN_ALL_PASS |
 

@@ -50,17 +50,8 @@ NCPU=$(nproc)
 BPF_PROG_TYPE_PERF_EVENT=7
 TIMEFMT='%e %U %S %M'
 
-log() { printf 'scale: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
-for f in "$CPROF" "$BUSY"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
-for t in bpftrace perf bpftool gcc /usr/bin/time pgrep; do
-	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
-done
-[ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
+bench_require "$CPROF" "$BUSY" -- bpftrace perf bpftool gcc /usr/bin/time pgrep
 
 # Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
 # CPU used by others, bounded waits) and the results file.
@@ -72,33 +63,6 @@ log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
 
-# poll_until PID FDS [DEADLINE]: keeps the last counters (P_*_LAST) and
-# when the count last moved (T_FREEZE; FREEZE_SEEN once it moved after
-# the first poll).
-# With QUIET (microseconds), also returns once the count has not moved for
-# that long: sampling has ended (the CPUs are kept busy, so a tick comes
-# every few ms while it samples).
-poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1 T_FREEZE="" FREEZE_SEEN=""; }
-poll_until() {	# poll_until PID FDS [DEADLINE] [QUIET]
-	local t deadline="" quiet=${4:-}
-	[ -n "${3:-}" ] && deadline=${3/./}
-	while :; do
-		t=$EPOCHREALTIME
-		prog_stats "$1" "$2"
-		[ -z "$P_IDS" ] && break
-		if [ "$P_CNT" -ne "$P_CNT_LAST" ]; then
-			[ -n "$T_FREEZE" ] && FREEZE_SEEN=1
-			T_FREEZE=$t
-		fi
-		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
-		usec
-		[ -n "$deadline" ] && [ "$US" -ge "$deadline" ] && break
-		[ -n "$quiet" ] && [ $((US - ${T_FREEZE/./})) -ge "$quiet" ] && break
-		sleep 0.01
-	done
-}
-
-WL_PIDS=""
 # start_busy N SECS: N fresh busy processes, 20 frames deep, that outlive
 # the tool (and end by themselves at worst).
 start_busy() {
@@ -117,30 +81,12 @@ freeze_workload() {
 	# shellcheck disable=SC2086
 	[ -n "$WL_PIDS" ] && kill -STOP $WL_PIDS 2>/dev/null
 }
-stop_workload() {
-	local p
-	# shellcheck disable=SC2086
-	[ -n "$WL_PIDS" ] && kill -TERM $WL_PIDS 2>/dev/null && kill -CONT $WL_PIDS 2>/dev/null
-	for p in $WL_PIDS; do wait "$p" 2>/dev/null; done
-	WL_PIDS=""
-}
 
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 TOOL_PIDS=""
 cleanup() {
-	local p t
-	if [ -n "$TOOL_PIDS" ]; then
-		# shellcheck disable=SC2086
-		kill -INT $TOOL_PIDS 2>/dev/null
-		for _ in $(seq 50); do
-			p=""
-			for t in $TOOL_PIDS; do kill -0 "$t" 2>/dev/null && p=1; done
-			[ -z "$p" ] && break
-			sleep 0.1
-		done
-		# shellcheck disable=SC2086
-		kill -KILL $TOOL_PIDS 2>/dev/null
-	fi
+	# shellcheck disable=SC2086
+	stop_tools $TOOL_PIDS
 	stop_workload
 	[ -n "${TP_PIDS:-}" ] && kill $TP_PIDS 2>/dev/null
 	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
@@ -149,7 +95,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 declare -A R
-g() { echo "${R[$1]:-}"; }
 dir_bytes() { du -sb "$1" 2>/dev/null | cut -f1; }
 
 # --------------------------------------------------------- 1, 2: the runs
@@ -417,15 +362,6 @@ T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
 
 # ---------------------------------------------------------------- report
 
-ratio() {	# ratio A B: A / B; a figure may read ">N"; n/a if missing
-	local x=${1#>} y=${2#>} pre=""
-	[ -n "$x" ] && [ -n "$y" ] || { echo n/a; return; }
-	[ "$y" != "$2" ] && pre="<"
-	[ "$x" != "$1" ] && pre=">"
-	echo "$pre$(calc "$x / ($y > 0 ? $y : 1)" %.2f)"
-}
-mib() { local v=${1#>}; [ -n "$v" ] && echo "${1%%[0-9]*}$(calc "$v / 1048576" %.2f)" || echo n/a; }
-kmib() { [ -n "$1" ] && calc "$1 / 1024" %.1f || echo n/a; }
 na() { echo "${1:-n/a}"; }
 
 # Slowdown of each profiled trial against the mean of its neighbours, in
@@ -479,15 +415,7 @@ verdict() {
 	if [ -n "$2" ] && [ "$(calc "$2 >= 1" %d)" = 1 ]; then echo "inconclusive ($(lt1 "$1") on this noise)"; else lt1 "$1"; fi
 }
 
-NOISY="" OTHERS=""
-for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | grep -v '^tp-' | sort -V); do
-	k=${k%:other}
-	OTHERS="${OTHERS:+$OTHERS, }$k ${R[$k:other]}%"
-	[ "${R[$k:foreign]:-0}" -gt 0 ] && OTHERS="$OTHERS (+${R[$k:foreign]} foreign BPF)"
-	if [ "${R[$k:other]}" -gt 10 ] || [ "${R[$k:foreign]:-0}" -gt 0 ]; then
-		NOISY="$NOISY $k"
-	fi
-done
+noisy_runs '^tp-'
 TP_OTHERS=$(for k in $(printf '%s\n' "${!R[@]}" | grep '^tp-.*:other$'); do echo "${R[$k]}"; done | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%d–%d", v[1], v[NR] }')
 TP_NOISY=""
 for k in $(printf '%s\n' "${!R[@]}" | grep ':rate$'); do
@@ -500,13 +428,13 @@ run_row() {
 	local t=$2
 	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" \
 		"$(na "$(g "$t:cnt")")" "$(na "$(g "$t:ns")")" "$(na "$(g "$t:samples")")" \
-		"$(na "$(g "$t:cpu")")" "$(kmib "$(g "$t:rss")")" "$(mib "$(g "$t:bytes")")" \
+		"$(na "$(g "$t:cpu")")" "$(kmib "$(g "$t:rss")")" "$(mib "$(g "$t:bytes")" %.2f)" \
 		"$(na "$(g "$t:fin")")" "${3:-}"
 }
 perf_script_note() {
 	local t=$1
 	[ -n "$(g "$t:sfin")" ] || { echo "perf script failed"; return; }
-	echo "perf script: $(g "$t:sfin") s, $(na "$(g "$t:scpu")") s CPU, $(kmib "$(g "$t:srss")") MiB, $(mib "$(g "$t:sbytes")") MiB text"
+	echo "perf script: $(g "$t:sfin") s, $(na "$(g "$t:scpu")") s CPU, $(kmib "$(g "$t:srss")") MiB, $(mib "$(g "$t:sbytes")" %.2f) MiB text"
 }
 rate_rows() {
 	local hz secs

@@ -56,17 +56,8 @@ NCPU=$(nproc)
 BPF_PROG_TYPE_PERF_EVENT=7
 TIMEFMT='%e %U %S %M'
 
-log() { printf 'unwind: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (sudo make bench)"
-for f in "$CPROF" "$BUSY" "$NOFP"; do
-	[ -x "$f" ] || die "$f missing: run 'make cprof-bpf workloads' first"
-done
-for t in bpftrace perf bpftool go /usr/bin/time pgrep; do
-	command -v "$t" >/dev/null || die "$t missing: run 'sudo make deps'"
-done
-[ -n "${EPOCHREALTIME:-}" ] || die "bash 5 needed (EPOCHREALTIME)"
+bench_require "$CPROF" "$BUSY" "$NOFP" -- bpftrace perf bpftool go /usr/bin/time pgrep
 
 # Shared measuring helpers (SCHED_FIFO polling, BPF program counters,
 # CPU used by others, bounded waits) and the results file.
@@ -76,27 +67,6 @@ log "raw logs in $RAW"
 
 # ---------------------------------------------------------------- helpers
 
-poll_reset() { P_IDS_LAST="" P_RT_LAST=0 P_CNT_LAST=-1; }
-poll_until() {	# poll_until PID FDS [DEADLINE]
-	local deadline=""
-	[ -n "${3:-}" ] && deadline=${3/./}
-	while :; do
-		prog_stats "$1" "$2"
-		[ -z "$P_IDS" ] && break
-		P_IDS_LAST=$P_IDS P_RT_LAST=$P_RT P_CNT_LAST=$P_CNT
-		usec; [ -n "$deadline" ] && [ "$US" -ge "$deadline" ] && break
-		sleep 0.01
-	done
-}
-
-WL_PIDS=""
-stop_workload() {
-	local p
-	# shellcheck disable=SC2086
-	[ -n "$WL_PIDS" ] && kill -TERM $WL_PIDS 2>/dev/null && kill -CONT $WL_PIDS 2>/dev/null
-	for p in $WL_PIDS; do wait "$p" 2>/dev/null; done
-	WL_PIDS=""
-}
 # start_busy N DEPTH SECS: N fresh busy processes (they outlive the tool,
 # and end by themselves at worst).  Sets WL_PIDS, PIDS_CSV, BT_PRED.
 start_busy() {
@@ -117,18 +87,8 @@ start_busy() {
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 TOOL_PIDS=""
 cleanup() {
-	local p
 	# shellcheck disable=SC2086
-	if [ -n "$TOOL_PIDS" ]; then
-		kill -INT $TOOL_PIDS 2>/dev/null
-		for _ in $(seq 50); do
-			p=""
-			for t in $TOOL_PIDS; do kill -0 "$t" 2>/dev/null && p=1; done
-			[ -z "$p" ] && break
-			sleep 0.1
-		done
-		kill -KILL $TOOL_PIDS 2>/dev/null
-	fi
+	stop_tools $TOOL_PIDS
 	stop_workload
 	[ -n "${NOFP_PID:-}" ] && kill "$NOFP_PID" 2>/dev/null
 	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
@@ -138,7 +98,6 @@ trap 'exit 130' INT TERM
 
 declare -A R
 ODD=""
-g() { echo "${R[$1]:-}"; }	# a figure, empty if the run failed
 
 # folded PROFILE: "count<TAB>labels<TAB>root;...;leaf" (tests/e2e/lib.sh)
 folded() {
@@ -555,19 +514,7 @@ T_TOTAL=$(calc "$EPOCHREALTIME - $T_START" %.0f)
 
 # ---------------------------------------------------------------- report
 
-ratio() {	# ratio A B: A / B, or n/a
-	[ -n "$1" ] && [ -n "$2" ] || { echo n/a; return; }
-	calc "$1 / ($2 > 0 ? $2 : 1)" %.2f
-}
-pct() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && calc "100 * $1 / $2" %.1f || echo n/a; }
-mib() { [ -n "$1" ] && calc "$1 / 1048576" %.1f || echo n/a; }
 median() { median_fmt %.0f "$@"; }
-# pass EXPR-over-numbers: PASS/FAIL, n/a when a figure is missing
-pass() { [ "$(calc "$1" %d 2>/dev/null)" = 1 ] && echo PASS || echo FAIL; }
-passif() {	# passif A OP B
-	[ -n "$1" ] && [ -n "$3" ] || { echo n/a; return; }
-	pass "$1 $2 $3"
-}
 field() { local r; for r in $(seq 1 "$REPS"); do g "$1-$2-$r:$3"; echo; done; }
 
 for hz in $HZ "$HZ_HI"; do
@@ -579,15 +526,7 @@ for hz in $HZ "$HZ_HI"; do
 	done
 done
 
-NOISY="" OTHERS=""
-for k in $(printf '%s\n' "${!R[@]}" | grep ':other$' | sort -V); do
-	k=${k%:other}
-	OTHERS="${OTHERS:+$OTHERS, }$k ${R[$k:other]}%"
-	[ "${R[$k:foreign]:-0}" -gt 0 ] && OTHERS="$OTHERS (+${R[$k:foreign]} foreign BPF)"
-	if [ "${R[$k:other]}" -gt 10 ] || [ "${R[$k:foreign]:-0}" -gt 0 ]; then
-		NOISY="$NOISY $k"
-	fi
-done
+noisy_runs
 
 cost_rows() {	# cost_rows HZ
 	local hz=$1 r k

@@ -408,6 +408,16 @@ static int finish_stream(struct gzfile *f)
 	return f->err;
 }
 
+/* A commit that failed: says which step, and leaves no file behind. */
+static int gzfile_fail(struct gzfile *f, struct errbuf *err)
+{
+	int r = f->err;
+
+	errf(err, r, "%s: %s: %s", f->name, f->err_op, strerror(-r));
+	gzfile_abort(f);
+	return r;
+}
+
 int gzfile_commit(struct gzfile *f, struct errbuf *err)
 {
 	int r;
@@ -448,10 +458,7 @@ int gzfile_commit(struct gzfile *f, struct errbuf *err)
 	return 0;
 
 fail:
-	r = f->err;
-	errf(err, r, "%s: %s: %s", f->name, f->err_op, strerror(-r));
-	gzfile_abort(f);
-	return r;
+	return gzfile_fail(f, err);
 }
 
 struct gzbatch {
@@ -478,8 +485,6 @@ int gzbatch_new(struct gzbatch **out, int dirfd)
 
 int gzfile_commit_batch(struct gzfile *f, struct gzbatch *b, struct errbuf *err)
 {
-	int r;
-
 	if (!f || !b)
 		return errf(err, -EINVAL, "gzfile_commit_batch: no file or batch");
 	if (f->err || finish_stream(f))
@@ -501,10 +506,7 @@ int gzfile_commit_batch(struct gzfile *f, struct gzbatch *b, struct errbuf *err)
 	gz_free(f);
 	return 0;
 fail:
-	r = f->err;
-	errf(err, r, "%s: %s: %s", f->name, f->err_op, strerror(-r));
-	gzfile_abort(f);
-	return r;
+	return gzfile_fail(f, err);
 }
 
 int gzbatch_publish(struct gzbatch *b, struct errbuf *err)

@@ -543,22 +543,41 @@ int symbolize_jit(const struct symbolizer *s, struct process *p, const uint64_t 
 /* --- a window's worth ------------------------------------------------------ */
 
 /*
+ * The next of @p's objects that has a cache entry, from mapping *@i on,
+ * each once per c->stamp (a process maps one object several times); its
+ * slot in *@slotp.  NULL at the end.
+ */
+static struct objinfo *next_objinfo(struct symcache *c, const struct process *p, size_t *i,
+				    struct obj_slot **slotp)
+{
+	while (p->objs && *i < p->maps.n) {
+		uint64_t key = (uint64_t)(uintptr_t)p->objs[*i];
+		struct obj_slot *slot = p->objs[*i] ? hmap_find(&c->objs, &key) : NULL;
+		struct objinfo *oi = slot ? slot->oi : NULL;
+
+		(*i)++;
+		if (!oi || oi->mark == c->stamp)
+			continue;
+		oi->mark = c->stamp;
+		*slotp = slot;
+		return oi;
+	}
+	return NULL;
+}
+
+/*
  * Counts @p as a user of each of its objects with sampled addresses (once
  * per object): the others need no cache, however many a process maps.
  */
 static void count_uses(struct symcache *c, const struct process *p)
 {
-	c->stamp++;
-	for (size_t i = 0; p->objs && i < p->maps.n; i++) {
-		uint64_t key = (uint64_t)(uintptr_t)p->objs[i];
-		struct obj_slot *slot = p->objs[i] ? hmap_find(&c->objs, &key) : NULL;
-		struct objinfo *oi = slot ? slot->oi : NULL;
+	struct obj_slot *slot;
+	struct objinfo *oi;
+	size_t i = 0;
 
-		if (!oi || oi->mark == c->stamp)
-			continue;
-		oi->mark = c->stamp;
+	c->stamp++;
+	while ((oi = next_objinfo(c, p, &i, &slot)))
 		oi->uses = (oi->uses < 0 ? 0 : oi->uses) + 1;
-	}
 }
 
 /* Registers every user address of @p's samples with its object, unresolved. */
@@ -711,7 +730,10 @@ static void enforce_budget(struct symcache *c)
 void symbolizer_done(struct symbolizer *s, const struct process *p)
 {
 	struct symcache *c = s->cache;
+	struct obj_slot *slot;
+	struct objinfo *oi;
 	bool released = false;
+	size_t i = 0;
 
 	if (!c)
 		return;
@@ -725,14 +747,7 @@ void symbolizer_done(struct symbolizer *s, const struct process *p)
 	}
 	c->tick++;
 	c->stamp++;
-	for (size_t i = 0; p->objs && i < p->maps.n; i++) {
-		uint64_t key = (uint64_t)(uintptr_t)p->objs[i];
-		struct obj_slot *slot = p->objs[i] ? hmap_find(&c->objs, &key) : NULL;
-		struct objinfo *oi = slot ? slot->oi : NULL;
-
-		if (!oi || oi->mark == c->stamp)
-			continue;
-		oi->mark = c->stamp;
+	while ((oi = next_objinfo(c, p, &i, &slot))) {
 		if (oi->uses > 0 && --oi->uses == 0) {
 			objinfo_free(c, oi);
 			slot->oi = NULL;
