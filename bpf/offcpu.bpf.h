@@ -80,7 +80,14 @@ static __always_inline void end_wait(void *ctx, struct offcpu_task *t, struct ta
 	t->short_site = 0;
 	key.pid = t->pid;
 	key.tid = task->pid;
-	key.gen = t->gen;
+	/* Known only now, for most waits: the short ones never need it. */
+	key.gen = note_process(t->pid, task, false, false);
+	if (key.gen != t->gen) {
+		/* walked in another image of the process, or not at all */
+		t->ustack = t->kstack = CPROF_STACK_UNWALKED;
+		t->pystack = CPROF_PY_NONE;
+		t->walked_site = 0;
+	}
 	key.ustack = t->ustack;
 	key.kstack = t->kstack;
 	key.pystack = t->pystack;
@@ -113,30 +120,24 @@ static __always_inline void begin_wait(void *ctx, struct offcpu_task *t, struct 
 				       __u64 now)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-	struct cprof_stats *s = get_stats();
-	__u32 pid = prev->tgid;
 	__u64 epoch, site = block_site(regs);
-	bool exec = in_execve(prev);
+	__u32 pid = prev->tgid;
+	struct cprof_stats *s;
+	bool exec;
 
 	t->start = now;
 	t->site = site;
-	t->gen = note_process(pid, prev, exec, false);
-	if (pid != t->pid) /* a new image, or the first wait */
-		t->walked_site = 0;
-	t->pid = pid;
-	if (s && site != t->short_site) {
-		if (take_walk(now))
-			goto walk;
+	if (site == t->short_site || !(s = get_stats()))
+		goto keep;
+	if (!take_walk(now)) {
 		s->offcpu_capped++;
+		goto keep;
 	}
-	if (site != t->walked_site) {
-		t->ustack = t->kstack = CPROF_STACK_UNWALKED;
-		t->pystack = CPROF_PY_NONE;
-	}
-	return;
-walk:
 	/* One walk whichever pair is live: the unwinder is verified once. */
+	exec = in_execve(prev);
 	epoch = live_epoch;
+	t->pid = pid;
+	t->gen = note_process(pid, prev, exec, false);
 	t->walked_site = site;
 	/* less this program and the tracepoint's caller: from __schedule on */
 	t->kstack = kernel_stacks ? kernel_stack(ctx, epoch & 1, epoch, 2, CPROF_STACK_F_OFFCPU) :
@@ -146,6 +147,14 @@ walk:
 	t->pystack = python_stacks && !exec ?
 			     python_stack(pid, prev->pid, t->gen, prev->thread.fsbase, epoch) :
 			     CPROF_PY_NONE;
+	return;
+keep:
+	if (site != t->walked_site || pid != t->pid) {
+		t->ustack = t->kstack = CPROF_STACK_UNWALKED;
+		t->pystack = CPROF_PY_NONE;
+		t->walked_site = 0;
+		t->pid = pid;
+	}
 }
 
 SEC("tp_btf/sched_switch")
@@ -153,10 +162,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	     unsigned int prev_state)
 {
 	struct offcpu_task *t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = 0; /* read only when needed: most switches need no time */
 
-	if (t && t->start)
+	if (t && t->start) {
+		now = bpf_ktime_get_ns();
 		end_wait(ctx, t, next, now);
+	}
 	/*
 	 * Preempted, it still wants the CPU: not a wait.  Idle never blocks;
 	 * kernel threads wait for work, which is idleness too; an exiting
@@ -168,7 +179,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (t)
-		begin_wait(ctx, t, prev, now);
+		begin_wait(ctx, t, prev, now ? now : bpf_ktime_get_ns());
 	return 0;
 }
 

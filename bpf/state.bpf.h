@@ -72,7 +72,7 @@ struct counts_map offcpu0 SEC(".maps"), offcpu1 SEC(".maps");
  */
 struct offcpu_task {
 	__u64 start;      /* ktime it blocked; 0: not blocked */
-	__u64 gen;        /* of its process image */
+	__u64 gen;        /* of its process image when its stacks were walked */
 	__u64 ustack, kstack, pystack; /* of the wait, or why none */
 	__u64 site;        /* where (block_site()) it blocked */
 	__u64 walked_site; /* where those stacks were walked; 0: none */
