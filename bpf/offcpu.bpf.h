@@ -161,9 +161,12 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	struct offcpu_task *t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
+	struct offcpu_task *t = NULL;
 	__u64 now = 0; /* read only when needed: most switches need no time */
 
+	/* (The idle task never waits: half the switches of a host that idles.) */
+	if (next->pid)
+		t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
 	if (t && t->start) {
 		now = bpf_ktime_get_ns();
 		end_wait(ctx, t, next, now);

@@ -6,8 +6,9 @@
  *                         ~7 ms asleep in sleep_phase() (nanosleep), each
  *                         a random length so that the rounds cannot
  *                         phase-lock with the sampling period.  At the
- *                         end it prints its own measure, wall time inside
- *                         each phase: "sleep_ns compute_ns total_ns".
+ *                         end (or on SIGINT) it prints its own measure,
+ *                         wall time inside each phase: "sleep_ns
+ *                         compute_ns total_ns".
  *   offcpu longsleep SECS  sleeps 2.5 s at a time in sleep_phase(): waits
  *                         that span --interval windows.
  *   offcpu mutex SECS     two threads, one mutex: "holder" keeps it ~4 ms
@@ -22,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +34,7 @@
 #include <unistd.h>
 
 static volatile unsigned long sink;
-static volatile int done;
+static volatile sig_atomic_t done;
 
 static int64_t now_ns(clockid_t clk)
 {
@@ -72,13 +74,21 @@ __attribute__((noinline)) void sleep_phase(int64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+static void on_sigint(int sig)
+{
+	done = 1;
+}
+
 static int run_sleep(int secs)
 {
 	int64_t start = now_ns(CLOCK_MONOTONIC), end = start + secs * 1000000000LL, t;
 	int64_t slept = 0, computed = 0;
 	unsigned int seed = (unsigned int)getpid();
+	struct sigaction sa = { .sa_handler = on_sigint };
 
-	while ((t = now_ns(CLOCK_MONOTONIC)) < end) {
+	sigaction(SIGINT, &sa, NULL);
+
+	while (!done && (t = now_ns(CLOCK_MONOTONIC)) < end) {
 		int64_t t2;
 
 		compute_phase(about_ms(&seed, 3));
