@@ -576,22 +576,12 @@ int sampler_stats(struct sampler *s, struct cprof_stats *out)
 		goto out;
 	}
 	for (int i = 0; i < s->ncpus; i++) {
-		out->samples += per_cpu[i].samples;
-		out->idle += per_cpu[i].idle;
-		out->filtered += per_cpu[i].filtered;
-		out->lost_no_pidmap += per_cpu[i].lost_no_pidmap;
-		out->events_dropped += per_cpu[i].events_dropped;
-		out->unwind_dwarf += per_cpu[i].unwind_dwarf;
-		out->unwind_fp_only += per_cpu[i].unwind_fp_only;
-		for (int k = 0; k < CPROF_UNWIND_STATUS_MAX; k++)
-			out->unwind_status[k] += per_cpu[i].unwind_status[k];
-		out->offcpu_waits += per_cpu[i].offcpu_waits;
-		out->offcpu_unwalked += per_cpu[i].offcpu_unwalked;
-		out->offcpu_capped += per_cpu[i].offcpu_capped;
-		out->offcpu_ns += per_cpu[i].offcpu_ns;
-		out->offcpu_short += per_cpu[i].offcpu_short;
-		out->offcpu_short_ns += per_cpu[i].offcpu_short_ns;
-		out->offcpu_lost += per_cpu[i].offcpu_lost;
+		/* All u64 counters (cprof.h asserts it): summed as such. */
+		const __u64 *in = (const __u64 *)&per_cpu[i];
+		__u64 *sum = (__u64 *)out;
+
+		for (size_t k = 0; k < sizeof(*out) / sizeof(__u64); k++)
+			sum[k] += in[k];
 	}
 out:
 	free(per_cpu);
