@@ -48,6 +48,13 @@ enum cprof_stack_status {
 	CPROF_STACK_ERR_EMPTY = 2, /* a user task whose walk gave no frame */
 	CPROF_STACK_ERR_FULL = 3,  /* the stacks map was full */
 	CPROF_STACK_STATUS_MAX,
+	/*
+	 * An off-CPU wait whose stacks were not walked (over the per-CPU
+	 * budget, or where the thread's last wait was short): its time is
+	 * charged all the same.  Above the Python statuses, which share
+	 * these small values.
+	 */
+	CPROF_STACK_UNWALKED = 8,
 };
 
 /* Sample key: one count per distinct (thread, thread name, stacks). */
@@ -79,6 +86,8 @@ enum cprof_unwind_status {
 /* Stack flags: how frames were found. */
 #define CPROF_STACK_F_FP 0x100    /* some frames by frame pointers (no table) */
 #define CPROF_STACK_F_DWARF 0x200 /* some frames by DWARF CFI */
+#define CPROF_STACK_F_OFFCPU 0x400 /* walked for an off-CPU wait, which may end
+				      windows later: the loader keeps it */
 #define CPROF_STACK_STATUS(s) ((s)->status & 0xff)
 
 struct cprof_stack {
@@ -107,6 +116,16 @@ struct cprof_lost {
 	__u64 n[CPROF_LOST_REASON_MAX];
 };
 
+/*
+ * Off-CPU time (--off-cpu).  A thread that blocks is stamped, and its
+ * stacks walked, when it leaves the CPU; when it comes back, a wait of
+ * at least the minimum is charged, in ns, to those stacks, in maps keyed
+ * like the counts (struct cprof_sample_key).  Each CPU walks at most so
+ * many stacks a second.
+ */
+#define CPROF_OFFCPU_MIN_NS 1000000ULL /* default --off-cpu-min: 1 ms */
+#define CPROF_OFFCPU_UNWINDS 1000      /* stack walks a second per CPU */
+
 /* Host-wide counters (a per-CPU array of one element). */
 struct cprof_stats {
 	__u64 samples;        /* programs run on a profiled task */
@@ -117,6 +136,13 @@ struct cprof_stats {
 	__u64 unwind_dwarf;   /* user stacks walked with CFI tables */
 	__u64 unwind_fp_only; /* user stacks of processes with no tables */
 	__u64 unwind_status[CPROF_UNWIND_STATUS_MAX]; /* of CFI walks */
+	__u64 offcpu_waits;    /* waits charged */
+	__u64 offcpu_unwalked; /* ... of them without stacks (CPROF_STACK_UNWALKED) */
+	__u64 offcpu_capped;   /* blocks not walked: over the per-CPU budget */
+	__u64 offcpu_ns;       /* time charged */
+	__u64 offcpu_short;    /* waits shorter than the minimum: not charged */
+	__u64 offcpu_short_ns;
+	__u64 offcpu_lost;     /* waits not charged: the off-CPU map was full */
 };
 
 /*
@@ -393,8 +419,10 @@ _Static_assert((CPROF_PY_TSTATE_READ & (CPROF_PY_TSTATE_READ - 1)) == 0 &&
 		       (CPROF_PY_FRAME_READ & (CPROF_PY_FRAME_READ - 1)) == 0,
 	       "Python read sizes are not powers of two");
 _Static_assert(CPROF_PY_STATUS_MAX < 64, "Python statuses must stay small stack values");
+_Static_assert((int)CPROF_PY_STATUS_MAX <= (int)CPROF_STACK_UNWALKED && CPROF_STACK_UNWALKED < 64,
+	       "CPROF_STACK_UNWALKED must be a small value no Python status takes");
 _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has padding");
-_Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX),
+_Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX + 7),
 	       "stats are not all u64 counters");
 
 #endif

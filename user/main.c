@@ -43,6 +43,12 @@
  */
 #define FD_RESERVE 64
 #define MAX_ROOTS 1024
+/*
+ * Most frames of off-CPU stacks kept from one window to the next (8 MB),
+ * for waits still in progress; waits beyond it show as [lost: stack not
+ * found].
+ */
+#define OFFCPU_CARRY_FRAMES (1u << 20)
 
 /* Everything one run accumulates. */
 struct run {
@@ -231,24 +237,40 @@ static int on_stack(void *ctx, uint64_t hash, const struct cprof_stack *st)
 	return stackstore_add(&r->stacks, hash, (const uint64_t *)st->ip, nr, st->status);
 }
 
+/* The process image a sample or wait is of. */
+static struct process *sample_process(struct run *r, const struct cprof_sample_key *k)
+{
+	struct process *p = process_of(r, k->pid, k->gen, NULL, NULL);
+
+	/* The thread's name stands in for the process's if it is unknown. */
+	if (p && !p->comm[0]) {
+		memcpy(p->comm, k->comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = '\0';
+	}
+	return p;
+}
+
 static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t count)
 {
 	struct run *r = ctx;
-	struct process *p;
-	char comm[CPROF_COMM_LEN];
+	struct process *p = sample_process(r, k);
 
-	/* The thread's name stands in for the process's if it is unknown. */
-	memcpy(comm, k->comm, sizeof(comm));
-	comm[sizeof(comm) - 1] = '\0';
-	p = process_of(r, k->pid, k->gen, NULL, NULL);
-	if (p && !p->comm[0])
-		memcpy(p->comm, comm, sizeof(comm));
 	if (!p)
 		return -ENOMEM;
 	r->samples_drained += count;
 	if (p->py)
 		py_stats_sample(&r->py, k->pystack, count);
 	return agg_add(&p->samples, k, count);
+}
+
+static int on_off_cpu(void *ctx, const struct cprof_sample_key *k, uint64_t ns)
+{
+	struct run *r = ctx;
+	struct process *p = sample_process(r, k);
+
+	if (!p)
+		return -ENOMEM;
+	return agg_add_off_cpu(&p->samples, k, ns);
 }
 
 /* Lost counts are per pid: they go to its current image. */
@@ -269,6 +291,7 @@ static const struct sampler_drain_ops drain_ops = {
 	.stack = on_stack,
 	.sample = on_sample_count,
 	.lost = on_lost,
+	.off_cpu = on_off_cpu,
 };
 
 static void drain(struct sampler *s, struct run *r)
@@ -367,6 +390,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		.out = &r->out,
 		.stamped = o->interval > 0,
 		.frequency = o->frequency,
+		.off_cpu = o->off_cpu,
 		.debug_root = "/usr/lib/debug",
 		.addresses_only = !o->symbolize,
 		.dwarf_max_bytes = (uint64_t)o->dwarf_kb * 1024,
@@ -393,8 +417,9 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
 	retire_exits(r);
 	proctab_end_window(&r->procs);
-	stackstore_free(&r->stacks);
-	stackstore_init(&r->stacks);
+	/* The stacks of waits in progress: they may be charged in a later window. */
+	if (stackstore_carry(&r->stacks, CPROF_STACK_F_OFFCPU, OFFCPU_CARRY_FRAMES))
+		fprintf(stderr, PROG ": out of memory keeping the stacks of waits in progress\n");
 	if (r->tables)
 		tables_prune(r->tables);
 	/* What the window freed goes back to the system, so RSS stays flat. */
@@ -548,6 +573,8 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 		.cgroups = o->cgroup_ids,
 		.n_cgroups = o->n_cgroups,
 		.counts_max = o->counts_max,
+		.off_cpu = o->off_cpu,
+		.off_cpu_min_ns = o->off_cpu_min_ns,
 		.unwind_rows = o->dwarf ? (uint32_t)((uint64_t)o->unwind_kb * 1024 /
 						     sizeof(struct cprof_unwind_row)) : 0,
 	};
@@ -623,6 +650,11 @@ int main(int argc, char **argv)
 	ret = options_parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	/* A kernel that cannot do it is a bad request, refused before anything is loaded. */
+	if (o.off_cpu && sampler_check_off_cpu(&err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return 2;
+	}
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_log);
 
