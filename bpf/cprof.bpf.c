@@ -17,9 +17,11 @@
  *
  * This file holds the programs; the maps and the code they share are in
  * headers included after the maps: state.bpf.h (settings, globals, maps),
- * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), unwind.bpf.h
- * (the user-stack unwinder), vma.bpf.h (the file mapped at a pc),
- * python.bpf.h (Python stacks, with their maps).
+ * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), pytramp.bpf.h
+ * (where CPython's perf trampolines are), unwind.bpf.h (the user-stack
+ * unwinder), vma.bpf.h (the file mapped at a pc), python.bpf.h (Python
+ * stacks, with their maps).  The off-CPU programs, offcpu.bpf.h, come
+ * last: they use the helpers here.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -34,6 +36,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
+#include "pytramp.bpf.h"
 #include "unwind.bpf.h"
 #include "vma.bpf.h"
 #include "python.bpf.h"
@@ -84,30 +87,66 @@ static __always_inline struct cprof_stats *get_stats(void)
 	return bpf_map_lookup_elem(&stats, &zero);
 }
 
-/* The kernel stack, walked by the kernel. */
-static __always_inline __u64 kernel_stack(void *ctx, __u32 pair, __u64 epoch)
+/*
+ * The kernel stack, walked by the kernel, less its first @skip frames (the
+ * caller's own); @mark: CPROF_STACK_F_* to set.
+ */
+static __always_inline __u64 kernel_stack(void *ctx, __u32 pair, __u64 epoch, __u32 skip,
+					  __u32 mark)
 {
 	struct cprof_stack *st = get_scratch();
 	long n;
 
 	if (!st)
 		return CPROF_STACK_ERR_READ;
-	n = bpf_get_stack(ctx, st->ip, CPROF_MAX_KFRAMES * sizeof(__u64), 0);
+	n = bpf_get_stack(ctx, st->ip, CPROF_MAX_KFRAMES * sizeof(__u64),
+			  skip & BPF_F_SKIP_FIELD_MASK);
 	if (n < 0 && n != -EFAULT /* nothing to walk */)
 		return CPROF_STACK_ERR_READ;
 	st->nr = n > 0 ? n / sizeof(__u64) : 0;
-	st->status = 0;
+	st->status = mark;
 	if (st->nr == 0)
 		return CPROF_STACK_NONE;
 	return store_stack(st, pair, epoch, hash_frames(st, 0), NULL);
 }
 
 /*
- * The user stack, walked here: by CFI where the loader gave the process
- * tables (@pm) or, before it did, where the process maps files whose tables
- * are known; by frame pointers elsewhere.
- * (Walking frame pointers here rather than with bpf_get_stack costs less,
- * through the stack window, and goes deeper.)
+ * Walks the user stack from the registers in l->c (readied by
+ * unwind_begin()): by CFI where the loader gave the process tables or,
+ * before it did, where the process maps files whose tables are known; by
+ * frame pointers elsewhere.  Stores it in @pair, with the CPROF_STACK_F_*
+ * in @mark.
+ */
+static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct window_span *span,
+					     __u32 pair, __u64 epoch, __u32 mark,
+					     struct cprof_stats *s)
+{
+	struct unwind_ctx *c = l->c;
+
+	unwind_walk(l, span);
+	if ((l->pm && !(l->pm->flags & CPROF_PROC_MAPS_KERNEL)) || c->by_file) {
+		s->unwind_dwarf++;
+		if (c->status < CPROF_UNWIND_STATUS_MAX)
+			s->unwind_status[c->status]++;
+	} else {
+		s->unwind_fp_only++;
+		/*
+		 * A chain of frame pointers cannot tell its end from a break:
+		 * only its length is worth a pseudo-frame.
+		 */
+		if (c->status != CPROF_UNWIND_TRUNCATED)
+			c->status = CPROF_UNWIND_OK;
+	}
+	l->st->status |= c->status | mark;
+	if (l->st->nr == 0)
+		return CPROF_STACK_ERR_EMPTY;
+	return store_stack(l->st, pair, epoch, hash_finish(c->hash, l->st, BPF_F_USER_STACK), NULL);
+}
+
+/*
+ * The user stack of a sample.  (Walking frame pointers here rather than
+ * with bpf_get_stack costs less, through the stack window, and goes
+ * deeper.)
  */
 static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 pair, __u64 epoch,
 					struct task_struct *task, __u32 pid, bool in_kernel,
@@ -135,24 +174,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 		c->sp = regs->sp;
 		c->bp = regs->bp;
 	}
-	unwind_walk(&l, span);
-	if ((l.pm && !(l.pm->flags & CPROF_PROC_MAPS_KERNEL)) || c->by_file) {
-		s->unwind_dwarf++;
-		if (c->status < CPROF_UNWIND_STATUS_MAX)
-			s->unwind_status[c->status]++;
-	} else {
-		s->unwind_fp_only++;
-		/*
-		 * A chain of frame pointers cannot tell its end from a break:
-		 * only its length is worth a pseudo-frame.
-		 */
-		if (c->status != CPROF_UNWIND_TRUNCATED)
-			c->status = CPROF_UNWIND_OK;
-	}
-	l.st->status |= c->status;
-	if (l.st->nr == 0)
-		return CPROF_STACK_ERR_EMPTY;
-	return store_stack(l.st, pair, epoch, hash_finish(c->hash, l.st, BPF_F_USER_STACK), NULL);
+	return walk_user_stack(&l, span, pair, epoch, 0, s);
 }
 
 static __always_inline void count_lost(void *lost, __u32 pid, int reason)
@@ -174,16 +196,24 @@ static __always_inline void count_lost(void *lost, __u32 pid, int reason)
 	}
 }
 
+/*
+ * Adds @n to @key's value in hash @map; false when the map had no room
+ * for a new key.
+ */
+static __always_inline bool count_add(void *map, struct cprof_sample_key *key, __u64 n)
+{
+	bool inserted;
+	__u64 *v = map_lookup_or_insert(map, key, &n, &inserted);
+
+	if (v)
+		__sync_fetch_and_add(v, n);
+	return v || inserted;
+}
+
 static __always_inline void count_sample(void *counts, void *lost,
 					 struct cprof_sample_key *key)
 {
-	__u64 one = 1, *v;
-	bool inserted;
-
-	v = map_lookup_or_insert(counts, key, &one, &inserted);
-	if (v)
-		__sync_fetch_and_add(v, 1);
-	else if (!inserted)
+	if (!count_add(counts, key, 1))
 		count_lost(lost, key->pid, CPROF_LOST_COUNTS_FULL);
 }
 
@@ -289,13 +319,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (epoch & 1) {
 		key.ustack = no_user ? CPROF_STACK_NONE :
 				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s);
-		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 1, epoch) :
+		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 1, epoch, 0, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts1, &lost1, &key);
 	} else {
 		key.ustack = no_user ? CPROF_STACK_NONE :
 				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s);
-		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 0, epoch) :
+		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 0, epoch, 0, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts0, &lost0, &key);
 	}
@@ -346,3 +376,5 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	send_event(CPROF_EV_EXIT, task, known->gen);
 	return 0;
 }
+
+#include "offcpu.bpf.h"

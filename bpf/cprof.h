@@ -48,6 +48,13 @@ enum cprof_stack_status {
 	CPROF_STACK_ERR_EMPTY = 2, /* a user task whose walk gave no frame */
 	CPROF_STACK_ERR_FULL = 3,  /* the stacks map was full */
 	CPROF_STACK_STATUS_MAX,
+	/*
+	 * An off-CPU wait whose stacks were not walked (over the per-CPU
+	 * budget, or where the thread's last wait was short): its time is
+	 * charged all the same.  Above the Python statuses, which share
+	 * these small values.
+	 */
+	CPROF_STACK_UNWALKED = 8,
 };
 
 /* Sample key: one count per distinct (thread, thread name, stacks). */
@@ -79,6 +86,8 @@ enum cprof_unwind_status {
 /* Stack flags: how frames were found. */
 #define CPROF_STACK_F_FP 0x100    /* some frames by frame pointers (no table) */
 #define CPROF_STACK_F_DWARF 0x200 /* some frames by DWARF CFI */
+#define CPROF_STACK_F_OFFCPU 0x400 /* walked for an off-CPU wait, which may end
+				      windows later: the loader keeps it */
 #define CPROF_STACK_STATUS(s) ((s)->status & 0xff)
 
 struct cprof_stack {
@@ -107,6 +116,16 @@ struct cprof_lost {
 	__u64 n[CPROF_LOST_REASON_MAX];
 };
 
+/*
+ * Off-CPU time (--off-cpu).  A thread that blocks is stamped, and its
+ * stacks walked, when it leaves the CPU; when it comes back, a wait of
+ * at least the minimum is charged, in ns, to those stacks, in maps keyed
+ * like the counts (struct cprof_sample_key).  Each CPU walks at most so
+ * many stacks a second.
+ */
+#define CPROF_OFFCPU_MIN_NS 1000000ULL /* default --off-cpu-min: 1 ms */
+#define CPROF_OFFCPU_UNWINDS 1000      /* stack walks a second per CPU */
+
 /* Host-wide counters (a per-CPU array of one element). */
 struct cprof_stats {
 	__u64 samples;        /* programs run on a profiled task */
@@ -117,6 +136,13 @@ struct cprof_stats {
 	__u64 unwind_dwarf;   /* user stacks walked with CFI tables */
 	__u64 unwind_fp_only; /* user stacks of processes with no tables */
 	__u64 unwind_status[CPROF_UNWIND_STATUS_MAX]; /* of CFI walks */
+	__u64 offcpu_waits;    /* waits charged */
+	__u64 offcpu_unwalked; /* ... of them without stacks (CPROF_STACK_UNWALKED) */
+	__u64 offcpu_capped;   /* blocks not walked: over the per-CPU budget */
+	__u64 offcpu_ns;       /* time charged */
+	__u64 offcpu_short;    /* waits shorter than the minimum: not charged */
+	__u64 offcpu_short_ns;
+	__u64 offcpu_lost;     /* waits not charged: the off-CPU map was full */
 };
 
 /*
@@ -406,6 +432,35 @@ struct cprof_py_proc {
 };
 
 /*
+ * CPython's perf trampolines (3.12+ run with -X perf or PYTHONPERFSUPPORT=1):
+ * every Python function's call of the interpreter loop goes through a copy
+ * of a few instructions with no CFI, in anonymous executable arenas filled
+ * with copies end to end (perf names them py::... in /tmp/perf-PID.map).
+ * The loader reads each arena of a CPython process, and when every byte of
+ * it is copies of code it knows, gives BPF the one rule that walks them:
+ * one entry per page of the arena, keyed by pid and page.  A copy's pcs
+ * [lo, hi) run with its own return address at sp + 8 (CFA = sp + 16), the
+ * rest at sp (CFA = sp + 8); the return address of its call is at offset
+ * ret, and with CPROF_PY_TRAMP_RBP rbp is saved at CFA - 16 in [lo, hi).
+ */
+#define CPROF_PY_TRAMP_PAGES 16384 /* pages of arenas, over all processes */
+#define CPROF_PY_TRAMP_RBP 1
+struct cprof_py_tramp_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 page; /* address >> 12 */
+};
+
+struct cprof_py_tramp {
+	__u64 start, end; /* the arena: [start, end) */
+	__u32 period;     /* bytes from one copy to the next */
+	__u8 len;         /* bytes of code in a copy; the rest is padding */
+	__u8 lo, hi, ret;
+	__u32 flags;      /* CPROF_PY_TRAMP_* */
+	__u32 pad;
+};
+
+/*
  * Why a sample has no Python stack (cprof_sample_key.pystack when it is
  * no hash).  1-3 are enum cprof_stack_status.
  */
@@ -470,6 +525,8 @@ _Static_assert(sizeof(struct cprof_py_layout) == 16 * 2, "py layout has padding"
 _Static_assert(sizeof(struct cprof_py_proc) == 8 + 8 + sizeof(struct cprof_py_layout),
 	       "py proc has padding");
 _Static_assert(sizeof(struct cprof_py_code_key) == 4 + 4 + 8 + 8, "py code key has padding");
+_Static_assert(sizeof(struct cprof_py_tramp_key) == 4 + 4 + 8, "py tramp key has padding");
+_Static_assert(sizeof(struct cprof_py_tramp) == 8 + 8 + 4 + 4 + 4 + 4, "py tramp has padding");
 /* A Python stack takes two words a frame in a struct cprof_stack. */
 _Static_assert(2 * CPROF_PY_MAX_FRAMES == CPROF_MAX_FRAMES, "Python frames do not fill a stack");
 /* The program indexes its read buffers with masks. */
@@ -477,13 +534,15 @@ _Static_assert((CPROF_PY_TSTATE_READ & (CPROF_PY_TSTATE_READ - 1)) == 0 &&
 		       (CPROF_PY_FRAME_READ & (CPROF_PY_FRAME_READ - 1)) == 0,
 	       "Python read sizes are not powers of two");
 _Static_assert(CPROF_PY_STATUS_MAX < 64, "Python statuses must stay small stack values");
+_Static_assert((int)CPROF_PY_STATUS_MAX <= (int)CPROF_STACK_UNWALKED && CPROF_STACK_UNWALKED < 64,
+	       "CPROF_STACK_UNWALKED must be a small value no Python status takes");
 _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has padding");
 _Static_assert(sizeof(struct cprof_file_key) == 8 * 3 + 4 * 2, "file key has padding");
 _Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8 + 8, "file ref has padding");
 _Static_assert(sizeof(struct cprof_file_event) == 4 * 4, "file event has padding");
 _Static_assert(sizeof(struct cprof_file) == sizeof(struct cprof_table) + 2 * 4,
 	       "file has padding");
-_Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX),
+_Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX + 7),
 	       "stats are not all u64 counters");
 
 #endif

@@ -18,6 +18,9 @@ const volatile bool filter_cgroups = false;
 const volatile bool kernel_stacks = true;
 /* Unwind tables are loaded: a process without an entry looks for its files' */
 const volatile bool file_tables = false;
+/* --off-cpu: waits shorter than this are only counted; walks a second per CPU. */
+const volatile __u64 offcpu_min_ns = CPROF_OFFCPU_MIN_NS;
+const volatile __u32 offcpu_unwinds = CPROF_OFFCPU_UNWINDS;
 
 /*
  * Advanced by the loader at each drain; its low bit is the live pair of
@@ -62,6 +65,43 @@ STACKS_MAP(CPROF_SHORT_FRAMES) stacks_short0 SEC(".maps"), stacks_short1 SEC(".m
 STACKS_MAP(CPROF_MID_FRAMES) stacks_mid0 SEC(".maps"), stacks_mid1 SEC(".maps");
 STACKS_MAP(CPROF_MAX_FRAMES) stacks_long0 SEC(".maps"), stacks_long1 SEC(".maps");
 struct lost_map lost0 SEC(".maps"), lost1 SEC(".maps");
+/* Off-CPU ns by the same keys, a pair like the counts (one entry without --off-cpu). */
+struct counts_map offcpu0 SEC(".maps"), offcpu1 SEC(".maps");
+
+/*
+ * A profiled thread's wait in progress, kept in the task itself: no
+ * lookup by hash on the scheduler's path, and gone with the task.
+ */
+struct offcpu_task {
+	__u64 start;      /* ktime it blocked; 0: not blocked */
+	__u64 gen;        /* of its process image when its stacks were walked */
+	__u64 ustack, kstack, pystack; /* of the wait, or why none */
+	__u64 site;        /* where (block_site()) it blocked */
+	__u64 walked_site; /* where those stacks were walked; 0: none */
+	__u64 short_site;  /* where its last wait was short; 0: none */
+	__u32 pid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} offcpu_tasks SEC(".maps");
+
+/* Stack walks this CPU made for waits in the current second. */
+struct offcpu_budget {
+	__u64 second;
+	__u64 used;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_budget);
+} offcpu_budget SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

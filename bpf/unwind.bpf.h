@@ -715,6 +715,10 @@ static long unwind_step(__u32 i, void *data)
 		/* the same row as the last frame's needs no call */
 		if ((key && key == c->memo.key) || !find_row(&c->cur.tab, rel, &c->memo))
 			return step_dwarf(l, &c->memo.rule);
+	} else if (mapped && !tramp_row(c->pid, lookup, lookup == c->pc, &c->memo.rule)) {
+		/* a CPython perf trampoline: no CFI, a row all the same */
+		c->memo.key = 0;
+		return step_dwarf(l, &c->memo.rule);
 	}
 	return step_fp(l, mapped && c->cur.tab.nrows);
 }

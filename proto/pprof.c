@@ -130,6 +130,13 @@ static int write_meta(struct pprof_enc *e, const struct pprof_meta *m)
 	out_int_field(e, PROFILE_PERIOD, m->period);
 	out_int_field(e, PROFILE_TIME_NANOS, m->time_nanos);
 	out_int_field(e, PROFILE_DURATION_NANOS, m->duration_nanos);
+	if (m->default_sample_type) {
+		int64_t idx = pprof_intern(e, m->default_sample_type);
+
+		if (idx < 0)
+			return e->err;
+		out_int_field(e, PROFILE_DEFAULT_SAMPLE_TYPE, idx);
+	}
 
 	/*
 	 * Comments are string indexes.  One unpacked field each: readers

@@ -40,6 +40,7 @@ struct pprof_meta {
 	int64_t period;
 	int64_t time_nanos;
 	int64_t duration_nanos;
+	const char *default_sample_type; /* the type pprof shows first; NULL: its own pick */
 	const char *const *comments; /* may be NULL */
 	size_t n_comments;
 };

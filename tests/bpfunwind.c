@@ -15,6 +15,7 @@ static bool file_tables;
 
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
+#include "pytramp.bpf.h"
 #include "unwind.bpf.h"
 
 #include "bpfunwind.h"
@@ -22,6 +23,7 @@ static bool file_tables;
 #define PIDS_MAX 16   /* processes a test walks at once */
 #define EVENTS_MAX 64 /* events a test may send before it reads them */
 #define FILE_KEYS_MAX 64 /* files a test names by identity */
+#define TRAMP_PAGES_MAX 64 /* pages of perf trampolines a test sets */
 
 static struct cprof_stack scratch_st;
 static struct unwind_ctx walk_state;
@@ -84,6 +86,19 @@ static void setup(void)
 	_Static_assert(sizeof(struct cprof_event) >= sizeof(struct cprof_file_event),
 		       "the ring's records are sized by the process event");
 	shim_ringbuf(&events, sizeof(struct cprof_event), EVENTS_MAX);
+	shim_hash(&py_tramps, sizeof(struct cprof_py_tramp_key), sizeof(struct cprof_py_tramp),
+		  TRAMP_PAGES_MAX);
+}
+
+int bpfu_set_tramp(uint32_t pid, const struct cprof_py_tramp *t)
+{
+	struct cprof_py_tramp_key k = { .pid = pid };
+
+	setup();
+	for (k.page = t->start >> 12; k.page <= (t->end - 1) >> 12; k.page++)
+		if (bpf_map_update_elem(&py_tramps, &k, t, BPF_ANY))
+			return -1;
+	return 0;
 }
 
 void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n)

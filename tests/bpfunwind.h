@@ -55,6 +55,12 @@ int bpfu_find_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind
 /* The index in @pm of the mapping holding @pc (find_mapping); -1: none. */
 int bpfu_find_mapping(const struct cprof_proc_maps *pm, uint64_t pc);
 
+/*
+ * Tells the walk of @pid that @t's pages hold CPython perf trampolines, as
+ * the loader does (python_tramp.h).  -1: more than the shim holds.
+ */
+int bpfu_set_tramp(uint32_t pid, const struct cprof_py_tramp *t);
+
 /* Registers where a walk starts: pc is exact (not a return address). */
 struct bpfu_regs {
 	uint64_t pc, sp, bp;

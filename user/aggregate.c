@@ -15,7 +15,8 @@ void agg_free(struct agg *a)
 	hmap_free(&a->map);
 }
 
-int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
+/* Adds @count samples and @ns of waiting to @k's thread and stacks. */
+static int add(struct agg *a, const struct cprof_sample_key *k, uint64_t count, uint64_t ns)
 {
 	struct agg_key key;
 	struct agg_entry *e;
@@ -31,8 +32,25 @@ int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
 	if (!e)
 		return -ENOMEM;
 	e->count += count;
+	e->off_cpu_ns += ns;
 	a->samples += count;
+	a->off_cpu_ns += ns;
 	return 0;
+}
+
+int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
+{
+	return add(a, k, count, 0);
+}
+
+int agg_add_off_cpu(struct agg *a, const struct cprof_sample_key *k, uint64_t ns)
+{
+	return add(a, k, 0, ns);
+}
+
+bool agg_empty(const struct agg *a)
+{
+	return !a->samples && !a->off_cpu_ns && !agg_lost_total(a);
 }
 
 void agg_add_lost(struct agg *a, const struct cprof_lost *l)
@@ -55,4 +73,5 @@ void agg_reset(struct agg *a)
 	hmap_clear(&a->map);
 	memset(a->lost, 0, sizeof(a->lost));
 	a->samples = 0;
+	a->off_cpu_ns = 0;
 }

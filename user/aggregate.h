@@ -8,6 +8,7 @@
 #ifndef CPROF_AGGREGATE_H
 #define CPROF_AGGREGATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cprof.h"
@@ -23,13 +24,15 @@ struct agg_key {
 
 struct agg_entry {
 	struct agg_key key;
-	uint64_t count;
+	uint64_t count;      /* CPU samples */
+	uint64_t off_cpu_ns; /* time waited (--off-cpu) */
 };
 
 struct agg {
 	struct hmap map; /* agg_key -> agg_entry */
 	uint64_t lost[CPROF_LOST_REASON_MAX];
 	uint64_t samples; /* counted samples, lost ones excluded */
+	uint64_t off_cpu_ns; /* time waited, all entries */
 };
 
 void agg_init(struct agg *a);
@@ -37,6 +40,12 @@ void agg_free(struct agg *a);
 
 /* Adds @count samples of the stack pair in @k.  0 or -ENOMEM. */
 int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count);
+
+/* Adds @ns of waiting to the stacks in @k.  0 or -ENOMEM. */
+int agg_add_off_cpu(struct agg *a, const struct cprof_sample_key *k, uint64_t ns);
+
+/* Nothing to write: no sample, no wait, nothing lost. */
+bool agg_empty(const struct agg *a);
 
 void agg_add_lost(struct agg *a, const struct cprof_lost *l);
 

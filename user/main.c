@@ -43,6 +43,12 @@
  */
 #define FD_RESERVE 64
 #define MAX_ROOTS 1024
+/*
+ * Most frames of off-CPU stacks kept from one window to the next (8 MB),
+ * for waits still in progress; waits beyond it show as [lost: stack not
+ * found].
+ */
+#define OFFCPU_CARRY_FRAMES (1u << 20)
 
 /* Everything one run accumulates. */
 struct run {
@@ -56,6 +62,7 @@ struct run {
 	struct sampler *sampler;
 	bool python;                 /* Python frames wanted */
 	struct py_stats py;
+	struct py_tramps *tramps;    /* CPython's perf trampolines told to BPF */
 	struct priority prio; /* the agent's own scheduling (priority.h) */
 	const struct options *opts;
 	struct elfobj *vdso;   /* the host's vDSO, or NULL */
@@ -123,6 +130,16 @@ static void python_attach(struct run *r, struct process *p)
 	}
 }
 
+/* Tells BPF of the perf trampolines a process mapped since its last look. */
+static void python_tramps(struct run *r, struct process *p)
+{
+	struct errbuf err = { "" };
+
+	if (p->have_maps && !p->exited && py_tramps_update(r->tramps, p->pid, &p->maps, &err) &&
+	    verbose)
+		fprintf(stderr, PROG ": pid %u: perf trampolines: %s\n", p->pid, err.msg);
+}
+
 /* The record of one process image, made (and given its tables) on first use. */
 static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm,
 				  bool *created_out)
@@ -131,8 +148,10 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
 
 	/* Python first: its frames need no table, and a short run is short. */
-	if (p && created)
+	if (p && created) {
 		python_attach(r, p);
+		python_tramps(r, p);
+	}
 	/* Unwind tables serve sampling only: none once it is over. */
 	if (p && created && r->tables && !stop_signal)
 		tables_add_process(r->tables, p, NULL);
@@ -147,6 +166,7 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 	if (p && !p->exited &&
 	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0) {
 		python_attach(r, p);
+		python_tramps(r, p);
 		/* Unwind tables serve sampling only: none once it is over. */
 		if (r->tables && !stop_signal)
 			tables_add_process(r->tables, p, NULL);
@@ -207,6 +227,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 			tables_remove_process(r->tables, ev->pid);
 		if (p && p->py && p->gen == ev->gen)
 			sampler_set_python(r->sampler, ev->pid, NULL);
+		if (p && p->gen == ev->gen)
+			py_tramps_remove(r->tramps, ev->pid);
 		break;
 	case CPROF_EV_PY_CODE:
 		p = proctab_find(&r->procs, ev->pid);
@@ -225,24 +247,40 @@ static int on_stack(void *ctx, uint64_t hash, const struct cprof_stack *st)
 	return stackstore_add(&r->stacks, hash, (const uint64_t *)st->ip, nr, st->status);
 }
 
+/* The process image a sample or wait is of. */
+static struct process *sample_process(struct run *r, const struct cprof_sample_key *k)
+{
+	struct process *p = process_of(r, k->pid, k->gen, NULL, NULL);
+
+	/* The thread's name stands in for the process's if it is unknown. */
+	if (p && !p->comm[0]) {
+		memcpy(p->comm, k->comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = '\0';
+	}
+	return p;
+}
+
 static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t count)
 {
 	struct run *r = ctx;
-	struct process *p;
-	char comm[CPROF_COMM_LEN];
+	struct process *p = sample_process(r, k);
 
-	/* The thread's name stands in for the process's if it is unknown. */
-	memcpy(comm, k->comm, sizeof(comm));
-	comm[sizeof(comm) - 1] = '\0';
-	p = process_of(r, k->pid, k->gen, NULL, NULL);
-	if (p && !p->comm[0])
-		memcpy(p->comm, comm, sizeof(comm));
 	if (!p)
 		return -ENOMEM;
 	r->samples_drained += count;
 	if (p->py)
 		py_stats_sample(&r->py, k->pystack, count);
 	return agg_add(&p->samples, k, count);
+}
+
+static int on_off_cpu(void *ctx, const struct cprof_sample_key *k, uint64_t ns)
+{
+	struct run *r = ctx;
+	struct process *p = sample_process(r, k);
+
+	if (!p)
+		return -ENOMEM;
+	return agg_add_off_cpu(&p->samples, k, ns);
 }
 
 /* Lost counts are per pid: they go to its current image. */
@@ -263,6 +301,7 @@ static const struct sampler_drain_ops drain_ops = {
 	.stack = on_stack,
 	.sample = on_sample_count,
 	.lost = on_lost,
+	.off_cpu = on_off_cpu,
 };
 
 static void drain(struct sampler *s, struct run *r)
@@ -361,6 +400,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		.out = &r->out,
 		.stamped = o->interval > 0,
 		.frequency = o->frequency,
+		.off_cpu = o->off_cpu,
 		.debug_root = "/usr/lib/debug",
 		.addresses_only = !o->symbolize,
 		.dwarf_max_bytes = (uint64_t)o->dwarf_kb * 1024,
@@ -387,8 +427,9 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
 	retire_exits(r);
 	proctab_end_window(&r->procs);
-	stackstore_free(&r->stacks);
-	stackstore_init(&r->stacks);
+	/* The stacks of waits in progress: they may be charged in a later window. */
+	if (stackstore_carry(&r->stacks, CPROF_STACK_F_OFFCPU, OFFCPU_CARRY_FRAMES))
+		fprintf(stderr, PROG ": out of memory keeping the stacks of waits in progress\n");
 	if (r->tables)
 		tables_prune(r->tables);
 	/* What the window freed goes back to the system, so RSS stays flat. */
@@ -528,6 +569,7 @@ static void gather(struct run *r, struct summary *sum)
 	sum->files_evicted = r->lru.st.evicted;
 	sum->drain_error = r->drain_error ? r->drain_errmsg : NULL;
 	sum->py = r->py;
+	py_tramps_get_stats(r->tramps, &sum->py.tramps);
 }
 
 /* Sets up every part of a run; on failure what was made is left for run_free. */
@@ -544,6 +586,8 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 		.cgroups = o->cgroup_ids,
 		.n_cgroups = o->n_cgroups,
 		.counts_max = o->counts_max,
+		.off_cpu = o->off_cpu,
+		.off_cpu_min_ns = o->off_cpu_min_ns,
 		.unwind_rows = o->dwarf ? (uint32_t)((uint64_t)o->unwind_kb * 1024 /
 						     sizeof(union cprof_table_slot)) : 0,
 	};
@@ -569,6 +613,12 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 	stackstore_init(&r->stacks);
 	proctab_init(&r->procs, r->objs, r->vdso, "/proc", r->roots, &r->lru);
 	r->procs_open = true;
+	{
+		struct py_tramp_sink sink = { sampler_set_py_tramp, r->sampler };
+
+		if (py_tramps_new(&r->tramps, &sink))
+			return errf(err, -ENOMEM, "out of memory");
+	}
 	if (o->dwarf) {
 		struct tables_maps tm = {
 			.write_rows = sampler_write_rows,
@@ -591,6 +641,7 @@ static void run_free(struct run *r)
 {
 	sampler_close(r->sampler);
 	tables_free(r->tables);
+	py_tramps_free(r->tramps);
 	if (r->procs_open) {
 		proctab_free(&r->procs);
 		stackstore_free(&r->stacks);
@@ -614,6 +665,11 @@ int main(int argc, char **argv)
 	ret = options_parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	/* A kernel that cannot do it is a bad request, refused before anything is loaded. */
+	if (o.off_cpu && sampler_check_off_cpu(&err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return 2;
+	}
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_log);
 

@@ -38,6 +38,8 @@ enum {
 	OPT_JSON_SUMMARY,
 	OPT_NO_PRIORITY_BOOST,
 	OPT_NO_PYTHON,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_MIN,
 };
 
 /* One option: what getopt needs and what --help says of it. */
@@ -74,6 +76,17 @@ static const struct optdef optdefs[] = {
 	  "leave out Python frames (CPython 3.8-3.13 processes\n"
 	  "show their Python functions, files and lines by\n"
 	  "default)" },
+	{ "off-cpu", OPT_OFF_CPU, NULL,
+	  "also record where threads wait: the time a thread\n"
+	  "is blocked (not preempted) is charged to the stacks\n"
+	  "it blocked in, as a third sample type, off_cpu\n"
+	  "(pprof -sample_index=off_cpu)" },
+	{ "off-cpu-min", OPT_OFF_CPU_MIN, "TIME",
+	  "with --off-cpu, charge waits of at least TIME, in ms\n"
+	  "or with a ns/us/ms/s suffix (default 1ms, 1us-60s);\n"
+	  "shorter ones are only counted in the summary. At\n"
+	  "most " STR(CPROF_OFFCPU_UNWINDS) " waits a second per CPU get stacks; the\n"
+	  "time of the others shows under [off-cpu: not walked]" },
 	{ "symbolize", OPT_SYMBOLIZE, "MODE",
 	  "'host' (default): name user frames here, with source\n"
 	  "lines and inlined calls where there is DWARF;\n"
@@ -221,6 +234,35 @@ static int parse_size_kb(const char *s, unsigned long *kb)
 	return 0;
 }
 
+int options_parse_time_ns(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ns;
+	} units[] = { { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 } };
+	uint64_t mult = 1000000;
+	unsigned long v;
+	char num[32];
+	size_t len = strlen(s);
+
+	if (!len || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, len + 1);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t sl = strlen(units[i].suffix);
+
+		if (len > sl && !strcmp(num + len - sl, units[i].suffix)) {
+			mult = units[i].ns;
+			num[len - sl] = '\0';
+			break;
+		}
+	}
+	if (parse_uint(num, 0, 60UL * 1000000000UL, &v) || v > 60ULL * 1000000000ULL / mult)
+		return -EINVAL;
+	*ns = v * mult;
+	return 0;
+}
+
 /* A number from @min to @max for --@name, or a one-line error saying what was wanted. */
 static int uint_option(const char *name, const char *arg, unsigned long min, unsigned long max,
 		       const char *what, unsigned long *out)
@@ -292,6 +334,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.max_files = DEFAULT_MAX_FILES,
 		.file_mode = OUTPUT_FILE_MODE,
 		.priority_boost = true,
+		.off_cpu_min_ns = CPROF_OFFCPU_MIN_NS,
 	};
 	getopt_tables(longopts, shortopts);
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -352,6 +395,22 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_NO_PYTHON:
 			o->python = false;
 			break;
+		case OPT_OFF_CPU:
+			o->off_cpu = true;
+			break;
+		case OPT_OFF_CPU_MIN: {
+			uint64_t ns;
+
+			if (options_parse_time_ns(optarg, &ns) || ns < 1000 ||
+			    ns > 60ULL * 1000000000ULL) {
+				fprintf(stderr, PROG ": --off-cpu-min: '%s' is not a time from 1us to 60s"
+					" (a number of ms, or with a ns/us/ms/s suffix)\n", optarg);
+				return -1;
+			}
+			o->off_cpu_min_ns = ns;
+			o->off_cpu_min_set = true;
+			break;
+		}
 		case OPT_SYMBOLIZE:
 			if (strcmp(optarg, "host") && strcmp(optarg, "none")) {
 				fprintf(stderr, PROG ": --symbolize: '%s' is not 'host' or 'none'\n",
@@ -449,6 +508,10 @@ int options_parse(int argc, char **argv, struct options *o)
 	}
 	if (o->keep && !o->interval) {
 		fprintf(stderr, PROG ": --keep needs --interval\n");
+		return -1;
+	}
+	if (o->off_cpu_min_set && !o->off_cpu) {
+		fprintf(stderr, PROG ": --off-cpu-min needs --off-cpu\n");
 		return -1;
 	}
 	return 0;

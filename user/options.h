@@ -50,7 +50,16 @@ struct options {
 	unsigned long max_files;  /* descriptors held for processes' files */
 	unsigned int file_mode;   /* of the profiles */
 	bool priority_boost;      /* raise the agent's scheduling priority */
+	bool off_cpu;             /* charge waits to their stacks too */
+	uint64_t off_cpu_min_ns;  /* shorter waits are only counted */
+	bool off_cpu_min_set;     /* given on the command line */
 };
+
+/*
+ * "5" (ms), "250us", "2ms", "1s", "1500ns" -> ns, up to 60 s.  0 or
+ * -EINVAL.
+ */
+int options_parse_time_ns(const char *s, uint64_t *ns);
 
 /* Returns 0 to run, 1 to exit successfully (--help, --version), -1 on a bad option. */
 int options_parse(int argc, char **argv, struct options *o);

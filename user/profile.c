@@ -24,6 +24,7 @@ enum pseudo {
 	PSEUDO_NO_ROW,
 	PSEUDO_BAD_CFA,
 	PSEUDO_UNMAPPED,   /* a frame-pointer walk left the process's code */
+	PSEUDO_UNWALKED,     /* CPROF_STACK_UNWALKED */
 	PSEUDO_MAX,
 };
 
@@ -38,6 +39,7 @@ static const char *const pseudo_names[PSEUDO_MAX] = {
 	[PSEUDO_NO_ROW] = "[unwind: no CFI for pc]",
 	[PSEUDO_BAD_CFA] = "[unwind: bad CFA]",
 	[PSEUDO_UNMAPPED] = "[unwind: frame pointers left the code]",
+	[PSEUDO_UNWALKED] = "[off-cpu: not walked]",
 };
 
 static const enum pseudo unwind_pseudo[CPROF_UNWIND_STATUS_MAX] = {
@@ -106,6 +108,7 @@ struct writer {
 	size_t nlocs, locs_cap;
 	struct profile_stats *st;
 	int64_t period;
+	bool off_cpu; /* off_cpu values too */
 	struct escbuf esc[ESC_SLOTS];
 };
 
@@ -285,6 +288,8 @@ static enum pseudo status_pseudo(uint64_t status)
 		return PSEUDO_EMPTY;
 	case CPROF_STACK_ERR_FULL:
 		return PSEUDO_FULL;
+	case CPROF_STACK_UNWALKED:
+		return PSEUDO_UNWALKED;
 	default:
 		return PSEUDO_UNKNOWN;
 	}
@@ -650,6 +655,17 @@ static size_t process_labels(struct writer *w, const char *proc_comm, struct ppr
 	return n;
 }
 
+size_t profile_values(const struct agg_entry *e, int64_t period, bool off_cpu,
+		      int64_t values[PROFILE_MAX_VALUES])
+{
+	values[0] = (int64_t)e->count;
+	values[1] = (int64_t)e->count * period;
+	if (!off_cpu)
+		return 2;
+	values[2] = (int64_t)e->off_cpu_ns;
+	return 3;
+}
+
 static int emit_samples(struct writer *w, const char *proc_comm)
 {
 	struct pprof_label labels[MAX_LABELS];
@@ -659,7 +675,8 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 	int ret;
 
 	while ((e = hmap_next(&w->p->samples.map, &it))) {
-		int64_t values[2] = { (int64_t)e->count, 0 };
+		int64_t values[PROFILE_MAX_VALUES];
+		size_t nvalues = profile_values(e, w->period, w->off_cpu, values);
 		const char *how = unwind_label(w, e->key.ustack);
 		size_t nlabels = nproc;
 		struct splice sp;
@@ -681,8 +698,7 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 			ret = walk_stack(w, e->key.ustack, FRAME_USER, push_location, &sp);
 		if (ret)
 			return ret;
-		values[1] = values[0] * w->period;
-		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, 2, labels, nlabels);
+		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, nvalues, labels, nlabels);
 		if (ret)
 			return ret;
 		w->st->samples += e->count;
@@ -696,7 +712,9 @@ static int emit_lost(struct writer *w, const char *proc_comm)
 	uint64_t lost = agg_lost_total(&w->p->samples);
 	struct pprof_label labels[MAX_LABELS];
 	size_t nlabels = process_labels(w, proc_comm, labels);
-	int64_t values[2] = { (int64_t)lost, (int64_t)lost * w->period };
+	const struct agg_entry e = { .count = lost };
+	int64_t values[PROFILE_MAX_VALUES];
+	size_t nvalues = profile_values(&e, w->period, w->off_cpu, values);
 	int ret;
 
 	if (!lost)
@@ -704,7 +722,7 @@ static int emit_lost(struct writer *w, const char *proc_comm)
 	w->nlocs = 0;
 	ret = push_location(w, FRAME_PSEUDO, PSEUDO_LOST, 0);
 	if (!ret)
-		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, 2, labels, nlabels);
+		ret = pprof_add_sample(w->enc, w->locs, w->nlocs, values, nvalues, labels, nlabels);
 	if (!ret)
 		w->st->samples += lost;
 	return ret;
@@ -715,13 +733,16 @@ int profile_write(struct outdir *out, const char *name, struct process *p,
 		  const struct profile_meta *meta, struct profile_stats *st,
 		  struct errbuf *err)
 {
-	static const struct pprof_value_type types[] = {
+	static const struct pprof_value_type types[PROFILE_MAX_VALUES] = {
 		{ "samples", "count" },
 		{ "cpu", "nanoseconds" },
+		{ "off_cpu", "nanoseconds" },
 	};
 	const struct pprof_meta pm = {
 		.sample_types = types,
-		.n_sample_types = 2,
+		.n_sample_types = meta->off_cpu ? 3 : 2,
+		/* pprof would show the last type first: CPU stays the default */
+		.default_sample_type = meta->off_cpu ? "cpu" : NULL,
 		.period_type = { "cpu", "nanoseconds" },
 		.period = meta->period,
 		.time_nanos = meta->time_nanos,
@@ -733,6 +754,7 @@ int profile_write(struct outdir *out, const char *name, struct process *p,
 		.sym = sym,
 		.st = st,
 		.period = meta->period,
+		.off_cpu = meta->off_cpu,
 	};
 	struct gzfile *gz = NULL;
 	int ret;

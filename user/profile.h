@@ -25,6 +25,7 @@ struct profile_meta {
 	int64_t time_nanos;     /* start of sampling, Unix ns */
 	int64_t duration_nanos;
 	int64_t period;         /* ns of CPU per sample: 1e9 / frequency */
+	bool off_cpu;           /* a third sample type: off_cpu/nanoseconds */
 	struct gzbatch *batch;  /* publish with the batch; NULL: at once */
 };
 
@@ -33,6 +34,16 @@ struct profile_stats {
 	uint64_t locations;
 	uint64_t unsymbolized;  /* user locations without a function name */
 };
+
+/*
+ * The values of @e's sample, one per sample type: samples/count,
+ * cpu/nanoseconds (@period per sample) and, with @off_cpu,
+ * off_cpu/nanoseconds.  A sample sets only what it has; the rest are 0.
+ * Returns the number of values (2 or 3).
+ */
+#define PROFILE_MAX_VALUES 3
+size_t profile_values(const struct agg_entry *e, int64_t period, bool off_cpu,
+		      int64_t values[PROFILE_MAX_VALUES]);
 
 /* "<comm>-<pid>.pb.gz" with comm made safe for a file name. */
 void profile_filename(const struct process *p, char *buf, size_t len);

@@ -40,10 +40,15 @@ struct pyproc {
 };
 
 /* The interpreter's symbols, by name. */
-enum { SYM_RUNTIME, SYM_CODE, SYM_UNICODE, SYM_BYTES, SYM_EVAL, SYM_VERSION, SYM_N };
+enum {
+	SYM_RUNTIME, SYM_CODE, SYM_UNICODE, SYM_BYTES, SYM_EVAL, SYM_VERSION,
+	SYM_FREE_THREADED, SYM_N
+};
 static const char *const sym_names[SYM_N] = {
 	"_PyRuntime", "PyCode_Type", "PyUnicode_Type", "PyBytes_Type",
 	"_PyEval_EvalFrameDefault", "Py_Version",
+	/* built only with Py_GIL_DISABLED: objects, frames and states differ */
+	"_Py_MergeZeroLocalRefcount",
 };
 
 struct pysyms {
@@ -51,8 +56,7 @@ struct pysyms {
 	bool found[SYM_N];
 };
 
-/* Copies @len bytes at @addr of process @pid: 0 only when all were read. */
-static int mem_read(uint32_t pid, uint64_t addr, void *buf, size_t len)
+int py_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
@@ -130,8 +134,11 @@ static int read_dynsyms(struct elfobj *o, struct pysyms *out)
 	return 0;
 }
 
-/* "3.N" from a file name libpython3.N.so... or python3.N; 0 when none. */
-static unsigned minor_of_name(const char *path)
+/*
+ * "3.N" from a file name libpython3.N.so... or python3.N; 0 when none.
+ * *@free_threaded: the name has the "t" of a free-threaded build (3.13t).
+ */
+static unsigned minor_of_name(const char *path, bool *free_threaded)
 {
 	const char *base = strrchr(path, '/');
 	unsigned minor = 0;
@@ -142,7 +149,10 @@ static unsigned minor_of_name(const char *path)
 		base += 3;
 	if (sscanf(base, "python3.%2u%n", &minor, &n) != 1)
 		return 0;
-	/* libpython3.N[dm].so..., python3.N[dm]: nothing else after. */
+	/* libpython3.N[t][dm].so..., python3.N[t][dm]: nothing else after. */
+	*free_threaded = base[n] == 't';
+	if (*free_threaded)
+		n++;
 	while (base[n] == 'd' || base[n] == 'm')
 		n++;
 	if (base[n] && strncmp(base + n, ".so", 3))
@@ -166,7 +176,7 @@ static unsigned py_version(uint32_t pid, const struct pysyms *s, uint64_t bias)
 {
 	uint32_t hex;
 
-	if (!s->found[SYM_VERSION] || mem_read(pid, bias + s->value[SYM_VERSION], &hex, sizeof(hex)))
+	if (!s->found[SYM_VERSION] || py_read_mem(pid, bias + s->value[SYM_VERSION], &hex, sizeof(hex)))
 		return 0;
 	return hex >> 16;
 }
@@ -176,7 +186,8 @@ int pyproc_find(struct pyproc **out, uint32_t pid, const struct vma_list *maps,
 {
 	for (size_t i = 0; i < maps->n; i++) {
 		const struct vma *v = &maps->v[i];
-		unsigned minor = v->path ? minor_of_name(v->path) : 0, version;
+		bool ft = false;
+		unsigned minor = v->path ? minor_of_name(v->path, &ft) : 0, version;
 		const struct py_layout *l;
 		struct pyproc *pp;
 		struct pysyms s;
@@ -196,14 +207,17 @@ int pyproc_find(struct pyproc **out, uint32_t pid, const struct vma_list *maps,
 		hmap_init(&pp->codes, sizeof(uint64_t), sizeof(struct pycode));
 		pp->st = st;
 		*out = pp;
-		if (!l || !s.found[SYM_CODE] || !s.found[SYM_UNICODE] || !s.found[SYM_BYTES] ||
+		/* A free-threaded build has layouts of its own: none here. */
+		ft = ft || s.found[SYM_FREE_THREADED];
+		if (ft || !l || !s.found[SYM_CODE] || !s.found[SYM_UNICODE] || !s.found[SYM_BYTES] ||
 		    !s.found[SYM_EVAL]) {
 			st->unknown++;
 			if (!st->unknown_version[0])
-				snprintf(st->unknown_version, sizeof(st->unknown_version), "%u.%u",
-					 version >> 8, version & 0xff);
-			return errf(err, -ENOTSUP, "CPython %u.%u in %s: %s", version >> 8,
-				    version & 0xff, v->path,
+				snprintf(st->unknown_version, sizeof(st->unknown_version), "%u.%u%s",
+					 version >> 8, version & 0xff, ft ? "t" : "");
+			return errf(err, -ENOTSUP, "CPython %u.%u%s in %s: %s", version >> 8,
+				    version & 0xff, ft ? "t" : "", v->path,
+				    ft ? "no layout for free-threaded builds" :
 				    l ? "its symbols are missing" : "no layout for this version");
 		}
 		pp->layout = l;
@@ -297,7 +311,7 @@ static char *read_str(const struct pyproc *pp, uint32_t pid, uint64_t addr, size
 	char *s;
 	size_t n = 0;
 
-	if (cl->compact_size > sizeof(head) || mem_read(pid, addr, head, cl->compact_size) ||
+	if (cl->compact_size > sizeof(head) || py_read_mem(pid, addr, head, cl->compact_size) ||
 	    word_at(head, 8) != pp->unicode_type)
 		return NULL;
 	len = word_at(head, cl->var_size);
@@ -311,7 +325,7 @@ static char *read_str(const struct pyproc *pp, uint32_t pid, uint64_t addr, size
 	data = malloc(len * kind + 1);
 	s = malloc(4 * len + 1);
 	if (!data || !s ||
-	    mem_read(pid, addr + (state & 1u << 6 ? cl->ascii_size : cl->compact_size), data,
+	    py_read_mem(pid, addr + (state & 1u << 6 ? cl->ascii_size : cl->compact_size), data,
 		     len * kind)) {
 		free(data);
 		free(s);
@@ -335,14 +349,14 @@ static uint8_t *read_bytes(const struct pyproc *pp, uint32_t pid, uint64_t addr,
 	uint8_t head[64], *data;
 	uint64_t n;
 
-	if (cl->bytes_data > sizeof(head) || mem_read(pid, addr, head, cl->bytes_data) ||
+	if (cl->bytes_data > sizeof(head) || py_read_mem(pid, addr, head, cl->bytes_data) ||
 	    word_at(head, 8) != pp->bytes_type)
 		return NULL;
 	n = word_at(head, cl->var_size);
 	if (n > max)
 		n = max;
 	data = malloc(n ? n : 1);
-	if (!data || mem_read(pid, addr + cl->bytes_data, data, n)) {
+	if (!data || py_read_mem(pid, addr + cl->bytes_data, data, n)) {
 		free(data);
 		return NULL;
 	}
@@ -362,7 +376,7 @@ static int read_code_fields(const struct pyproc *pp, uint32_t pid, uint64_t addr
 		need = (size_t)cl->filename + 8;
 	if ((size_t)cl->name + 8 > need)
 		need = (size_t)cl->name + 8;
-	if (need > sizeof(obj) || mem_read(pid, addr, obj, need))
+	if (need > sizeof(obj) || py_read_mem(pid, addr, obj, need))
 		return -EFAULT;
 	if (word_at(obj, 8) != pp->code_type)
 		return -EINVAL;
@@ -466,6 +480,10 @@ bool py_stats_line(const struct py_stats *st, char *buf, size_t len)
 					  st->why[CPROF_PY_NO_THREAD] - st->why[CPROF_PY_READ] -
 					  st->why[CPROF_PY_MISMATCH]),
 		     st->codes, st->bad_codes, st->over_bound);
+	if (st->tramps.arenas + st->tramps.refused && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n,
+			      "; perf trampolines: %zu arenas walked, %zu refused",
+			      st->tramps.arenas, st->tramps.refused);
 	if (st->unknown && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n,
 			 "; %zu processes of an unknown CPython (%s first): native frames only",

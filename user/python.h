@@ -25,6 +25,7 @@
 
 #include "cprof.h"
 #include "errbuf.h"
+#include "python_tramp.h"
 
 struct elfobj;
 struct vma_list;
@@ -42,11 +43,15 @@ struct py_stats {
 	size_t code_bytes;    /* held now, for the bound */
 	size_t bad_codes;     /* announced, but not a code object (or unreadable) */
 	size_t over_bound;    /* not read: past PY_CODES_MAX or PY_CODE_BYTES_MAX */
-	char unknown_version[16]; /* the first unknown version seen ("3.14") */
+	char unknown_version[16]; /* the first unknown version seen ("3.14", "3.13t") */
 	uint64_t samples;     /* of processes with a known CPython */
 	uint64_t with_frames; /* ... that have Python frames */
 	uint64_t why[CPROF_PY_STATUS_MAX]; /* ... that have none, by enum cprof_py_status */
+	struct py_tramp_stats tramps; /* perf trampolines (the run's, copied for the summary) */
 };
+
+/* Copies @len bytes at @addr of process @pid: 0 only when all were read. */
+int py_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len);
 
 /* Counts @count samples of a process with a known CPython by their Python stack. */
 void py_stats_sample(struct py_stats *st, uint64_t pystack, uint64_t count);

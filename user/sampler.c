@@ -3,6 +3,7 @@
  * sampler.c: the BPF side seen from userspace — load, attach, flip, drain.
  */
 #include <errno.h>
+#include <sched.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "cprof.skel.h"
@@ -119,6 +121,74 @@ static int attach_cpus(struct sampler *s, unsigned int freq, struct errbuf *err)
 	return 0;
 }
 
+int sampler_check_off_cpu(struct errbuf *err)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int ret = 0;
+
+	if (!btf)
+		return errf(err, -ENOTSUP, "--off-cpu: cannot read the kernel's BTF: %s",
+			    strerror(errno));
+	if (btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) < 0)
+		ret = errf(err, -ENOTSUP, "--off-cpu: this kernel has no sched_switch tracepoint");
+	btf__free(btf);
+	return ret;
+}
+
+/* Off: its programs are not loaded and its maps take one entry each. */
+static int setup_off_cpu(struct cprof_bpf *skel, const struct sampler_opts *opts)
+{
+	uint32_t size = opts->counts_max ? opts->counts_max : CPROF_COUNTS_MAX;
+
+	if (!opts->off_cpu) {
+		size = 1;
+		bpf_program__set_autoload(skel->progs.on_switch, false);
+	}
+	skel->rodata->offcpu_min_ns = opts->off_cpu_min_ns;
+	if (bpf_map__set_max_entries(skel->maps.offcpu0, size) ||
+	    bpf_map__set_max_entries(skel->maps.offcpu1, size))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Stocks every CPU's free lists of the stacks maps.  Their elements come
+ * from per-CPU caches the kernel refills only after use, and a program
+ * running with interrupts off (a sample, a switch) cannot wait for that:
+ * on a CPU that has not stored a stack of a class yet, the second stack
+ * of a run failed as [lost: stack map full].  One insert from each CPU
+ * starts the refill, with interrupts on; the delete gives the element
+ * back.  Best effort: a CPU we cannot run on stays as it was.
+ */
+static void warm_stack_caches(struct sampler *s)
+{
+	struct bpf_map *maps[] = {
+		s->skel->maps.stacks_short0, s->skel->maps.stacks_short1,
+		s->skel->maps.stacks_mid0,   s->skel->maps.stacks_mid1,
+		s->skel->maps.stacks_long0,  s->skel->maps.stacks_long1,
+	};
+	__u64 key = 0; /* not a stack's name: those have CPROF_STACK_HASHED */
+	cpu_set_t old, one;
+
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return;
+	for (int cpu = 0; cpu < s->ncpus && cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &old))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			continue;
+		for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+			int fd = bpf_map__fd(maps[i]);
+
+			if (!bpf_map_update_elem(fd, &key, s->vals, BPF_NOEXIST))
+				bpf_map_delete_elem(fd, &key);
+		}
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		 struct errbuf *err)
 {
@@ -162,6 +232,10 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	    (bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_max) ||
 	     bpf_map__set_max_entries(s->skel->maps.counts1, opts->counts_max))) {
 		ret = errf(err, -EINVAL, "cannot size the counts maps");
+		goto fail;
+	}
+	if (setup_off_cpu(s->skel, opts)) {
+		ret = errf(err, -EINVAL, "cannot size the off-CPU maps");
 		goto fail;
 	}
 	/* Frame-pointer mode keeps a one-row array: nothing to look up. */
@@ -215,6 +289,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 			goto fail;
 		}
 	}
+	warm_stack_caches(s);
 	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
 	if (!s->ring) {
 		ret = errf(err, -errno, "creating the event ring buffer: %s", strerror(errno));
@@ -226,6 +301,14 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	if (!s->skel->links.on_exec || !s->skel->links.on_exit) {
 		ret = errf(err, -errno, "attaching to sched tracepoints: %s", strerror(errno));
 		goto fail;
+	}
+	if (opts->off_cpu) {
+		s->skel->links.on_switch = bpf_program__attach(s->skel->progs.on_switch);
+		if (!s->skel->links.on_switch) {
+			ret = errf(err, -errno, "--off-cpu: attaching to sched_switch: %s",
+				   strerror(errno));
+			goto fail;
+		}
 	}
 	ret = attach_cpus(s, opts->frequency, err);
 	if (ret)
@@ -316,6 +399,17 @@ int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_pr
 	if (!pp)
 		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
 	return bpf_map_update_elem(fd, &pid, pp, BPF_ANY) ? -errno : 0;
+}
+
+int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
+			 const struct cprof_py_tramp *t)
+{
+	struct sampler *s = sampler;
+	int fd = bpf_map__fd(s->skel->maps.py_tramps);
+
+	if (!t)
+		return bpf_map_delete_elem(fd, k) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, k, t, BPF_ANY) ? -errno : 0;
 }
 
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,
@@ -441,6 +535,12 @@ static int sample_entry(void *ctx, const struct sampler_drain_ops *ops, const vo
 	return ops->sample ? ops->sample(ctx, k, *(const __u64 *)v) : 0;
 }
 
+static int off_cpu_entry(void *ctx, const struct sampler_drain_ops *ops, const void *k,
+			 const void *v, size_t vsz)
+{
+	return ops->off_cpu ? ops->off_cpu(ctx, k, *(const __u64 *)v) : 0;
+}
+
 static int lost_entry(void *ctx, const struct sampler_drain_ops *ops, const void *k,
 		      const void *v, size_t vsz)
 {
@@ -452,7 +552,7 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *
 {
 	__u64 epoch = s->skel->bss->live_epoch;
 	__u32 idle = epoch & 1;
-	struct bpf_map *counts, *lost;
+	struct bpf_map *counts, *off_cpu, *lost;
 	/* Each size class of stacks of the idle pair, with its frame room. */
 	const struct {
 		struct bpf_map *map;
@@ -472,6 +572,7 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *
 		return errf(err, ret, "waiting for BPF programs: %s", strerror(-ret));
 
 	counts = idle ? s->skel->maps.counts1 : s->skel->maps.counts0;
+	off_cpu = idle ? s->skel->maps.offcpu1 : s->skel->maps.offcpu0;
 	lost = idle ? s->skel->maps.lost1 : s->skel->maps.lost0;
 
 	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]) && !ret; i++)
@@ -480,6 +581,9 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *
 	if (!ret)
 		ret = drain_map(s, bpf_map__fd(counts), sizeof(struct cprof_sample_key),
 				sizeof(__u64), sample_entry, ops, ctx);
+	if (!ret)
+		ret = drain_map(s, bpf_map__fd(off_cpu), sizeof(struct cprof_sample_key),
+				sizeof(__u64), off_cpu_entry, ops, ctx);
 	if (!ret)
 		ret = drain_map(s, bpf_map__fd(lost), sizeof(__u32), sizeof(struct cprof_lost),
 				lost_entry, ops, ctx);
@@ -503,15 +607,12 @@ int sampler_stats(struct sampler *s, struct cprof_stats *out)
 		goto out;
 	}
 	for (int i = 0; i < s->ncpus; i++) {
-		out->samples += per_cpu[i].samples;
-		out->idle += per_cpu[i].idle;
-		out->filtered += per_cpu[i].filtered;
-		out->lost_no_pidmap += per_cpu[i].lost_no_pidmap;
-		out->events_dropped += per_cpu[i].events_dropped;
-		out->unwind_dwarf += per_cpu[i].unwind_dwarf;
-		out->unwind_fp_only += per_cpu[i].unwind_fp_only;
-		for (int k = 0; k < CPROF_UNWIND_STATUS_MAX; k++)
-			out->unwind_status[k] += per_cpu[i].unwind_status[k];
+		/* All u64 counters (cprof.h asserts it): summed as such. */
+		const __u64 *in = (const __u64 *)&per_cpu[i];
+		__u64 *sum = (__u64 *)out;
+
+		for (size_t k = 0; k < sizeof(*out) / sizeof(__u64); k++)
+			sum[k] += in[k];
 	}
 out:
 	free(per_cpu);

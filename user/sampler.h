@@ -26,6 +26,8 @@ struct sampler_opts {
 	size_t n_cgroups;
 	uint32_t unwind_rows; /* CFI row budget; 0: frame pointers only */
 	uint32_t counts_max;  /* entries per counts map; 0: CPROF_COUNTS_MAX */
+	bool off_cpu;         /* charge waits too (cprof.h: off-CPU time) */
+	uint64_t off_cpu_min_ns; /* shorter waits are only counted */
 };
 
 struct sampler;
@@ -38,6 +40,13 @@ struct sampler;
  */
 int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		 struct errbuf *err);
+
+/*
+ * Whether this kernel has what --off-cpu attaches to, the sched_switch
+ * tracepoint: 0, or -ENOTSUP with one line in @err.  Reads only the
+ * kernel's BTF: nothing is loaded.
+ */
+int sampler_check_off_cpu(struct errbuf *err);
 
 /* Stops sampling (detaches from the perf events); drains still work. */
 void sampler_stop(struct sampler *s);
@@ -74,6 +83,8 @@ struct sampler_drain_ops {
 	int (*sample)(void *ctx, const struct cprof_sample_key *key,
 		      uint64_t count);
 	int (*lost)(void *ctx, uint32_t pid, const struct cprof_lost *lost);
+	/* ns off the CPU charged to @key's stacks (--off-cpu) */
+	int (*off_cpu)(void *ctx, const struct cprof_sample_key *key, uint64_t ns);
 };
 
 /*
@@ -101,6 +112,13 @@ int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *
  * (python.h); @pp NULL: no longer.  0 or a negative errno.
  */
 int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_proc *pp);
+
+/*
+ * Tells the program of a page of CPython perf trampolines (python_tramp.h);
+ * @t NULL: no longer.  0 or a negative errno.
+ */
+int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
+			 const struct cprof_py_tramp *t);
 
 /*
  * Copies @n slots of a table to index @first of the rows array.  The array

@@ -65,3 +65,48 @@ size_t stackstore_bytes(const struct stackstore *s)
 {
 	return hmap_bytes(&s->map) + s->cap * sizeof(uint64_t);
 }
+
+static int cmp_off(const void *a, const void *b)
+{
+	const struct stack_entry *x = *(const struct stack_entry *const *)a;
+	const struct stack_entry *y = *(const struct stack_entry *const *)b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+int stackstore_carry(struct stackstore *s, uint32_t keep, size_t max_frames)
+{
+	struct stack_entry **pick = NULL, *e;
+	size_t n = 0, cap = 0, first, frames = 0, it = 0;
+	struct stackstore next;
+	int ret = 0;
+
+	stackstore_init(&next);
+	while ((e = hmap_next(&s->map, &it))) {
+		if (!(e->status & keep))
+			continue;
+		if (grow_to((void **)&pick, &cap, n + 1, sizeof(*pick), 64, GROW_NO_MAX)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		pick[n++] = e;
+	}
+	/* The newest that fit, kept in the order they came. */
+	if (n)
+		qsort(pick, n, sizeof(*pick), cmp_off);
+	for (first = n; first > 0 && frames + pick[first - 1]->nr <= max_frames; first--)
+		frames += pick[first - 1]->nr;
+	for (size_t i = first; i < n && !ret; i++)
+		ret = stackstore_add(&next, pick[i]->hash, s->frames + pick[i]->off, pick[i]->nr,
+				     pick[i]->status);
+out:
+	free(pick);
+	stackstore_free(s);
+	if (ret) {
+		stackstore_free(&next);
+		stackstore_init(s);
+		return ret;
+	}
+	*s = next;
+	return 0;
+}

@@ -32,6 +32,13 @@ int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip,
 const uint64_t *stackstore_get(const struct stackstore *s, uint64_t hash,
 			       uint32_t *nr, uint32_t *status);
 
+/*
+ * Empties @s for a new window but for the stacks whose status has a bit
+ * of @keep, the newest of them up to @max_frames frames in all (on
+ * failure, none).  0 or -ENOMEM.
+ */
+int stackstore_carry(struct stackstore *s, uint32_t keep, size_t max_frames);
+
 size_t stackstore_bytes(const struct stackstore *s);
 
 #endif

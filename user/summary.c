@@ -282,6 +282,21 @@ static void top(FILE *f, const struct summary *s, const struct options *o)
 	fputc('\n', f);
 }
 
+/* --off-cpu: what was charged, and what its two bounds left out. */
+static void off_cpu_line(FILE *f, const struct summary *s, const struct options *o)
+{
+	const struct cprof_stats *st = &s->bpf;
+
+	fprintf(f, PROG ": off-CPU: %llu waits charged (%.3f s, %llu of them without stacks),"
+		" %llu shorter than --off-cpu-min %.3f ms counted only (%.3f s), %llu blocks not"
+		" walked over %d a second per CPU, %llu waits lost (map full)\n",
+		(unsigned long long)st->offcpu_waits, st->offcpu_ns / 1e9,
+		(unsigned long long)st->offcpu_unwalked, (unsigned long long)st->offcpu_short,
+		o->off_cpu_min_ns / 1e6, st->offcpu_short_ns / 1e9,
+		(unsigned long long)st->offcpu_capped, CPROF_OFFCPU_UNWINDS,
+		(unsigned long long)st->offcpu_lost);
+}
+
 void summary_print(FILE *f, const struct summary *s, const struct options *o)
 {
 	struct problems p = { .f = f };
@@ -307,5 +322,7 @@ void summary_print(FILE *f, const struct summary *s, const struct options *o)
 		top(f, s, o);
 		data_problems(&p, s, o);
 	}
+	if (o->off_cpu)
+		off_cpu_line(f, s, o);
 	bound_problems(&p, s, o);
 }

@@ -105,6 +105,17 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "read_failed", st->unwind_status[CPROF_UNWIND_READ], false);
 	ju(f, "no_cfi", st->unwind_status[CPROF_UNWIND_NO_ROW], false);
 	ju(f, "bad_cfa", st->unwind_status[CPROF_UNWIND_BAD_CFA], true);
+	fprintf(f, " },\n  \"off_cpu\": { ");
+	fprintf(f, "\"enabled\": %s, ", o->off_cpu ? "true" : "false");
+	ju(f, "min_ns", o->off_cpu ? o->off_cpu_min_ns : 0, false);
+	ju(f, "walks_per_s_per_cpu", CPROF_OFFCPU_UNWINDS, false);
+	ju(f, "waits", st->offcpu_waits, false);
+	ju(f, "waits_without_stacks", st->offcpu_unwalked, false);
+	ju(f, "charged_ns", st->offcpu_ns, false);
+	ju(f, "short_waits", st->offcpu_short, false);
+	ju(f, "short_ns", st->offcpu_short_ns, false);
+	ju(f, "walks_over_budget", st->offcpu_capped, false);
+	ju(f, "lost", st->offcpu_lost, true);
 	fprintf(f, " },\n  \"unwind_tables\": { ");
 	ju(f, "built", ts->built, false);
 	jd(f, "build_s", ts->build_seconds, false);

@@ -617,7 +617,7 @@ static int collect(struct symcache *c, const struct process *p, const struct sta
 
 static bool has_samples(const struct process *p)
 {
-	return p->samples.samples || agg_lost_total(&p->samples);
+	return !agg_empty(&p->samples);
 }
 
 static int cmp_entry(const void *pa, const void *pb)

@@ -178,6 +178,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		.time_nanos = start_ns,
 		.duration_nanos = duration_ns,
 		.period = 1000000000LL / o->frequency,
+		.off_cpu = o->off_cpu,
 	};
 	size_t queued = 0;
 	struct errbuf err = { "" };
@@ -216,7 +217,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		struct profile_stats st;
 		char name[NAME_MAX_LEN];
 
-		if (!p->samples.samples && !agg_lost_total(&p->samples))
+		if (agg_empty(&p->samples))
 			continue;
 		if (unique_name(&used, p, prefix, name, sizeof(name))) {
 			say(o, "pid %u: no file name left", p->pid);

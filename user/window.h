@@ -26,6 +26,7 @@ struct window_opts {
 	struct outdir *out;    /* where the profiles go (a new window of it) */
 	bool stamped;          /* prefix file names with the start time */
 	unsigned int frequency;
+	bool off_cpu;          /* files carry off-CPU time too */
 	const char *debug_root;
 	bool addresses_only;   /* --symbolize=none: see struct symbolizer */
 	uint64_t dwarf_max_bytes; /* see struct symbolizer */

@@ -58,17 +58,18 @@ for k in sys.argv[2].split("."):
 print(v)' "$1" "$2" 2>/dev/null
 }
 
-# folded FILE: one line per sample, "COUNT<TAB>LABELS<TAB>root;...;leaf",
-# from `go tool pprof -raw`.  LABELS is the sample's label text as printed.
-# A location with inlined functions contributes all of them, outermost
-# first, as separate frames.
+# folded FILE [N]: one line per sample, "COUNT<TAB>LABELS<TAB>root;...;leaf",
+# from `go tool pprof -raw`; COUNT is the sample's Nth value (default 1:
+# samples/count; 3: off_cpu/nanoseconds of an --off-cpu profile).  LABELS
+# is the sample's label text as printed.  A location with inlined
+# functions contributes all of them, outermost first, as separate frames.
 folded() {
-	go tool pprof -raw "$1" 2>/dev/null | awk '
+	go tool pprof -raw "$1" 2>/dev/null | awk -v col="${2:-1}" '
 	/^Samples:/ { insamples = 1; next }
 	/^Locations/ { insamples = 0; inloc = 1; next }
 	/^Mappings/ { inloc = 0; next }
-	insamples && /^ *[0-9]+ +[0-9]+: / {
-		n++; cnt[n] = $1; sub(/^ *[0-9]+ +[0-9]+: */, ""); ids[n] = $0; lab[n] = ""; next
+	insamples && /^ *[0-9]+( +[0-9]+)+: / {
+		n++; cnt[n] = $col; sub(/^ *[0-9]+( +[0-9]+)+: */, ""); ids[n] = $0; lab[n] = ""; next
 	}
 	insamples && n && /^ +[a-z_]+:/ { sub(/^ +/, ""); lab[n] = lab[n] $0 " "; next }
 	inloc && /^ +[0-9]+: / {

@@ -13,13 +13,14 @@ WORK=$PWD/tests/workloads/pysplit.py
 
 require_root "python frames"
 
-# run NAME PYTHON MODE SECS [CPROF-ARGS...]: runs the workload, profiles its
-# pid for SECS at 499 Hz, then stops it; leaves $T/NAME.folded, .raw (the
-# profile's locations), .out (what the workload printed) and .err.
+# run NAME PYTHON MODE SECS [CPROF-ARGS...]: runs the workload (with the
+# interpreter options in $PYOPTS), profiles its pid for SECS at 499 Hz, then
+# stops it; leaves $T/NAME.folded, .raw (the profile's locations), .out
+# (what the workload printed) and .err.
 run() {
 	_n=$1 _py=$2 _mode=$3 _s=$4
 	shift 4
-	"$_py" "$WORK" "$_mode" 60 >"$T/$_n.out" &
+	"$_py" ${PYOPTS:-} "$WORK" "$_mode" 60 >"$T/$_n.out" &
 	BG="$BG $!"
 	_pid=$(wait_pid_file "$T/$_n.out")
 	sleep 0.3
@@ -31,6 +32,17 @@ run() {
 
 # share M N MIN: M of N is at least MIN (a fraction), with N >= 50.
 share() { awk -v m="$1" -v n="$2" -v f="$3" 'BEGIN { exit !(n >= 50 && m >= f * n) }'; }
+
+# native_only LABEL NAME ERE: the run NAME kept its native frames, >=90% in
+# the interpreter's loop, none named as Python, and its summary says ERE.
+native_only() {
+	_all=$(sum_where "$T/$2.folded" .)
+	_named=$(sum_where "$T/$2.folded" ';(outer|hot|cold|\[python)')
+	_eval=$(sum_where "$T/$2.folded" ';_PyEval_EvalFrameDefault')
+	check "$1, native frames only ($_named of $_all named, $_eval in the loop)" \
+		sh -c "[ $_all -ge 50 ] && [ $_named -eq 0 ] && [ $_eval -ge $((_all * 9 / 10)) ] &&
+		       grep -Eq '$3' '$T/$2.err'"
+}
 
 # The split, in one interpreter: the outer function on nearly every
 # sample, hot's share as the program measured it, file and line on hot.
@@ -60,6 +72,31 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	split_checks "python $v (libpython3.so, pyenv)" "py$v"
 done
 
+# -X perf (3.12+): a trampoline without CFI between each Python function's
+# interpreter frames, stepped by the rule the loader found for it; the
+# stacks as complete as without it, down to _start.
+for v in 3.12 3.13; do
+	dir=$(ls -d "$PYENV/$v".* 2>/dev/null | sort -V | tail -n1)
+	if [ -z "$dir" ]; then
+		skip "python $v -X perf" "CPython $v is not installed under $PYENV"
+		continue
+	fi
+	PYOPTS="-X perf" run "perf$v" "$dir/bin/python$v" split 3 -v
+	split_checks "python $v -X perf (perf trampolines)" "perf$v"
+	all=$(sum_where "$T/perf$v.folded" .)
+	whole=$(sum_where "$T/perf$v.folded" '\t_start;([^;]*;)*py::outer:')
+	check "python $v -X perf: >=95% of samples unwound from a trampoline to _start ($whole of $all)" \
+		share "$whole" "$all" 0.95
+	check "python $v -X perf: the trampolines' arenas counted" \
+		grep -Eq 'perf trampolines: [1-9][0-9]* arenas walked' "$T/perf$v.err"
+	# The trampolines are native frames: walked with --no-python too.
+	PYOPTS="-X perf" run "perfnopy$v" "$dir/bin/python$v" split 2 --no-python
+	all=$(sum_where "$T/perfnopy$v.folded" .)
+	whole=$(sum_where "$T/perfnopy$v.folded" '\t_start;([^;]*;)*py::outer:')
+	check "python $v -X perf --no-python: >=95% of samples unwound from a trampoline to _start ($whole of $all)" \
+		share "$whole" "$all" 0.95
+done
+
 if [ -x /usr/bin/python3.11 ]; then
 	run debian /usr/bin/python3.11 split 3
 	split_checks "Debian python3.11 (in the executable, .dynsym only)" debian
@@ -85,6 +122,32 @@ for fn in thread_alpha thread_beta thread_gamma; do
 	check "python $v threads: >=90% of thread ${tid:-?}'s samples show its $fn ($own of $all)" \
 		awk -v m="$own" -v n="$all" 'BEGIN { exit !(n >= 20 && m >= 0.9 * n) }'
 done
+
+# Another mount namespace: the interpreter, its libpython (copies: files of
+# their own) and the program in a tmpfs mounted only there, the standard
+# library bound under it.  None of it is on the host's paths: what is read
+# is read through the process's root.
+NS=$T/ns HOSTWORK=$WORK
+mkdir -p "$NS"
+cat >"$T/nspy" <<EOF
+#!/bin/sh
+exec unshare -m --propagation private sh -c '
+	mount -t tmpfs cprof-test "$NS" &&
+	mkdir -p "$NS/py/bin" "$NS/py/lib/python$v" &&
+	cp "$PY" "$NS/py/bin/" && cp "$dir/lib/libpython$v.so.1.0" "$NS/py/lib/" &&
+	mount --bind "$dir/lib/python$v" "$NS/py/lib/python$v" &&
+	cp "$HOSTWORK" "$NS/" &&
+	LD_LIBRARY_PATH="$NS/py/lib" exec "$NS/py/bin/python$v" "\$@"' nspy "\$@"
+EOF
+chmod +x "$T/nspy"
+WORK=$NS/pysplit.py
+run mntns "$T/nspy" split 3
+if [ -s "$T/mntns.out" ] && [ ! -e "$NS/py/lib/libpython$v.so.1.0" ]; then
+	split_checks "python $v in a mount namespace of its own" mntns
+else
+	check "python $v in a mount namespace of its own: started, its files not on the host" false
+fi
+WORK=$HOSTWORK
 
 # A C extension: its native frames below the Python function calling it.
 run zlib "$PY" zlib 3
@@ -152,6 +215,35 @@ else
 	skip "python 3.7 (no layout)" "CPython 3.7 is not installed under $PYENV"
 fi
 
+# A free-threaded build (3.13t; none is installed here, none can be
+# fetched) has layouts of its own: known by its file name (the "t"), or by
+# the symbol only such a build exports, it is reported and left to native
+# frames, never read with 3.13's offsets.  Stood for by pyenv's 3.13: its
+# libpython preloaded as libpython3.13t.so.1.0, then under its own name
+# with a dynamic symbol renamed to _Py_MergeZeroLocalRefcount.
+lib=$(ls "$PYENV"/3.13.*/lib/libpython3.13.so.1.0 2>/dev/null | sort -V | tail -n1)
+if [ -n "$lib" ]; then
+	py13=$(dirname "$(dirname "$lib")")/bin/python3.13
+	mkdir -p "$T/ft" "$T/ftsym"
+	cp "$lib" "$T/ft/libpython3.13t.so.1.0"
+	python3 - "$lib" "$T/ftsym/libpython3.13.so.1.0" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+old, new = b"\0PyMarshal_ReadLongFromFile\0", b"\0_Py_MergeZeroLocalRefcount\0"
+assert len(old) == len(new) and old in b
+open(sys.argv[2], "wb").write(b.replace(old, new))
+PY
+	# preloaded into the interpreter alone (ASan's cprof-bpf must load first)
+	printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$T/ft/libpython3.13t.so.1.0" "$py13" >"$T/ftpy"
+	chmod +x "$T/ftpy"
+	run ftname "$T/ftpy" split 2 -v
+	LD_LIBRARY_PATH=$T/ftsym run ftsym "$py13" split 2 -v
+	native_only "free-threaded 3.13t by its name: reported" ftname 'unknown CPython \(3\.13t first\)'
+	native_only "free-threaded 3.13t by its symbol: reported" ftsym 'unknown CPython \(3\.13t first\)'
+else
+	skip "free-threaded 3.13t" "CPython 3.13 is not installed under $PYENV"
+fi
+
 # Memory that does not match the layout: pyenv's 3.12 with its Py_Version
 # patched to say 3.11 (a copy of libpython, found first by the loader)
 # is read with 3.11's offsets.  Its samples must keep their native frames,
@@ -175,12 +267,8 @@ for l in subprocess.run(["readelf", "-lW", f], capture_output=True, text=True).s
                 o.write(struct.pack("<Q", 0x030b07f0))
 PY
 	LD_LIBRARY_PATH=$T/lie run lie "$(dirname "$(dirname "$lib")")/bin/python3.12" split 2 -v
-	n=$(sum_where "$T/lie.folded" .)
-	o=$(sum_where "$T/lie.folded" ';(outer|hot|cold|\[python)')
-	e=$(sum_where "$T/lie.folded" ';_PyEval_EvalFrameDefault')
-	check "3.12 claiming 3.11: native frames only, no name misread, the reason counted ($o of $n named, $e in the loop)" \
-		sh -c "[ $n -ge 50 ] && [ $o -eq 0 ] && [ $e -ge $((n * 9 / 10)) ] &&
-		       grep -Eq 'python: 1 processes, 0 of their [0-9]+ samples.*([1-9][0-9]* no thread state|[1-9][0-9]* read failed|[1-9][0-9]* layout mismatch)' '$T/lie.err'"
+	native_only "3.12 claiming 3.11: no name misread, the reason counted" lie \
+		'python: 1 processes, 0 of their [0-9]+ samples.*([1-9][0-9]* no thread state|[1-9][0-9]* read failed|[1-9][0-9]* layout mismatch)'
 else
 	skip "3.12 claiming 3.11" "CPython 3.12 is not installed under $PYENV"
 fi

@@ -21,28 +21,10 @@
 
 #include "python_layout.h"
 #include "python_lines.h"
+#include "pyenv.h"
 #include "testlib.h"
 
-#define PYENV "/root/.pyenv/versions"
-
 static const char *const versions[] = { "3.8", "3.9", "3.10", "3.11", "3.12", "3.13" };
-
-/* The directory of the pyenv install of 3.@minor ("3.12.1"), or NULL. */
-static const char *install_of(const char *v, char *buf, size_t len)
-{
-	char cmd[256];
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "ls -d " PYENV "/%s.* 2>/dev/null | sort -V | tail -1", v);
-	f = popen(cmd, "r");
-	if (!f)
-		return NULL;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
-	pclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return buf[0] ? buf : NULL;
-}
 
 /* The row of user/python_layout.c for @l, as tools/pylayout.c prints it. */
 static void print_row(const struct py_layout *l, char *buf, size_t len)
@@ -215,7 +197,7 @@ int main(void)
 		unsigned minor = (unsigned)atoi(v + 2);
 		char dir[512];
 
-		if (!install_of(v, dir, sizeof(dir))) {
+		if (!pyenv_install(v, dir, sizeof(dir))) {
 			char name[64];
 
 			snprintf(name, sizeof(name), "python %s", v);

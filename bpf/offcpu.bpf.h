@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * offcpu.bpf.h: off-CPU time (--off-cpu), loaded only when asked for.
+ *
+ * One program on the scheduler's switch.  A profiled thread that blocks
+ * (leaves the CPU not preempted) is stamped, and its stacks walked while
+ * it is still current: the sampler's own code, stored in the live pair.
+ * When it is switched back in, a wait of at least the minimum is charged
+ * to those stacks in the live pair of off-CPU maps, so a wait spanning
+ * windows is charged to the window it ends in (its stacks, drained
+ * before, carry the CPROF_STACK_F_OFFCPU mark that has the loader keep
+ * them); a shorter one is only counted.
+ *
+ * sched_switch fires very often: the wait lives in the task's own storage
+ * (no hashing), and a block is walked only within a per-CPU budget and
+ * unless the thread's last wait from the same place (where it entered the
+ * kernel) was a short one, which it most likely is again.
+ *
+ * (A thread is not current when it is switched in, and this kernel may
+ * have neither kprobes nor fentry on finish_task_switch() to walk it
+ * there: so the walk happens before the wait's length is known.)
+ *
+ * Included at the end of cprof.bpf.c: uses its filters and stack helpers.
+ */
+#ifndef CPROF_OFFCPU_BPF_H
+#define CPROF_OFFCPU_BPF_H
+
+/* Whether this CPU may walk one more stack this second. */
+static __always_inline bool take_walk(__u64 now)
+{
+	__u32 zero = 0;
+	struct offcpu_budget *b = bpf_map_lookup_elem(&offcpu_budget, &zero);
+	__u64 second = now / 1000000000ULL;
+
+	if (!b)
+		return false;
+	if (b->second != second) {
+		b->second = second;
+		b->used = 0;
+	}
+	if (b->used >= offcpu_unwinds)
+		return false;
+	b->used++;
+	return true;
+}
+
+/* The user stack @task (current) blocked in, from its registers at kernel entry. */
+static __always_inline __u64 blocked_user_stack(struct task_struct *task, struct pt_regs *regs,
+						__u32 pid, __u32 pair, __u64 epoch,
+						struct cprof_stats *s)
+{
+	struct unwind_loop l;
+	struct window_span *span = unwind_begin(&l, pid);
+	struct unwind_ctx *c = l.c;
+
+	if (!span || !c)
+		return CPROF_STACK_ERR_READ;
+	c->pc = regs->ip;
+	c->sp = regs->sp;
+	c->bp = regs->bp;
+	return walk_user_stack(&l, span, pair, epoch, CPROF_STACK_F_OFFCPU, s);
+}
+
+/* @t's wait, of @task, ended at @now: charged, or only counted when short. */
+static __always_inline void end_wait(void *ctx, struct offcpu_task *t, struct task_struct *task,
+				     __u64 now)
+{
+	struct cprof_stats *s = get_stats();
+	struct cprof_sample_key key = {};
+	__u64 wait = now - t->start;
+
+	t->start = 0;
+	if (!s)
+		return;
+	if (wait < offcpu_min_ns) {
+		s->offcpu_short++;
+		s->offcpu_short_ns += wait;
+		t->short_site = t->site;
+		return;
+	}
+	t->short_site = 0;
+	key.pid = t->pid;
+	key.tid = task->pid;
+	/* Known only now, for most waits: the short ones never need it. */
+	key.gen = note_process(t->pid, task, false, false);
+	if (key.gen != t->gen) {
+		/* walked in another image of the process, or not at all */
+		t->ustack = t->kstack = CPROF_STACK_UNWALKED;
+		t->pystack = CPROF_PY_NONE;
+		t->walked_site = 0;
+	}
+	key.ustack = t->ustack;
+	key.kstack = t->kstack;
+	key.pystack = t->pystack;
+	__builtin_memcpy(key.comm, task->comm, sizeof(key.comm));
+	s->offcpu_waits++;
+	if (key.ustack == CPROF_STACK_UNWALKED)
+		s->offcpu_unwalked++;
+	if (count_add(live_epoch & 1 ? (void *)&offcpu1 : (void *)&offcpu0, &key, wait))
+		s->offcpu_ns += wait;
+	else
+		s->offcpu_lost++;
+}
+
+/*
+ * Names where a thread entered the kernel: its user pc and stack pointer
+ * there.  The same place mostly blocks the same way, on the same stacks.
+ */
+static __always_inline __u64 block_site(const struct pt_regs *regs)
+{
+	return regs->ip ^ (regs->sp * 0x9e3779b97f4a7c15ULL);
+}
+
+/*
+ * @prev (current) blocks: stamps it and walks its stacks, unless its last
+ * wait from the same place was short (this one most likely is too) or
+ * this CPU is out of walks for the second.  Not walked, it keeps the
+ * stacks of its last walk from the same place, if that was where.
+ */
+static __always_inline void begin_wait(void *ctx, struct offcpu_task *t, struct task_struct *prev,
+				       __u64 now)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	__u64 epoch, site = block_site(regs);
+	__u32 pid = prev->tgid;
+	struct cprof_stats *s;
+	bool exec;
+
+	t->start = now;
+	t->site = site;
+	if (site == t->short_site || !(s = get_stats()))
+		goto keep;
+	if (!take_walk(now)) {
+		s->offcpu_capped++;
+		goto keep;
+	}
+	/* One walk whichever pair is live: the unwinder is verified once. */
+	exec = in_execve(prev);
+	epoch = live_epoch;
+	t->pid = pid;
+	t->gen = note_process(pid, prev, exec, false);
+	t->walked_site = site;
+	/* less this program and the tracepoint's caller: from __schedule on */
+	t->kstack = kernel_stacks ? kernel_stack(ctx, epoch & 1, epoch, 2, CPROF_STACK_F_OFFCPU) :
+				    CPROF_STACK_NONE;
+	t->ustack = exec ? CPROF_STACK_NONE :
+			   blocked_user_stack(prev, regs, pid, epoch & 1, epoch, s);
+	t->pystack = python_stacks && !exec ?
+			     python_stack(pid, prev->pid, t->gen, prev->thread.fsbase, epoch) :
+			     CPROF_PY_NONE;
+	return;
+keep:
+	if (site != t->walked_site || pid != t->pid) {
+		t->ustack = t->kstack = CPROF_STACK_UNWALKED;
+		t->pystack = CPROF_PY_NONE;
+		t->walked_site = 0;
+		t->pid = pid;
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct offcpu_task *t = NULL;
+	__u64 now = 0; /* read only when needed: most switches need no time */
+
+	/* (The idle task never waits: half the switches of a host that idles.) */
+	if (next->pid)
+		t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
+	if (t && t->start) {
+		now = bpf_ktime_get_ns();
+		end_wait(ctx, t, next, now);
+	}
+	/*
+	 * Preempted, it still wants the CPU: not a wait.  Idle never blocks;
+	 * kernel threads wait for work, which is idleness too; an exiting
+	 * task does not come back.
+	 */
+	if (preempt || !prev_state || prev->pid == 0 || (prev->flags & (PF_KTHREAD | PF_EXITING)))
+		return 0;
+	if (!wanted(prev->tgid, prev))
+		return 0;
+	t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (t)
+		begin_wait(ctx, t, prev, now ? now : bpf_ktime_get_ns());
+	return 0;
+}
+
+#endif

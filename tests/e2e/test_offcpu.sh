@@ -1,0 +1,87 @@
+#!/bin/sh
+# End-to-end: --off-cpu on workloads that wait in known places
+# (tests/workloads/offcpu.c), read back through `go tool pprof`.
+. "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d)
+BG=
+trap 'stop_all; rm -rf "$T"' EXIT
+
+# --- bad input (no privileges needed: refused before anything loads) --------
+for bad in 2x -1 0 0.5ms 61s 1h ""; do
+	$CPROF --off-cpu --off-cpu-min "$bad" -d 1 -o "$T/bad" >"$T/err" 2>&1; rc=$?
+	check "--off-cpu-min '$bad': exit 2, one line naming the option" \
+		sh -c "[ $rc -eq 2 ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q -- '--off-cpu-min' '$T/err' && [ ! -e '$T/bad' ]"
+done
+$CPROF --off-cpu-min 5ms -d 1 -o "$T/bad" >"$T/err" 2>&1; rc=$?
+check "--off-cpu-min without --off-cpu: exit 2" \
+	sh -c "[ $rc -eq 2 ] && grep -q -- 'needs --off-cpu' '$T/err' && [ ! -e '$T/bad' ]"
+
+require_root "off-CPU share of the sleeping function" "CPU + off-CPU cover the window" \
+	"default sample type stays cpu" "summary reports off-CPU" \
+	"mutex waiter through pthread_mutex_lock" "wait spanning windows"
+
+# off_cpu FILE PATTERN: ns off the CPU of samples whose line matches PATTERN.
+off_cpu() {
+	folded "$1" 3 >"$1.off"
+	sum_where "$1.off" "$2"
+}
+
+# --- ~70% asleep in sleep_phase, ~30% computing in compute_phase -----------
+# Real-time, above the host's other work: time it waits runnable behind
+# others is neither CPU nor off-CPU (a preempted thread is not waiting),
+# and on a shared, busy host it would eat into the cover.
+start PID chrt -f 1 $BUILD/workloads/offcpu sleep 13
+sleep 0.5
+$CPROF --off-cpu --pid "$PID" --duration 10 --output-dir "$T/sleep" \
+	--json-summary "$T/sleep.json" 2>"$T/sleep.err"
+F="$T/sleep/offcpu-$PID.pb.gz"
+wait $BG # its own measure comes at its end
+BG=
+own=$(sed -n 2p "$T/pid."* 2>/dev/null | head -n1)
+dur=$(go tool pprof -raw "$F" 2>/dev/null | awk '/^Duration:/ { print $2 * 1e9 }')
+period=$(go tool pprof -raw "$F" 2>/dev/null | awk '/^Period:/ { print $2 }')
+asleep=$(off_cpu "$F" ';sleep_phase;')
+folded "$F" >"$T/sleep.folded"
+computing=$(sum_where "$T/sleep.folded" ';compute_phase(;|$)')
+check "off-CPU share of the sleeping function within 5 points of its own (off=$asleep ns of $dur; own: $own)" \
+	awk -v off="$asleep" -v dur="$dur" -v own="$own" 'BEGIN {
+		split(own, m, " "); if (!dur || !m[3]) exit 1
+		d = off / dur - m[1] / m[3]; exit !(d * d < 0.05 * 0.05) }'
+check "CPU + off-CPU cover the window (cpu=$computing x $period ns, off=$asleep ns, of $dur)" \
+	awk -v c="$computing" -v p="$period" -v off="$asleep" -v dur="$dur" \
+	'BEGIN { exit !(dur > 0 && (c * p + off) / dur >= 0.90) }'
+check "default sample type stays cpu" \
+	sh -c "go tool pprof -top '$F' 2>/dev/null | grep -q '^Type: cpu'"
+waits=$(jget "$T/sleep.json" off_cpu.waits)
+min=$(jget "$T/sleep.json" off_cpu.min_ns)
+check "summary reports off-CPU (waits=$waits, min_ns=$min)" \
+	sh -c "grep -q 'off-CPU: [1-9][0-9]* waits charged' '$T/sleep.err' &&
+	       [ '${waits:-0}' -gt 0 ] && [ '$min' = 1000000 ]"
+
+# --- two threads, one mutex: the waiter blocks in pthread_mutex_lock -------
+start PID $BUILD/workloads/offcpu mutex 9
+sleep 0.5
+$CPROF --off-cpu --comm offcpu --duration 6 --output-dir "$T/mutex" 2>"$T/mutex.err"
+F="$T/mutex/offcpu-$PID.pb.gz"
+waited=$(off_cpu "$F" 'thread_name:.waiter.')
+in_lock=$(sum_where "$F.off" 'thread_name:.waiter..*;wait_for_lock;_*pthread_mutex_lock;')
+check "mutex waiter through pthread_mutex_lock to its caller ($in_lock of $waited ns)" \
+	awk -v a="$in_lock" -v w="$waited" 'BEGIN { exit !(w > 1e9 && a >= 0.9 * w) }'
+stop_all
+
+# --- waits of 2.5 s, windows of 2 s: charged to the window each ends in -----
+start PID $BUILD/workloads/offcpu longsleep 12
+sleep 0.3
+$CPROF --off-cpu --pid "$PID" --interval 2 --duration 8 --output-dir "$T/win" 2>"$T/win.err"
+best=0
+lost=0
+for f in "$T"/win/*.pb.gz; do
+	n=$(off_cpu "$f" ';sleep_phase;')
+	l=$(sum_where "$f.off" 'stack not found')
+	best=$(awk -v a="$best" -v b="$n" 'BEGIN { print (b > a ? b : a) }')
+	lost=$(awk -v a="$lost" -v b="$l" 'BEGIN { print a + b }')
+done
+check "wait spanning windows charged whole, with its stack ($best ns in one window, $lost lost)" \
+	awk -v b="$best" -v l="$lost" 'BEGIN { exit !(b >= 2.4e9 && l == 0) }'
+stop_all

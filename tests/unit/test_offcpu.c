@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tests for the loader's side of --off-cpu: the values each sample gets
+ * per sample type, waits aggregated beside CPU samples, --off-cpu-min's
+ * times, and the off-CPU stacks kept from one window to the next.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "options.h"
+#include "profile.h"
+#include "stackstore.h"
+#include "testlib.h"
+
+static void test_values(void)
+{
+	const struct agg_entry both = { .count = 3, .off_cpu_ns = 5000000 };
+	const struct agg_entry waits = { .off_cpu_ns = 7 };
+	int64_t v[PROFILE_MAX_VALUES] = { -1, -1, -1 };
+	size_t n;
+
+	n = profile_values(&both, 10000000, false, v);
+	CHECK(n == 2 && v[0] == 3 && v[1] == 30000000 && v[2] == -1,
+	      "values: without --off-cpu, samples and cpu only", "%zu %lld %lld %lld", n,
+	      (long long)v[0], (long long)v[1], (long long)v[2]);
+	n = profile_values(&both, 10000000, true, v);
+	CHECK(n == 3 && v[0] == 3 && v[1] == 30000000 && v[2] == 5000000,
+	      "values: with --off-cpu, a third: off_cpu ns", "%zu %lld %lld %lld", n,
+	      (long long)v[0], (long long)v[1], (long long)v[2]);
+	n = profile_values(&waits, 10000000, true, v);
+	CHECK(n == 3 && v[0] == 0 && v[1] == 0 && v[2] == 7,
+	      "values: a wait sets only off_cpu", "%zu %lld %lld %lld", n, (long long)v[0],
+	      (long long)v[1], (long long)v[2]);
+}
+
+static void test_aggregate(void)
+{
+	struct cprof_sample_key k = { .pid = 1, .tid = 2, .ustack = CPROF_STACK_HASHED | 5 };
+	struct cprof_sample_key other = k;
+	struct agg a;
+	struct agg_entry *e;
+	size_t it = 0, n = 0;
+
+	other.kstack = CPROF_STACK_HASHED | 9;
+	agg_init(&a);
+	CHECK(agg_empty(&a), "aggregate: empty at first", "not empty");
+	agg_add_off_cpu(&a, &k, 1500);
+	CHECK(!agg_empty(&a) && a.samples == 0 && a.off_cpu_ns == 1500,
+	      "aggregate: waits alone make a process worth a file", "%llu %llu",
+	      (unsigned long long)a.samples, (unsigned long long)a.off_cpu_ns);
+	agg_add(&a, &k, 4);
+	agg_add_off_cpu(&a, &k, 500);
+	agg_add_off_cpu(&a, &other, 10);
+	while ((e = hmap_next(&a.map, &it))) {
+		n++;
+		if (e->key.kstack == k.kstack)
+			CHECK(e->count == 4 && e->off_cpu_ns == 2000,
+			      "aggregate: samples and waits of the same stacks share an entry",
+			      "%llu %llu", (unsigned long long)e->count,
+			      (unsigned long long)e->off_cpu_ns);
+	}
+	CHECK(n == 2 && a.off_cpu_ns == 2010 && a.samples == 4,
+	      "aggregate: totals of both kinds", "%zu %llu %llu", n,
+	      (unsigned long long)a.off_cpu_ns, (unsigned long long)a.samples);
+	agg_reset(&a);
+	CHECK(agg_empty(&a) && a.off_cpu_ns == 0, "aggregate: reset forgets waits", "%llu",
+	      (unsigned long long)a.off_cpu_ns);
+	agg_free(&a);
+}
+
+static void test_times(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t ns; /* 0: refused */
+	} cases[] = {
+		{ "5", 5000000 },     { "250us", 250000 }, { "2ms", 2000000 },
+		{ "1s", 1000000000 }, { "1500ns", 1500 },  { "60s", 60000000000ULL },
+		{ "61s", 0 },         { "", 0 },           { "ms", 0 },
+		{ "1.5ms", 0 },       { "-1", 0 },         { "1h", 0 },
+		{ "2 ms", 0 },        { "99999999999999999999", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t ns = 0;
+		int ret = options_parse_time_ns(cases[i].s, &ns);
+		char name[80];
+
+		snprintf(name, sizeof(name), "time: '%s' -> %llu", cases[i].s,
+			 (unsigned long long)cases[i].ns);
+		if (cases[i].ns)
+			CHECK(ret == 0 && ns == cases[i].ns, name, "%d %llu", ret,
+			      (unsigned long long)ns);
+		else
+			CHECK(ret < 0, name, "accepted as %llu", (unsigned long long)ns);
+	}
+}
+
+static void test_carry(void)
+{
+	const uint64_t a[] = { 1, 2, 3 }, b[] = { 4, 5 }, c[] = { 6, 7, 8, 9 };
+	struct stackstore s;
+	const uint64_t *ip;
+	uint32_t nr = 0, status = 0;
+
+	stackstore_init(&s);
+	stackstore_add(&s, 100, a, 3, CPROF_STACK_F_OFFCPU);
+	stackstore_add(&s, 200, b, 2, CPROF_STACK_F_DWARF);
+	stackstore_add(&s, 300, c, 4, CPROF_STACK_F_OFFCPU | CPROF_STACK_F_DWARF);
+	CHECK(stackstore_carry(&s, CPROF_STACK_F_OFFCPU, 100) == 0, "carry: succeeds", "failed");
+	ip = stackstore_get(&s, 100, &nr, &status);
+	CHECK(ip && nr == 3 && ip[2] == 3 && status == CPROF_STACK_F_OFFCPU,
+	      "carry: an off-CPU stack stays, frames and status", "%p %u", (const void *)ip, nr);
+	CHECK(!stackstore_get(&s, 200, &nr, NULL), "carry: other stacks go", "kept");
+	ip = stackstore_get(&s, 300, &nr, NULL);
+	CHECK(ip && nr == 4 && ip[0] == 6 && ip[3] == 9, "carry: the other off-CPU stack stays",
+	      "%p", (const void *)ip);
+	/* Room for 5 frames: the newest (300, 4 frames) fits, 100 then does not. */
+	CHECK(stackstore_carry(&s, CPROF_STACK_F_OFFCPU, 5) == 0 &&
+		      stackstore_get(&s, 300, &nr, NULL) && !stackstore_get(&s, 100, &nr, NULL),
+	      "carry: within its bound, the newest kept", "wrong stacks kept");
+	CHECK(stackstore_carry(&s, CPROF_STACK_F_OFFCPU, 0) == 0 &&
+		      !stackstore_get(&s, 300, &nr, NULL),
+	      "carry: a bound of 0 keeps none", "kept");
+	stackstore_free(&s);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_values();
+	test_aggregate();
+	test_times();
+	test_carry();
+	return T_EXIT();
+}
