@@ -217,7 +217,8 @@ static __always_inline void count_sample(void *counts, void *lost,
 		count_lost(lost, key->pid, CPROF_LOST_COUNTS_FULL);
 }
 
-static __always_inline void send_event(__u32 type, struct task_struct *task, __u64 gen)
+static __always_inline void send_event(__u32 type, struct task_struct *task, __u64 gen,
+				       __u64 addr)
 {
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 	struct cprof_event *ev;
@@ -233,6 +234,7 @@ static __always_inline void send_event(__u32 type, struct task_struct *task, __u
 	ev->type = type;
 	ev->pid = BPF_CORE_READ(task, tgid);
 	ev->gen = gen;
+	ev->addr = addr;
 	ev->ktime_ns = bpf_ktime_get_ns();
 	ev->start_time = BPF_CORE_READ(leader, start_time);
 	BPF_CORE_READ_STR_INTO(&ev->comm, leader, comm);
@@ -265,7 +267,9 @@ static __always_inline __u64 note_process(__u32 pid, struct task_struct *task, b
 	img.gen = bpf_ktime_get_ns();
 	img.in_exec = exec;
 	if (bpf_map_update_elem(&known_pids, &pid, &img, k ? BPF_EXIST : BPF_NOEXIST) == 0) {
-		send_event(CPROF_EV_NEW_PROC, task, img.gen);
+		/* the user registers saved at kernel entry, or at the sample's interrupt */
+		send_event(CPROF_EV_NEW_PROC, task, img.gen,
+			   exec ? 0 : ((struct pt_regs *)bpf_task_pt_regs(task))->ip);
 		return img.gen;
 	}
 	/* Another CPU announced it first. */
@@ -355,7 +359,7 @@ int BPF_PROG(on_exec, struct task_struct *task)
 announce:
 	forget_entry(pid, true); /* the mappings of the old image */
 	/* The new image is announced now, while its mappings can be read. */
-	send_event(CPROF_EV_EXEC, task, img.gen);
+	send_event(CPROF_EV_EXEC, task, img.gen, 0);
 	return 0;
 }
 
@@ -373,7 +377,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 		return 0; /* never sampled: nothing to say */
 	known->exited = 1;
 	forget_entry(pid, false);
-	send_event(CPROF_EV_EXIT, task, known->gen);
+	send_event(CPROF_EV_EXIT, task, known->gen, 0);
 	return 0;
 }
 

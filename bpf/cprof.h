@@ -185,7 +185,13 @@ struct cprof_event {
 	__u64 ktime_ns;    /* bpf_ktime_get_ns() at the event */
 	__u64 start_time;  /* task start_time (ns since boot): tells pid reuse */
 	char comm[CPROF_COMM_LEN]; /* process (group leader) name */
-	__u64 addr;        /* CPROF_EV_PY_CODE: the code object's address */
+	/*
+	 * CPROF_EV_PY_CODE: the code object's address; CPROF_EV_NEW_PROC: the
+	 * user pc of the sample or block that found the process, whose
+	 * file's table its first walk could not ask for (the loader had not
+	 * numbered its files yet).
+	 */
+	__u64 addr;
 };
 
 /*

@@ -206,7 +206,9 @@ static int on_event(void *ctx, const void *data, size_t size)
 	comm[CPROF_COMM_LEN] = '\0';
 	switch (ev->type) {
 	case CPROF_EV_NEW_PROC:
-		process_of(r, ev->pid, ev->gen, comm, NULL);
+		p = process_of(r, ev->pid, ev->gen, comm, &created);
+		if (p && created && r->tables && !stop_signal)
+			tables_want_at(r->tables, p, ev->addr);
 		break;
 	case CPROF_EV_EXEC:
 		/*

@@ -477,6 +477,21 @@ void tables_want(struct tables *t, uint32_t file)
 	publish(t, file);
 }
 
+void tables_want_at(struct tables *t, const struct process *p, uint64_t addr)
+{
+	for (size_t i = 0; p->have_maps && i < p->maps.n; i++) {
+		const struct vma *v = &p->maps.v[i];
+		struct obj_entry *e;
+
+		if (addr < v->start || addr >= v->end)
+			continue;
+		e = p->objs[i] ? hmap_find(&t->by_obj, &p->objs[i]) : NULL;
+		if (e)
+			tables_want(t, e->file);
+		return;
+	}
+}
+
 bool tables_pending(const struct tables *t)
 {
 	return t->nqueue > 0;

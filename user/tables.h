@@ -78,6 +78,13 @@ void tables_remove_process(struct tables *t, uint32_t pid);
 /* The BPF unwinder asked for the table of file @file: it is queued. */
 void tables_want(struct tables *t, uint32_t file);
 
+/*
+ * Queues the table of the file @p maps at @addr, as a walk that landed
+ * there asks for it: for the pc of a process's first sample or block,
+ * walked before the process's files had numbers to ask by.
+ */
+void tables_want_at(struct tables *t, const struct process *p, uint64_t addr);
+
 /* Whether tables are queued. */
 bool tables_pending(const struct tables *t);
 
