@@ -126,6 +126,9 @@ $(BUILD)/workloads/nofp-nopie: tests/workloads/nofp.c
 $(BUILD)/workloads/nofp-static: tests/workloads/nofp.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -DNOFP_STATIC -static -o $@ $<
+$(BUILD)/workloads/shortspin: tests/workloads/shortspin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -o $@ $<
 $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fomit-frame-pointer -shared -fPIC -o $@ $<
@@ -159,7 +162,7 @@ test: deps
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
-	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/overload.sh && sh bench/python.sh && sh bench/offcpu.sh
+	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/overload.sh && sh bench/python.sh && sh bench/offcpu.sh && sh bench/realhost.sh
 
 # The unit names the binary where this installs it.
 install: cprof-bpf

@@ -18,9 +18,10 @@
  * This file holds the programs; the maps and the code they share are in
  * headers included after the maps: state.bpf.h (settings, globals, maps),
  * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), pytramp.bpf.h
- * (where CPython's perf trampolines are), unwind.bpf.h
- * (the user-stack unwinder), python.bpf.h (Python stacks, with their maps).
- * The off-CPU programs, offcpu.bpf.h, come last: they use the helpers here.
+ * (where CPython's perf trampolines are), unwind.bpf.h (the user-stack
+ * unwinder), vma.bpf.h (the file mapped at a pc), python.bpf.h (Python
+ * stacks, with their maps).  The off-CPU programs, offcpu.bpf.h, come
+ * last: they use the helpers here.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -37,6 +38,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #include "stacks.bpf.h"
 #include "pytramp.bpf.h"
 #include "unwind.bpf.h"
+#include "vma.bpf.h"
 #include "python.bpf.h"
 
 #define PF_EXITING 0x00000004
@@ -109,17 +111,20 @@ static __always_inline __u64 kernel_stack(void *ctx, __u32 pair, __u64 epoch, __
 }
 
 /*
- * Walks the user stack from the registers in @c (readied by unwind_begin()):
- * by CFI where the loader gave the process tables, by frame pointers
- * elsewhere and for processes without any.  Stores it in @pair, with the
- * CPROF_STACK_F_* in @mark.
+ * Walks the user stack from the registers in l->c (readied by
+ * unwind_begin()): by CFI where the loader gave the process tables or,
+ * before it did, where the process maps files whose tables are known; by
+ * frame pointers elsewhere.  Stores it in @pair, with the CPROF_STACK_F_*
+ * in @mark.
  */
-static __always_inline __u64 walk_user_stack(struct unwind_ctx *c, struct window_span *span,
+static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct window_span *span,
 					     __u32 pair, __u64 epoch, __u32 mark,
 					     struct cprof_stats *s)
 {
-	unwind_walk(c, span);
-	if (c->pm) {
+	struct unwind_ctx *c = l->c;
+
+	unwind_walk(l, span);
+	if ((l->pm && !(l->pm->flags & CPROF_PROC_MAPS_KERNEL)) || c->by_file) {
 		s->unwind_dwarf++;
 		if (c->status < CPROF_UNWIND_STATUS_MAX)
 			s->unwind_status[c->status]++;
@@ -132,10 +137,10 @@ static __always_inline __u64 walk_user_stack(struct unwind_ctx *c, struct window
 		if (c->status != CPROF_UNWIND_TRUNCATED)
 			c->status = CPROF_UNWIND_OK;
 	}
-	c->st->status |= c->status | mark;
-	if (c->st->nr == 0)
+	l->st->status |= c->status | mark;
+	if (l->st->nr == 0)
 		return CPROF_STACK_ERR_EMPTY;
-	return store_stack(c->st, pair, epoch, hash_finish(c->hash, c->st, BPF_F_USER_STACK), NULL);
+	return store_stack(l->st, pair, epoch, hash_finish(c->hash, l->st, BPF_F_USER_STACK), NULL);
 }
 
 /*
@@ -147,28 +152,29 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 					struct task_struct *task, __u32 pid, bool in_kernel,
 					struct cprof_stats *s)
 {
-	struct unwind_ctx c = UNWIND_CTX(pid);
-	struct window_span *span = unwind_begin(&c, pid);
+	struct unwind_loop l;
+	struct window_span *span = unwind_begin(&l, pid);
+	struct unwind_ctx *c = l.c;
 
-	if (!span)
+	if (!span || !c)
 		return CPROF_STACK_ERR_READ;
 	/*
 	 * The sampled registers, read unconditionally: clang would otherwise
 	 * merge these loads with the ones below through a pointer select,
 	 * and the verifier takes only constant-offset ctx loads.
 	 */
-	c.pc = ctx->regs.ip;
-	c.sp = ctx->regs.sp;
-	c.bp = ctx->regs.bp;
+	c->pc = ctx->regs.ip;
+	c->sp = ctx->regs.sp;
+	c->bp = ctx->regs.bp;
 	if (in_kernel) {
 		/* The user registers saved at kernel entry (direct BTF loads). */
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-		c.pc = regs->ip;
-		c.sp = regs->sp;
-		c.bp = regs->bp;
+		c->pc = regs->ip;
+		c->sp = regs->sp;
+		c->bp = regs->bp;
 	}
-	return walk_user_stack(&c, span, pair, epoch, 0, s);
+	return walk_user_stack(&l, span, pair, epoch, 0, s);
 }
 
 static __always_inline void count_lost(void *lost, __u32 pid, int reason)
@@ -211,7 +217,8 @@ static __always_inline void count_sample(void *counts, void *lost,
 		count_lost(lost, key->pid, CPROF_LOST_COUNTS_FULL);
 }
 
-static __always_inline void send_event(__u32 type, struct task_struct *task, __u64 gen)
+static __always_inline void send_event(__u32 type, struct task_struct *task, __u64 gen,
+				       __u64 addr)
 {
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 	struct cprof_event *ev;
@@ -227,6 +234,7 @@ static __always_inline void send_event(__u32 type, struct task_struct *task, __u
 	ev->type = type;
 	ev->pid = BPF_CORE_READ(task, tgid);
 	ev->gen = gen;
+	ev->addr = addr;
 	ev->ktime_ns = bpf_ktime_get_ns();
 	ev->start_time = BPF_CORE_READ(leader, start_time);
 	BPF_CORE_READ_STR_INTO(&ev->comm, leader, comm);
@@ -259,7 +267,9 @@ static __always_inline __u64 note_process(__u32 pid, struct task_struct *task, b
 	img.gen = bpf_ktime_get_ns();
 	img.in_exec = exec;
 	if (bpf_map_update_elem(&known_pids, &pid, &img, k ? BPF_EXIST : BPF_NOEXIST) == 0) {
-		send_event(CPROF_EV_NEW_PROC, task, img.gen);
+		/* the user registers saved at kernel entry, or at the sample's interrupt */
+		send_event(CPROF_EV_NEW_PROC, task, img.gen,
+			   exec ? 0 : ((struct pt_regs *)bpf_task_pt_regs(task))->ip);
 		return img.gen;
 	}
 	/* Another CPU announced it first. */
@@ -347,8 +357,9 @@ int BPF_PROG(on_exec, struct task_struct *task)
 		img.gen = k->gen;
 	bpf_map_update_elem(&known_pids, &pid, &img, BPF_ANY);
 announce:
+	forget_entry(pid, true); /* the mappings of the old image */
 	/* The new image is announced now, while its mappings can be read. */
-	send_event(CPROF_EV_EXEC, task, img.gen);
+	send_event(CPROF_EV_EXEC, task, img.gen, 0);
 	return 0;
 }
 
@@ -365,7 +376,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	if (!known || known->exited)
 		return 0; /* never sampled: nothing to say */
 	known->exited = 1;
-	send_event(CPROF_EV_EXIT, task, known->gen);
+	forget_entry(pid, false);
+	send_event(CPROF_EV_EXIT, task, known->gen, 0);
 	return 0;
 }
 

@@ -169,6 +169,7 @@ enum cprof_event_type {
 	CPROF_EV_EXIT = 3,     /* the thread group leader exited */
 	CPROF_EV_NEW_CODE = 4, /* a pc outside the known mappings (dlopen, JIT) */
 	CPROF_EV_PY_CODE = 5,  /* a Python code object first seen in a stack: addr */
+	CPROF_EV_WANT_TABLE = 6, /* a sample landed in a file without its table */
 };
 
 struct cprof_event {
@@ -184,13 +185,57 @@ struct cprof_event {
 	__u64 ktime_ns;    /* bpf_ktime_get_ns() at the event */
 	__u64 start_time;  /* task start_time (ns since boot): tells pid reuse */
 	char comm[CPROF_COMM_LEN]; /* process (group leader) name */
-	__u64 addr;        /* CPROF_EV_PY_CODE: the code object's address */
+	/*
+	 * CPROF_EV_PY_CODE: the code object's address; CPROF_EV_NEW_PROC: the
+	 * user pc of the sample or block that found the process, whose
+	 * file's table its first walk could not ask for (the loader had not
+	 * numbered its files yet).
+	 */
+	__u64 addr;
+};
+
+/*
+ * A file as the kernel knows it (the inode of a mapping's file): what the
+ * loader's object cache identifies objects by (objcache.h), so that BPF can
+ * find a file's table from the VMA of a process the loader has not read.
+ */
+struct cprof_file_key {
+	__u64 ino;
+	__u64 size;
+	__s64 mtime_sec;
+	__u32 mtime_nsec;
+	__u32 dev;        /* the kernel's encoding: major << 20 | minor */
+};
+
+/*
+ * What a file key names: its number, how its offsets become addresses,
+ * and where its code starts (as the kernel's mm->start_code of a process
+ * running it, before the load bias).
+ */
+struct cprof_file_ref {
+	__u32 file;       /* in unwind_files */
+	__u32 flags;      /* CPROF_FILE_REF_* */
+	__s64 vaddr_off;  /* ELF virtual address - file offset, in its code */
+	__u64 code_vaddr; /* lowest p_vaddr of its executable PT_LOADs */
+};
+#define CPROF_FILE_REF_CODE 1u /* code_vaddr is known */
+#define CPROF_MAX_FILE_KEYS (2 * CPROF_MAX_FILES) /* a file may have copies */
+
+/* CPROF_EV_WANT_TABLE. */
+struct cprof_file_event {
+	__u32 type;
+	__u32 pid;
+	__u32 file;       /* the file's number */
+	__u32 pad;
 };
 
 /*
  * DWARF CFI unwinding.  Userspace turns each object's .eh_frame into rows
  * sorted by pc; a row says how to find the caller's frame from this pc on,
- * until the next row.  8 bytes a row: libc is ~30k rows.
+ * until the next row.  What it says is a rule; an object has a few hundred
+ * distinct ones (libLLVM: 574 for 950k rows), so a row is a 16-bit pc
+ * within its page of code and an 8-bit number of its rule: about 3.2
+ * bytes a row with the page index, where a plain row took 8.
  */
 enum cprof_cfa_rule {
 	CPROF_CFA_INVALID = 0, /* no CFI covers this pc, or a rule we cannot run */
@@ -209,11 +254,12 @@ enum cprof_rbp_rule {
 	CPROF_RBP_INVALID = 2, /* recovered some other way: unknown */
 };
 
-struct cprof_unwind_row {
-	__u32 pc;      /* offset from the table's base address */
-	__s16 cfa_off;
+/* 32-bit offsets: a C++ frame may hold 32 KiB of locals (LLVM's do). */
+struct cprof_unwind_rule {
+	__s32 cfa_off;
 	__u8 rules;    /* cfa rule in bits 0-3, rbp rule in bits 4-7 */
 	__s8 rbp_off;  /* in units of 8 bytes */
+	__u16 pad;
 };
 
 #define CPROF_ROW_CFA(r) ((r)->rules & 0xf)
@@ -221,35 +267,97 @@ struct cprof_unwind_row {
 #define CPROF_ROW_RULES(cfa, rbp) ((__u8)((cfa) | ((rbp) << 4)))
 
 /*
- * A table in the rows array is its page index followed by its rows.  The
- * index narrows a lookup to the rows of one page of code (1 KiB unless
- * the table is sparse) so that the binary search touches a cache line or
- * two instead of missing the cache at every halving of a 100k-row table:
- * entry k = how many rows have pc < k << index_shift, for k = 0..npages,
- * two entries to a slot.
+ * A table is five runs of 8-byte slots in the rows array, in this order:
+ *
+ *  rules   its distinct rules, one to a slot, the most used first;
+ *  index   entry k = how many rows have pc < k << index_shift, for
+ *          k = 0..npages, two to a slot: a lookup searches only the rows of
+ *          one page of code (1 KiB unless the table is sparse), a cache
+ *          line of pcs, where a search of the whole table missed the cache
+ *          at every halving;
+ *  pcs     each row's pc within its page (pc & page mask), four to a slot;
+ *  ids     each row's rule number, eight to a slot; CPROF_ID_ESCAPE means
+ *          one of the rarer rules past the first 255, found in
+ *  exc     (row, rule) pairs for those rows, sorted by row.
+ *
+ * Every run starts on a slot, so each is an array of its own type.
  */
 #define CPROF_INDEX_SHIFT 10
+#define CPROF_INDEX_SHIFT_MAX 16 /* pcs within a page are 16 bits */
+#define CPROF_ID_ESCAPE 255
+#define CPROF_MAX_RULES 65535
+#define CPROF_RULE_SLOTS(nrules) (nrules)
 #define CPROF_INDEX_SLOTS(npages) (((npages) + 2) / 2)
+#define CPROF_PC_SLOTS(nrows) (((nrows) + 3) / 4)
+#define CPROF_ID_SLOTS(nrows) (((nrows) + 7) / 8)
+
+struct cprof_id_exception {
+	__u32 row;
+	__u16 id;
+	__u16 pad;
+};
 
 union cprof_table_slot {
-	struct cprof_unwind_row row;
+	struct cprof_unwind_rule rule;
 	__u32 index[2];
+	__u16 pc[4];
+	__u8 id[8];
+	struct cprof_id_exception exc;
+};
+
+/* Where one object's table lies in the rows array (nrows == 0: none). */
+struct cprof_table {
+	__u64 base;        /* ELF virtual address of page 0's start */
+	__u32 first;       /* slot of its first rule: the table's first slot */
+	__u32 nrows;
+	__u32 npages;      /* index entries - 1: pages the rows span */
+	__u32 nexc;        /* rows whose rule is in exc */
+	__u16 nrules;
+	__u8 index_shift;  /* log2 of the page size, CPROF_INDEX_SHIFT..._MAX */
+	__u8 pad;
+	__u32 pad2;
+};
+
+/* The slots of a table's runs: where each starts, from its first slot. */
+#define CPROF_TABLE_INDEX_AT(t) ((t)->first + CPROF_RULE_SLOTS((t)->nrules))
+#define CPROF_TABLE_PCS_AT(t) (CPROF_TABLE_INDEX_AT(t) + CPROF_INDEX_SLOTS((t)->npages))
+#define CPROF_TABLE_IDS_AT(t) (CPROF_TABLE_PCS_AT(t) + CPROF_PC_SLOTS((t)->nrows))
+#define CPROF_TABLE_EXC_AT(t) (CPROF_TABLE_IDS_AT(t) + CPROF_ID_SLOTS((t)->nrows))
+#define CPROF_TABLE_SLOTS(t) (CPROF_TABLE_EXC_AT(t) + (t)->nexc - (t)->first)
+
+/*
+ * Tables belong to files: the loader gives each object it knows a number,
+ * and its table (once built) is in the unwind_files array at that number,
+ * shared by every process that maps the file.
+ */
+#define CPROF_MAX_FILES 4096
+#define CPROF_NO_FILE 0xffffffffu
+
+enum cprof_file_state {
+	CPROF_FILE_UNBUILT = 0, /* no table yet: a sample landing here asks for it */
+	CPROF_FILE_QUEUED = 1,  /* asked for, being built */
+	CPROF_FILE_LOADED = 2,  /* t says where */
+	CPROF_FILE_NONE = 3,    /* none to be had (no CFI, no room): frame pointers */
+};
+
+struct cprof_file {
+	struct cprof_table t;
+	__u32 state;      /* enum cprof_file_state, the loader's */
+	__u32 asked;      /* BPF's: it sent CPROF_EV_WANT_TABLE for this table */
 };
 
 /*
- * Where each executable mapping of a process finds its rows: the loader
+ * Where each executable mapping of a process finds its table: the loader
  * writes one of these per process (a hash map keyed by pid), sorted by
- * start.  nrows == 0: no table (walk this frame by frame pointers).
+ * start.
  */
 #define CPROF_MAX_PROC_MAPS 256
 #define CPROF_UNWIND_PROCS 8192
 struct cprof_proc_map {
 	__u64 start, end; /* [start, end) runtime addresses */
-	__u64 bias;       /* runtime pc - bias = row pc */
-	__u32 first_row;  /* slot of row 0; the index ends just before it */
-	__u32 nrows;
-	__u32 npages;      /* index entries - 1: pages the rows span */
-	__u32 index_shift; /* log2 of the page size */
+	__u64 bias;       /* runtime pc - bias = ELF virtual address */
+	__u32 file;       /* its number in unwind_files; CPROF_NO_FILE: none */
+	__u32 pad;
 };
 /*
  * The process maps more executable mappings than fit: the table has the
@@ -257,6 +365,12 @@ struct cprof_proc_map {
  * CPROF_EV_NEW_CODE: a new snapshot would be truncated the same way).
  */
 #define CPROF_PROC_MAPS_TRUNCATED 1u
+/*
+ * Written by BPF for a process the loader has no entry for yet: the
+ * mappings of known files its samples found (unwind.bpf.h).  A pc outside
+ * them is no news either: the loader reads the process anyway.
+ */
+#define CPROF_PROC_MAPS_KERNEL 2u
 struct cprof_proc_maps {
 	__u32 n;
 	__u32 flags; /* CPROF_PROC_MAPS_* */
@@ -393,13 +507,20 @@ _Static_assert((CPROF_MAX_FRAMES & (CPROF_MAX_FRAMES - 1)) == 0,
 	       "CPROF_MAX_FRAMES is not a power of two");
 _Static_assert((CPROF_MAX_PROC_MAPS & (CPROF_MAX_PROC_MAPS - 1)) == 0,
 	       "CPROF_MAX_PROC_MAPS is not a power of two");
-/* Rows array: 8-byte slots, a row or two page-index entries each. */
-_Static_assert(sizeof(struct cprof_unwind_row) == 8, "a row is not 8 bytes");
-_Static_assert(sizeof(union cprof_table_slot) == sizeof(struct cprof_unwind_row) &&
-		       CPROF_FIELD_SIZE(union cprof_table_slot, index) == 2 * sizeof(__u32),
-	       "a slot is not one row or two index entries");
-/* Written by the loader as one value per pid: no padding. */
-_Static_assert(sizeof(struct cprof_proc_map) == 3 * 8 + 4 * 4, "proc map has padding");
+/* Rows array: 8-byte slots, each filled by one run of a table. */
+_Static_assert(sizeof(struct cprof_unwind_rule) == 8, "a rule is not 8 bytes");
+_Static_assert(sizeof(union cprof_table_slot) == 8 &&
+		       CPROF_FIELD_SIZE(union cprof_table_slot, rule) == 8 &&
+		       CPROF_FIELD_SIZE(union cprof_table_slot, index) == 8 &&
+		       CPROF_FIELD_SIZE(union cprof_table_slot, pc) == 8 &&
+		       CPROF_FIELD_SIZE(union cprof_table_slot, id) == 8 &&
+		       sizeof(struct cprof_id_exception) == 8,
+	       "a slot is not one run's 8 bytes");
+_Static_assert(CPROF_INDEX_SHIFT_MAX <= 16 && CPROF_MAX_RULES <= 0xffff,
+	       "pcs within a page or rule numbers do not fit 16 bits");
+/* Written by the loader, compared by BPF: no padding. */
+_Static_assert(sizeof(struct cprof_table) == 8 + 4 * 4 + 2 + 1 + 1 + 4, "table has padding");
+_Static_assert(sizeof(struct cprof_proc_map) == 3 * 8 + 2 * 4, "proc map has padding");
 _Static_assert(sizeof(struct cprof_proc_maps) ==
 		       2 * 4 + CPROF_MAX_PROC_MAPS * sizeof(struct cprof_proc_map),
 	       "proc maps have padding");
@@ -422,6 +543,11 @@ _Static_assert(CPROF_PY_STATUS_MAX < 64, "Python statuses must stay small stack 
 _Static_assert((int)CPROF_PY_STATUS_MAX <= (int)CPROF_STACK_UNWALKED && CPROF_STACK_UNWALKED < 64,
 	       "CPROF_STACK_UNWALKED must be a small value no Python status takes");
 _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has padding");
+_Static_assert(sizeof(struct cprof_file_key) == 8 * 3 + 4 * 2, "file key has padding");
+_Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8 + 8, "file ref has padding");
+_Static_assert(sizeof(struct cprof_file_event) == 4 * 4, "file event has padding");
+_Static_assert(sizeof(struct cprof_file) == sizeof(struct cprof_table) + 2 * 4,
+	       "file has padding");
 _Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX + 7),
 	       "stats are not all u64 counters");
 

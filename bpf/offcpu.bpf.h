@@ -49,15 +49,16 @@ static __always_inline __u64 blocked_user_stack(struct task_struct *task, struct
 						__u32 pid, __u32 pair, __u64 epoch,
 						struct cprof_stats *s)
 {
-	struct unwind_ctx c = UNWIND_CTX(pid);
-	struct window_span *span = unwind_begin(&c, pid);
+	struct unwind_loop l;
+	struct window_span *span = unwind_begin(&l, pid);
+	struct unwind_ctx *c = l.c;
 
-	if (!span)
+	if (!span || !c)
 		return CPROF_STACK_ERR_READ;
-	c.pc = regs->ip;
-	c.sp = regs->sp;
-	c.bp = regs->bp;
-	return walk_user_stack(&c, span, pair, epoch, CPROF_STACK_F_OFFCPU, s);
+	c->pc = regs->ip;
+	c->sp = regs->sp;
+	c->bp = regs->bp;
+	return walk_user_stack(&l, span, pair, epoch, CPROF_STACK_F_OFFCPU, s);
 }
 
 /* @t's wait, of @task, ended at @now: charged, or only counted when short. */

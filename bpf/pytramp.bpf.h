@@ -26,7 +26,7 @@ struct {
  * once by the verifier, and the unwinder then runs the row as it runs
  * those of CFI: stepping the frame here took the verifier past its limit.
  */
-__noinline int tramp_row(__u32 pid, __u64 lookup, __u32 exact, struct cprof_unwind_row *out)
+__noinline int tramp_row(__u32 pid, __u64 lookup, __u32 exact, struct cprof_unwind_rule *out)
 {
 	struct cprof_py_tramp_key k = { .pid = pid, .page = lookup >> 12 };
 	const struct cprof_py_tramp *t = bpf_map_lookup_elem(&py_tramps, &k);
@@ -39,7 +39,7 @@ __noinline int tramp_row(__u32 pid, __u64 lookup, __u32 exact, struct cprof_unwi
 	if (off >= t->len || (!exact && off + 1 != t->ret))
 		return -1;
 	in = off >= t->lo && off < t->hi;
-	out->pc = 0;
+	out->pad = 0;
 	out->cfa_off = in ? 16 : 8;
 	out->rbp_off = -2;
 	out->rules = CPROF_ROW_RULES(CPROF_CFA_RSP, in && (t->flags & CPROF_PY_TRAMP_RBP) ?

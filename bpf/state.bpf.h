@@ -16,6 +16,8 @@ const volatile bool filter_pids = false;
 const volatile bool filter_comms = false;
 const volatile bool filter_cgroups = false;
 const volatile bool kernel_stacks = true;
+/* Unwind tables are loaded: a process without an entry looks for its files' */
+const volatile bool file_tables = false;
 /* --off-cpu: waits shorter than this are only counted; walks a second per CPU. */
 const volatile __u64 offcpu_min_ns = CPROF_OFFCPU_MIN_NS;
 const volatile __u32 offcpu_unwinds = CPROF_OFFCPU_UNWINDS;
@@ -239,10 +241,10 @@ struct {
 } sync_outer SEC(".maps");
 
 /*
- * Unwind rows of every loaded object, each table a contiguous range.  The
- * loader sizes it before load (the row budget) and writes rows through an
- * mmap; lookups in an array map are inlined by the verifier, so a binary
- * search costs a few instructions a probe.
+ * Unwind tables of every loaded object, each a contiguous range of slots
+ * (bpf/cprof.h).  The loader sizes it before load (the table budget) and
+ * writes tables through an mmap; lookups in an array map are inlined by
+ * the verifier, so a binary search costs a few instructions a probe.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -252,7 +254,35 @@ struct {
 	__type(value, union cprof_table_slot);
 } unwind_rows SEC(".maps");
 
-/* pid -> its executable mappings and their tables, sorted by address. */
+/* File number -> where its table is in unwind_rows (struct cprof_file). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CPROF_MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct cprof_file);
+} unwind_files SEC(".maps");
+
+/*
+ * A file's identity in the kernel -> its number: how the first samples of
+ * a process the loader has not read yet find the tables of files it
+ * already knows.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_MAX_FILE_KEYS);
+	__type(key, struct cprof_file_key);
+	__type(value, struct cprof_file_ref);
+} unwind_file_keys SEC(".maps");
+
+/* An empty entry, the first of a kernel entry (CPROF_PROC_MAPS_KERNEL). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cprof_proc_maps);
+} kernel_maps SEC(".maps");
+
+/* pid -> its executable mappings and their files, sorted by address. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -262,7 +292,7 @@ struct {
 } unwind_procs SEC(".maps");
 
 /*
- * Rows found lately on this CPU, direct-mapped by lookup key.  A sample
+ * Rules found lately on this CPU, direct-mapped by lookup key.  A sample
  * mostly walks the pcs of the samples before it, and a hit costs one
  * cache line where find_row's page index and halvings cost several, cold
  * at 99 Hz, and a call.
@@ -272,7 +302,7 @@ struct {
 struct row_cache_slot {
 	__u64 key;
 	__u32 gen; /* rows_gen when found */
-	struct cprof_unwind_row row;
+	struct cprof_unwind_rule rule;
 };
 
 struct row_cache {

@@ -15,33 +15,66 @@
 #define CPROF_UNWIND_BPF_H
 
 /*
- * The last row found and the table offset it was found for: a recursive
+ * The last rule found and the table offset it was found for: a recursive
  * call returns to the same pc frame after frame.
  */
 struct row_memo {
 	__u64 key; /* row_key() of the lookup; 0: none */
-	struct cprof_unwind_row row;
+	struct cprof_unwind_rule rule;
 };
 
-/* Names a lookup of table offset @rel in @m's table; 0: no such offset. */
-static __always_inline __u64 row_key(const struct cprof_proc_map *m, __u64 rel)
+/* Names a lookup of table offset @rel in table @t; 0: no such offset. */
+static __always_inline __u64 row_key(const struct cprof_table *t, __u64 rel)
 {
-	/* first_row > 0: a table's rows follow its index */
-	return rel >> 32 ? 0 : (__u64)m->first_row << 32 | rel;
+	return rel >> 32 ? 0 : (__u64)(t->first + 1) << 32 | rel;
 }
 
+/* A mapping and its table, as a walk uses them. */
+struct cur_map {
+	__u64 start, end;       /* [start, end); end 0: none */
+	__u64 bias;             /* runtime pc - ELF virtual address */
+	struct cprof_table tab; /* its file's table, copied; nrows 0: none */
+};
+
+/*
+ * The walk's state, in a per-CPU map value rather than on the stack: the
+ * verifier then sees its fields as plain numbers at every entry to the
+ * bpf_loop callback, not constants and ranges to tell states apart by.  On
+ * the stack, the callback was verified again for each mix of them that a
+ * frame could leave (436 entries, 420k instructions and ~1 s of verifier
+ * time here, 15-38 s on a loaded host, against 100 entries on main before
+ * the compact tables); as a map value it is verified once (issue 11).
+ */
 struct unwind_ctx {
-	struct cprof_stack *st;
-	struct stack_window *win;
-	struct cprof_proc_maps *pm;
-	__u32 pid;
-	bool reported; /* NEW_CODE sent for this walk */
 	__u64 hash;    /* of the frames so far */
 	__u64 pc, sp, bp;
-	bool exact; /* pc is not a return address: the leaf, or a signal's */
+	__u32 pid;
 	__u32 status;
-	__u32 last_map; /* 1 + the mapping of the previous frame, 0: none */
+	struct cur_map cur;      /* the mapping of the previous frame */
+	struct cur_map found;    /* the one bpf_find_vma found this walk; end 0: none */
 	struct row_memo memo;
+	__u8 exact;    /* pc is not a return address: the leaf, or a signal's */
+	__u8 reported; /* NEW_CODE sent for this walk */
+	__u8 by_file;  /* no entry, but a frame walked by its file's table */
+	__u8 pad[5];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_ctx);
+} unwind_walks SEC(".maps");
+
+/*
+ * What the bpf_loop callback is given (a loop's context must be on the
+ * stack): pointers only, set before the loop and never changed in it.
+ */
+struct unwind_loop {
+	struct unwind_ctx *c;
+	struct cprof_stack *st;
+	struct stack_window *win;
+	struct cprof_proc_maps *pm; /* the process's entry (maybe a kernel entry); NULL: none */
 };
 
 /*
@@ -58,24 +91,208 @@ static __always_inline __u64 le_bit(__u64 a, __u64 b)
 	return 1 - ((b - a) >> 63);
 }
 
-/*
- * The mapping containing @pc, or NULL.  Mappings are sorted and disjoint.
- * The previous frame's mapping is tried first: callers are mostly in the
- * same object.
- */
-static __always_inline const struct cprof_proc_map *find_mapping(struct unwind_ctx *c, __u64 pc)
+/* Asks the loader for the table of file @file, which a sample landed in. */
+static __always_inline void ask_table(__u32 pid, __u32 file, struct cprof_file *f)
 {
-	const struct cprof_proc_maps *pm = c->pm;
+	struct cprof_file_event *ev;
+
+	f->asked = 1; /* two CPUs may both ask: the loader queues it once */
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		f->asked = 0; /* the next sample asks again */
+		return;
+	}
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = CPROF_EV_WANT_TABLE;
+	ev->pid = pid;
+	ev->file = file;
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/*
+ * The table of file number @file into @out (nrows 0: none), asking for it
+ * if it was never built.
+ */
+static __always_inline void load_table(__u32 pid, __u32 file, struct cprof_table *out)
+{
+	struct cprof_file *f = NULL;
+
+	if (file < CPROF_MAX_FILES)
+		f = bpf_map_lookup_elem(&unwind_files, &file);
+	out->nrows = 0;
+	if (!f)
+		return;
+	if (f->state == CPROF_FILE_LOADED)
+		*out = f->t;
+	else if (f->state == CPROF_FILE_UNBUILT && !f->asked)
+		ask_table(pid, file, f);
+}
+
+/* A mapping and its file, from the kernel (vma.bpf.h). */
+struct vma_file {
+	__u64 start, end;          /* [start, end); end 0: none */
+	__u64 pgoff;               /* file offset of start, in pages */
+	struct cprof_file_key key; /* ino 0: none */
+};
+
+/* The file mapped at @pc in the current task; -1: none, or not known now. */
+static int vma_file_of(__u64 pc, struct vma_file *out);
+
+/*
+ * The current task's binary: its code's range (mm->start_code, end_code)
+ * in start and end, its file's identity; pgoff 0.  -1: not known (a kernel
+ * thread, an exec under way).  No lock taken: it leaves the sample's one
+ * bpf_find_vma to another file.
+ */
+static int exe_code_of(struct vma_file *out);
+
+/*
+ * A process the loader has not read yet keeps the mappings bpf_find_vma
+ * found for it in an entry of its own in unwind_procs, flagged
+ * CPROF_PROC_MAPS_KERNEL, until the loader's entry replaces it (exec and
+ * exit drop it: forget_entry()).  bpf_find_vma answers once a
+ * sample: the mmap lock it takes is given back by an irq_work that cannot
+ * run inside the sample, and the next call finds that work busy (-EBUSY).
+ * One walk of all the VMAs is no way round it: the bpf_iter_task_vma
+ * kfuncs refuse to run with IRQs off (-EBUSY), as a perf event's program
+ * does.  So the entry starts with the binary's code, which the kernel
+ * tells without a lock (remember_exe()), each sample adds the file of its
+ * first frame outside the entry, and the next samples of the process find
+ * what the earlier ones did: a program in main() under
+ * __libc_start_call_main is whole from its first sample (the binary from
+ * the mm, libc by the lookup).
+ */
+#define KERNEL_ENTRY_MAPS 16
+
+/*
+ * Adds [@start, @end) of file @file to the kernel entry of @pid, made if
+ * it has none, kept sorted by start; -1 when the process has the loader's
+ * entry or the kernel entry is full.  Two CPUs adding at once may repeat
+ * a mapping: find_mapping() then finds one of the two.  A global function:
+ * its loop is verified once.
+ */
+__noinline int remember_vma(__u32 pid, __u64 start, __u64 end, __u64 bias, __u32 file)
+{
+	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	struct cprof_proc_map *m;
+	__u32 zero = 0, n;
+
+	if (!pm) {
+		struct cprof_proc_maps *empty = bpf_map_lookup_elem(&kernel_maps, &zero);
+
+		if (!empty)
+			return -1;
+		empty->n = 0;
+		empty->flags = CPROF_PROC_MAPS_KERNEL;
+		bpf_map_update_elem(&unwind_procs, &pid, empty, BPF_NOEXIST);
+		pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+		if (!pm)
+			return -1;
+	}
+	if (!(pm->flags & CPROF_PROC_MAPS_KERNEL))
+		return -1; /* the loader's: it knows */
+	n = pm->n;
+	if (n >= KERNEL_ENTRY_MAPS)
+		return -1;
+	m = &pm->m[n & (CPROF_MAX_PROC_MAPS - 1)];
+	m->start = start;
+	m->end = end;
+	m->bias = bias;
+	m->file = file;
+	m->pad = 0;
+	pm->n = n + 1;
+	/*
+	 * One backward pass of a bubble sort puts it in its place among the
+	 * sorted ones: every step goes on, so the verifier's paths rejoin.
+	 */
+	for (__u32 i = KERNEL_ENTRY_MAPS - 1; i > 0; i--) {
+		struct cprof_proc_map t;
+
+		if (i > n || pm->m[i - 1].start <= pm->m[i].start)
+			continue;
+		t = pm->m[i];
+		pm->m[i] = pm->m[i - 1];
+		pm->m[i - 1] = t;
+	}
+	return 0;
+}
+
+/*
+ * Starts the kernel entry of @pid with its binary's code, which the kernel
+ * tells without bpf_find_vma, so that a first sample's one lookup goes to
+ * another file (libc, mostly) and a program in main() is whole from its
+ * first sample.  -1: none started.
+ */
+__noinline int remember_exe(__u32 pid)
+{
+	const struct cprof_file_ref *ref;
+	struct vma_file v;
+
+	if (!file_tables || exe_code_of(&v))
+		return -1;
+	ref = bpf_map_lookup_elem(&unwind_file_keys, &v.key);
+	if (!ref || !(ref->flags & CPROF_FILE_REF_CODE))
+		return -1;
+	return remember_vma(pid, v.start, v.end, v.start - ref->code_vaddr, ref->file);
+}
+
+/*
+ * Drops the entry of @pid: at exec, any (the loader's is of the old image
+ * until it reads the new one, and walking by it sent each first sample's
+ * one lookup to the binary: libc moved), at exit a kernel entry (the
+ * loader drops its own).
+ */
+static __always_inline void forget_entry(__u32 pid, bool any)
+{
+	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+
+	if (pm && (any || (pm->flags & CPROF_PROC_MAPS_KERNEL)))
+		bpf_map_delete_elem(&unwind_procs, &pid);
+}
+
+/*
+ * The mapping containing @pc from the kernel's VMA, with its file's table
+ * if the loader numbered the file; -1: none.  For a pc outside the
+ * process's entry (a library loaded since the loader read it; an entry
+ * of before an exec) or in a process without one; there, with @remember,
+ * the mapping goes into its kernel entry.  Works once a sample (above).  A
+ * global function, as find_mapping().
+ */
+__noinline int find_vma_mapping(__u64 pc, __u32 pid, __u32 remember, struct cur_map *out)
+{
+	const struct cprof_file_ref *ref;
+	struct vma_file v;
+
+	if (!out || !file_tables || vma_file_of(pc, &v))
+		return -1;
+	ref = bpf_map_lookup_elem(&unwind_file_keys, &v.key);
+	if (!ref)
+		return -1;
+	out->start = v.start;
+	out->end = v.end;
+	/* pc - bias = (pc - start + file offset of start) + vaddr_off */
+	out->bias = v.start - (v.pgoff << 12) - ref->vaddr_off;
+	load_table(pid, ref->file, &out->tab);
+	if (remember)
+		remember_vma(pid, out->start, out->end, out->bias, ref->file);
+	return 0;
+}
+
+/*
+ * The mapping containing @pc in process @pid's entry @pm, with its table,
+ * into @out; -1: none.  Mappings are sorted and disjoint.  A global
+ * function: verified once, and what it leaves in @out is unknown to the
+ * verifier after the call, so the walk's states do not multiply by it.
+ */
+__noinline int find_mapping(const struct cprof_proc_maps *pm, __u64 pc, __u32 pid,
+			    struct cur_map *out)
+{
+	const struct cprof_proc_map *m;
 	__u32 n, lo = 0, len, half, idx;
 
-	if (!pm)
-		return NULL; /* frame pointers only */
+	if (!pm || !out)
+		return -1;
 	n = pm->n;
-	if (c->last_map) {
-		idx = (c->last_map - 1) & (CPROF_MAX_PROC_MAPS - 1);
-		if (pc >= pm->m[idx].start && pc < pm->m[idx].end)
-			return &pm->m[idx];
-	}
 	if (n > CPROF_MAX_PROC_MAPS)
 		n = CPROF_MAX_PROC_MAPS;
 	/* the last mapping with start <= pc, if any */
@@ -91,19 +308,27 @@ static __always_inline const struct cprof_proc_map *find_mapping(struct unwind_c
 	}
 	/* lo: how many mappings start at or below pc (1-based position) */
 	if (lo == 0 || lo > n)
-		return NULL;
-	idx = (lo - 1) & (CPROF_MAX_PROC_MAPS - 1);
-	if (pc >= pm->m[idx].end)
-		return NULL;
-	c->last_map = idx + 1;
-	return &pm->m[idx];
+		return -1;
+	m = &pm->m[(lo - 1) & (CPROF_MAX_PROC_MAPS - 1)];
+	if (pc >= m->end)
+		return -1;
+	out->start = m->start;
+	out->end = m->end;
+	out->bias = m->bias;
+	load_table(pid, m->file, &out->tab);
+	return 0;
 }
 
-/* Entry @k of the page index that ends at slot @end. */
-static __always_inline int index_entry(__u32 end, __u32 npages, __u32 k, __u32 *out)
+/* Slot @idx of the rows array, or NULL. */
+static __always_inline const union cprof_table_slot *table_slot(__u32 idx)
 {
-	__u32 slot = end - CPROF_INDEX_SLOTS(npages) + k / 2;
-	const union cprof_table_slot *e = bpf_map_lookup_elem(&unwind_rows, &slot);
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+/* Entry @k of table @t's page index. */
+static __always_inline int index_entry(const struct cprof_table *t, __u32 k, __u32 *out)
+{
+	const union cprof_table_slot *e = table_slot(CPROF_TABLE_INDEX_AT(t) + k / 2);
 
 	if (!e)
 		return -1;
@@ -111,62 +336,92 @@ static __always_inline int index_entry(__u32 end, __u32 npages, __u32 k, __u32 *
 	return 0;
 }
 
-/* The last row at or below @rel in the mapping's table, by binary search. */
-static __always_inline int search_row(const struct cprof_proc_map *m, __u64 rel,
-				      struct cprof_unwind_row *out)
+/* The rule number of row @idx, the rarer ones from the exceptions. */
+static __always_inline int rule_number(const struct cprof_table *t, __u32 idx, __u32 *out)
 {
-	__u32 first, nrows, npages, lo, len, half, idx, a, b;
-	__u64 page;
-	const union cprof_table_slot *r;
+	const union cprof_table_slot *s = table_slot(CPROF_TABLE_IDS_AT(t) + idx / 8);
+	__u32 at = CPROF_TABLE_EXC_AT(t), lo = 0, len = t->nexc, half;
 
-	first = m->first_row;
-	nrows = m->nrows;
-	npages = m->npages;
-	if (!nrows)
+	if (!s)
 		return -1;
-	page = rel >> (m->index_shift & 31);
-	if (page >= npages) {
-		/* past the last row's page: the last row */
-		lo = nrows - 1;
-		len = 1;
-	} else {
-		/* rows of this page, and the one before that covers its start */
-		if (index_entry(first, npages, page, &a) ||
-		    index_entry(first, npages, page + 1, &b))
-			return -1;
-		lo = a ? a - 1 : 0;
-		if (b <= lo || b > nrows)
-			return -1; /* not an index we wrote */
-		len = b - lo;
-	}
+	*out = s->id[idx & 7];
+	if (*out != CPROF_ID_ESCAPE)
+		return 0;
+	/* the last exception with row <= idx: it must be idx's */
 	for (int i = 0; i < 26; i++) { /* tables have < 2^25 rows */
-		if (!len) /* the one jump: it only leaves the loop */
+		if (!len)
 			break;
 		half = len / 2;
-		idx = first + lo + half;
-		r = bpf_map_lookup_elem(&unwind_rows, &idx);
-		if (!r)
+		s = table_slot(at + lo + half);
+		if (!s)
 			return -1;
-		lo += le_bit(r->row.pc, rel) * (len - half);
+		lo += le_bit(s->exc.row, idx) * (len - half);
 		len = half;
 	}
-	if (lo == 0)
+	s = lo ? table_slot(at + lo - 1) : NULL;
+	if (!s || s->exc.row != idx)
 		return -1;
-	idx = first + lo - 1;
-	r = bpf_map_lookup_elem(&unwind_rows, &idx);
-	if (!r)
-		return -1;
-	*out = r->row;
+	*out = s->exc.id;
 	return 0;
 }
 
 /*
- * Leaves in memo->row the last row at or below @rel in the mapping's
- * table, from this CPU's row cache when there; -1: none.  A global
- * function, checked once by the verifier rather than at every frame of the
- * walk in that frame's state.
+ * The rule of the last row at or below @rel in table @t: the rows of
+ * @rel's page by binary search over their 16-bit pcs, or the row before
+ * them, which covers the page's start.
  */
-__noinline int find_row(const struct cprof_proc_map *m, __u64 rel, struct row_memo *memo)
+static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
+				      struct cprof_unwind_rule *out)
+{
+	__u32 nrows = t->nrows, shift = t->index_shift & 31, lo, len, half, idx, a, b, num;
+	const union cprof_table_slot *s;
+	__u64 page, off;
+
+	if (!nrows)
+		return -1;
+	page = rel >> shift;
+	if (page >= t->npages) {
+		/* past the last row's page: the last row */
+		lo = nrows;
+	} else {
+		if (index_entry(t, page, &a) || index_entry(t, page + 1, &b))
+			return -1;
+		if (a > b || b > nrows)
+			return -1; /* not an index we wrote */
+		off = rel & ((1u << shift) - 1);
+		lo = a;
+		len = b - a;
+		_Static_assert(CPROF_INDEX_SHIFT_MAX < 17, "17 halvings search a page");
+		for (int i = 0; i < 17; i++) {
+			if (!len) /* the one jump: it only leaves the loop */
+				break;
+			half = len / 2;
+			idx = lo + half;
+			s = table_slot(CPROF_TABLE_PCS_AT(t) + idx / 4);
+			if (!s)
+				return -1;
+			lo += le_bit(s->pc[idx & 3], off) * (len - half);
+			len = half;
+		}
+	}
+	if (lo == 0)
+		return -1; /* below the first row */
+	if (rule_number(t, lo - 1, &num) || num >= t->nrules)
+		return -1;
+	s = table_slot(t->first + num);
+	if (!s)
+		return -1;
+	*out = s->rule;
+	return 0;
+}
+
+/*
+ * Leaves in memo->rule the rule of the last row at or below @rel in table
+ * @t, from this CPU's row cache when there; -1: none.  A global function,
+ * checked once by the verifier rather than at every frame of the walk in
+ * that frame's state.
+ */
+__noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo *memo)
 {
 	__u32 zero = 0;
 	struct row_cache *rc = bpf_map_lookup_elem(&row_cache, &zero);
@@ -174,26 +429,26 @@ __noinline int find_row(const struct cprof_proc_map *m, __u64 rel, struct row_me
 	__u32 gen = rows_gen;
 	__u64 key;
 
-	if (!m || !memo)
+	if (!t || !memo)
 		return -1;
-	key = row_key(m, rel);
+	key = row_key(t, rel);
 	if (!key)
 		return -1;
 	if (rc) {
 		e = &rc->slot[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
 		if (e->key == key && e->gen == gen) {
 			memo->key = key;
-			memo->row = e->row;
+			memo->rule = e->rule;
 			return 0;
 		}
 	}
-	if (search_row(m, rel, &memo->row))
+	if (search_row(t, rel, &memo->rule))
 		return -1;
 	memo->key = key;
 	if (e) {
 		e->key = key;
 		e->gen = gen;
-		e->row = memo->row;
+		e->rule = memo->rule;
 	}
 	return 0;
 }
@@ -255,10 +510,10 @@ static __always_inline int read_stack(struct stack_window *w, __u64 addr, struct
 	return 0;
 }
 
-static __always_inline int read_word(struct unwind_ctx *c, __u64 addr, __u64 *out)
+static __always_inline int read_word(struct unwind_loop *l, __u64 addr, __u64 *out)
 {
 	struct stack_words v;
-	int err = read_stack(c->win, addr, &v, 8);
+	int err = read_stack(l->win, addr, &v, 8);
 
 	*out = v.w[0];
 	return err;
@@ -281,8 +536,9 @@ static __always_inline long step_to(struct unwind_ctx *c, __u64 ra, __u64 sp)
 }
 
 /* No CFI for this pc: follow the frame-pointer chain for one frame. */
-static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
+static __always_inline long step_fp(struct unwind_loop *l, bool had_table)
 {
+	struct unwind_ctx *c = l->c;
 	struct stack_words frame; /* saved rbp, return address */
 
 	if (c->bp == 0 || c->bp < c->sp) {
@@ -291,11 +547,11 @@ static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
 			    c->bp == 0 ? CPROF_UNWIND_OK : CPROF_UNWIND_BAD_CFA;
 		return 1;
 	}
-	if (read_stack(c->win, c->bp, &frame, sizeof(frame))) {
+	if (read_stack(l->win, c->bp, &frame, sizeof(frame))) {
 		c->status = CPROF_UNWIND_READ;
 		return 1;
 	}
-	c->st->status |= CPROF_STACK_F_FP;
+	l->st->status |= CPROF_STACK_F_FP;
 	{
 		__u64 sp = c->bp + 16;
 
@@ -310,12 +566,13 @@ static __always_inline long step_fp(struct unwind_ctx *c, bool had_table)
  * address was popped): uc_mcontext at 40, then rbp, rsp, rip of struct
  * sigcontext at 80, 120, 128.
  */
-static __always_inline long step_signal(struct unwind_ctx *c)
+static __always_inline long step_signal(struct unwind_loop *l)
 {
+	struct unwind_ctx *c = l->c;
 	__u64 pc, sp, bp;
 
-	if (read_word(c, c->sp + 40 + 128, &pc) || read_word(c, c->sp + 40 + 120, &sp) ||
-	    read_word(c, c->sp + 40 + 80, &bp)) {
+	if (read_word(l, c->sp + 40 + 128, &pc) || read_word(l, c->sp + 40 + 120, &sp) ||
+	    read_word(l, c->sp + 40 + 80, &bp)) {
 		c->status = CPROF_UNWIND_READ;
 		return 1;
 	}
@@ -325,8 +582,9 @@ static __always_inline long step_signal(struct unwind_ctx *c)
 	return step_to(c, pc, sp);
 }
 
-static __always_inline long step_dwarf(struct unwind_ctx *c, const struct cprof_unwind_row *row)
+static __always_inline long step_dwarf(struct unwind_loop *l, const struct cprof_unwind_rule *row)
 {
+	struct unwind_ctx *c = l->c;
 	__u64 cfa, ra, bp;
 
 	switch (CPROF_ROW_CFA(row)) {
@@ -340,37 +598,37 @@ static __always_inline long step_dwarf(struct unwind_ctx *c, const struct cprof_
 		cfa = c->sp + 8 + ((c->pc & 15) >= (__u64)row->cfa_off ? 8 : 0);
 		break;
 	case CPROF_CFA_SIGNAL:
-		return step_signal(c);
+		return step_signal(l);
 	case CPROF_CFA_STOP:
 		c->status = CPROF_UNWIND_OK;
 		return 1;
 	default:
-		return step_fp(c, true);
+		return step_fp(l, true);
 	}
 	if (CPROF_ROW_RBP(row) == CPROF_RBP_OFFSET && row->rbp_off == -2) {
 		/* the usual prologue: rbp saved right below the return address */
 		struct stack_words frame;
 
-		if (read_stack(c->win, cfa - 16, &frame, sizeof(frame))) {
+		if (read_stack(l->win, cfa - 16, &frame, sizeof(frame))) {
 			c->status = CPROF_UNWIND_READ;
 			return 1;
 		}
 		c->bp = frame.w[0];
 		ra = frame.w[1];
 	} else {
-		if (read_word(c, cfa - 8, &ra)) {
+		if (read_word(l, cfa - 8, &ra)) {
 			c->status = CPROF_UNWIND_READ;
 			return 1;
 		}
 		if (CPROF_ROW_RBP(row) == CPROF_RBP_OFFSET) {
-			if (read_word(c, cfa + (__s64)row->rbp_off * 8, &bp)) {
+			if (read_word(l, cfa + (__s64)row->rbp_off * 8, &bp)) {
 				c->status = CPROF_UNWIND_READ;
 				return 1;
 			}
 			c->bp = bp;
 		}
 	}
-	c->st->status |= CPROF_STACK_F_DWARF;
+	l->st->status |= CPROF_STACK_F_DWARF;
 	return step_to(c, ra, cfa);
 }
 
@@ -399,9 +657,11 @@ static void report_new_code(__u32 pid)
 /* One frame: record the pc, then find the caller.  bpf_loop callback. */
 static long unwind_step(__u32 i, void *data)
 {
-	struct unwind_ctx *c = data;
-	struct cprof_stack *st = c->st;
-	const struct cprof_proc_map *m;
+	struct unwind_loop *l = data;
+	struct unwind_ctx *c = l->c;
+	struct cprof_stack *st = l->st;
+	struct stack_window *win = l->win;
+	bool mapped = true;
 	__u32 n = st->nr;
 	__u64 lookup;
 
@@ -413,78 +673,106 @@ static long unwind_step(__u32 i, void *data)
 	st->nr = n + 1;
 	c->hash = hash_mix(c->hash, c->pc);
 	/* This frame's saved registers lie a little above sp, mostly. */
-	if (c->sp < c->win->lo || c->sp + WINDOW_AHEAD > c->win->lo + c->win->len)
-		fill_window(c->win, c->sp);
+	if (c->sp < win->lo || c->sp + WINDOW_AHEAD > win->lo + win->len)
+		fill_window(win, c->sp);
 	/* A return address is past its call; look up the call itself. */
 	lookup = c->exact ? c->pc : c->pc - 1;
-	c->exact = false;
-	m = find_mapping(c, lookup);
-	if (!m && c->pm && !c->reported && !(c->pm->flags & CPROF_PROC_MAPS_TRUNCATED)) {
-		report_new_code(c->pid);
-		c->reported = true;
+	c->exact = 0;
+	/* Callers are mostly in the same object as the frame before. */
+	if (lookup < c->cur.start || lookup >= c->cur.end) {
+		mapped = l->pm && !find_mapping(l->pm, lookup, c->pid, &c->cur);
+		/* A kernel entry is no news: the loader is reading the process. */
+		if (!mapped && l->pm && !c->reported &&
+		    !(l->pm->flags & (CPROF_PROC_MAPS_TRUNCATED | CPROF_PROC_MAPS_KERNEL))) {
+			report_new_code(c->pid);
+			c->reported = 1;
+		}
+		/*
+		 * Not in the entry: the kernel knows the file, once a sample,
+		 * so a walk back into the file it found (libc under the
+		 * binary, the loader's entry read before libc was mapped)
+		 * takes it from there.
+		 */
+		if (!mapped && lookup - c->found.start < c->found.end - c->found.start) {
+			c->cur = c->found;
+			mapped = true;
+		}
+		if (!mapped) {
+			mapped = !find_vma_mapping(lookup, c->pid,
+						   !l->pm || (l->pm->flags & CPROF_PROC_MAPS_KERNEL),
+						   &c->cur);
+			if (mapped)
+				c->found = c->cur;
+		}
+		if (!mapped)
+			c->cur.end = 0;
+		else if ((!l->pm || (l->pm->flags & CPROF_PROC_MAPS_KERNEL)) && c->cur.tab.nrows)
+			c->by_file = 1;
 	}
-	if (m && m->nrows) {
-		__u64 rel = lookup - m->bias, key = row_key(m, rel);
+	if (mapped && c->cur.tab.nrows) {
+		__u64 rel = lookup - c->cur.bias - c->cur.tab.base, key = row_key(&c->cur.tab, rel);
 
 		/* the same row as the last frame's needs no call */
-		if ((key && key == c->memo.key) || !find_row(m, rel, &c->memo))
-			goto dwarf;
-	} else if (m && !tramp_row(c->pid, lookup, lookup == c->pc, &c->memo.row)) {
+		if ((key && key == c->memo.key) || !find_row(&c->cur.tab, rel, &c->memo))
+			return step_dwarf(l, &c->memo.rule);
+	} else if (mapped && !tramp_row(c->pid, lookup, lookup == c->pc, &c->memo.rule)) {
 		/* a CPython perf trampoline: no CFI, a row all the same */
 		c->memo.key = 0;
-		goto dwarf;
+		return step_dwarf(l, &c->memo.rule);
 	}
-	return step_fp(c, m && m->nrows);
-dwarf:
-	return step_dwarf(c, &c->memo.row);
+	return step_fp(l, mapped && c->cur.tab.nrows);
 }
 
 /*
- * How a walk of @pid's stack starts: the first pc is exact (the leaf's,
- * not a return address).  An initializer: assigned in unwind_begin() it
- * cost clang 34 more instructions.
+ * Readies @l for a walk of @pid's user stack: the walk's state (starting
+ * with an exact pc: the leaf's, not a return address), the process's
+ * tables (its entry, or the kernel entry of its earlier samples before the
+ * loader wrote one; none: frame pointers only), the scratch stack, this CPU's stack
+ * window.  Returns the window's span slot of @pid for unwind_walk(), or
+ * NULL when a per-CPU map is missing.  The caller then sets the starting
+ * registers in l->c.
  */
-#define UNWIND_CTX(pid) { .pid = (pid), .exact = true, .hash = HASH_SEED }
-
-/*
- * Readies @c (from UNWIND_CTX(pid)) for a walk of @pid's user stack: the
- * process's tables (none: frame pointers only), the scratch stack, this
- * CPU's stack window.  Returns the window's span slot of @pid for
- * unwind_walk(), or NULL when a per-CPU map is missing.  The caller then
- * sets the starting registers.
- */
-static __always_inline struct window_span *unwind_begin(struct unwind_ctx *c, __u32 pid)
+static __always_inline struct window_span *unwind_begin(struct unwind_loop *l, __u32 pid)
 {
 	struct window_span *span;
+	struct unwind_ctx *c;
 	__u32 zero = 0;
 
-	c->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-	c->st = get_scratch();
-	c->win = bpf_map_lookup_elem(&stack_window, &zero);
-	if (!c->st || !c->win)
+	l->c = c = bpf_map_lookup_elem(&unwind_walks, &zero);
+	l->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	l->st = get_scratch();
+	l->win = bpf_map_lookup_elem(&stack_window, &zero);
+	if (!c || !l->st || !l->win)
 		return NULL;
-	c->win->len = 0; /* another stack's */
-	c->win->next = WINDOW_FIRST;
-	span = &c->win->span[pid & (SPAN_SLOTS - 1)];
+	__builtin_memset(c, 0, sizeof(*c));
+	if (!l->pm && !remember_exe(pid))
+		l->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	c->pid = pid;
+	c->exact = 1;
+	c->hash = HASH_SEED;
+	l->win->len = 0; /* another stack's */
+	l->win->next = WINDOW_FIRST;
+	span = &l->win->span[pid & (SPAN_SLOTS - 1)];
 	if (span->pid == pid && span->bytes > WINDOW_FIRST - WINDOW_AHEAD)
-		c->win->next = span->bytes + WINDOW_AHEAD;
+		l->win->next = span->bytes + WINDOW_AHEAD;
 	span->pid = pid;
 	return span;
 }
 
 /*
- * Walks from c->pc, c->sp, c->bp: the frames into c->st (leaf first, their
- * hash in c->hash), how the walk ended into c->status.  @span learns how
- * much stack it took.
+ * Walks from l->c's pc, sp, bp: the frames into l->st (leaf first, their
+ * hash in l->c->hash), how the walk ended into l->c->status.  @span learns
+ * how much stack it took.
  */
-static __always_inline void unwind_walk(struct unwind_ctx *c, struct window_span *span)
+static __always_inline void unwind_walk(struct unwind_loop *l, struct window_span *span)
 {
+	struct unwind_ctx *c = l->c;
 	__u64 sp0 = c->sp;
 
-	c->st->nr = 0;
-	c->st->status = 0;
+	l->st->nr = 0;
+	l->st->status = 0;
 	c->status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
-	bpf_loop(CPROF_MAX_FRAMES + 1, unwind_step, c, 0);
+	bpf_loop(CPROF_MAX_FRAMES + 1, unwind_step, l, 0);
 	span->bytes = c->sp - sp0 < STACK_WINDOW ? c->sp - sp0 : STACK_WINDOW;
 }
 

@@ -7,7 +7,11 @@
 #include "bpfshim.h"
 
 #include "cprof.h"
+/* A setting the loader fixes before load, which a test sets as it goes. */
+#define file_tables file_tables_rodata
 #include "state.bpf.h"
+#undef file_tables
+static bool file_tables;
 
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
@@ -18,12 +22,47 @@
 
 #define PIDS_MAX 16   /* processes a test walks at once */
 #define EVENTS_MAX 64 /* events a test may send before it reads them */
+#define FILE_KEYS_MAX 64 /* files a test names by identity */
 #define TRAMP_PAGES_MAX 64 /* pages of perf trampolines a test sets */
 
 static struct cprof_stack scratch_st;
+static struct unwind_ctx walk_state;
+static struct cprof_proc_maps kernel_pm;
 static struct stack_window window;
 static struct row_cache cache;
 static union cprof_table_slot no_rows[1];
+static struct cprof_file files[CPROF_MAX_FILES];
+
+/* The mappings the kernel would find, as a test made them up. */
+static struct bpfu_vma vmas[BPFU_VMAS_MAX];
+static size_t nvmas;
+/*
+ * The kernel's VMAs were looked at this walk: as in a sample, where the
+ * mmap lock's irq_work is busy after the first look, the next fails.
+ */
+static bool vmas_looked;
+
+/* vma.bpf.h's, from the test's mappings. */
+static int vma_file_of(__u64 pc, struct vma_file *out)
+{
+	if (vmas_looked)
+		return -1;
+	vmas_looked = true;
+	for (size_t i = 0; i < nvmas; i++) {
+		if (pc >= vmas[i].start && pc < vmas[i].end) {
+			*out = (struct vma_file){ vmas[i].start, vmas[i].end, vmas[i].pgoff,
+						  vmas[i].key };
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* vma.bpf.h's: the binary's code is not told apart in a test's mappings. */
+static int exe_code_of(struct vma_file *out)
+{
+	return -1;
+}
 
 static void setup(void)
 {
@@ -33,11 +72,19 @@ static void setup(void)
 		return;
 	done = true;
 	shim_array(&scratch, &scratch_st, sizeof(scratch_st), 1);
+	shim_array(&unwind_walks, &walk_state, sizeof(walk_state), 1);
+	shim_array(&kernel_maps, &kernel_pm, sizeof(kernel_pm), 1);
 	shim_array(&stack_window, &window, sizeof(window), 1);
 	shim_array(&row_cache, &cache, sizeof(cache), 1);
 	shim_array(&unwind_rows, no_rows, sizeof(no_rows[0]), 0);
+	shim_array(&unwind_files, files, sizeof(files[0]), CPROF_MAX_FILES);
 	shim_hash(&unwind_procs, sizeof(__u32), sizeof(struct cprof_proc_maps), PIDS_MAX);
+	shim_hash(&unwind_file_keys, sizeof(struct cprof_file_key), sizeof(struct cprof_file_ref),
+		  FILE_KEYS_MAX);
 	shim_hash(&new_code_seen, sizeof(__u32), sizeof(__u64), PIDS_MAX);
+	/* room for the biggest record the unwinder sends */
+	_Static_assert(sizeof(struct cprof_event) >= sizeof(struct cprof_file_event),
+		       "the ring's records are sized by the process event");
 	shim_ringbuf(&events, sizeof(struct cprof_event), EVENTS_MAX);
 	shim_hash(&py_tramps, sizeof(struct cprof_py_tramp_key), sizeof(struct cprof_py_tramp),
 		  TRAMP_PAGES_MAX);
@@ -62,38 +109,108 @@ void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n)
 	rows_gen++;
 }
 
-int bpfu_search_row(const struct cprof_proc_map *m, uint64_t rel, struct cprof_unwind_row *out)
+void bpfu_set_file(uint32_t file, const struct cprof_file *f)
 {
-	setup();
-	return search_row(m, rel, out);
+	if (file < CPROF_MAX_FILES)
+		files[file] = *f;
 }
 
-int bpfu_find_row(const struct cprof_proc_map *m, uint64_t rel, struct cprof_unwind_row *out)
+void bpfu_set_file_key(const struct cprof_file_key *k, const struct cprof_file_ref *ref)
+{
+	setup();
+	if (ref)
+		bpf_map_update_elem(&unwind_file_keys, k, ref, BPF_ANY);
+	else
+		bpf_map_delete_elem(&unwind_file_keys, k);
+}
+
+void bpfu_set_vmas(const struct bpfu_vma *v, size_t n, bool file_tables_on)
+{
+	nvmas = n < BPFU_VMAS_MAX ? n : BPFU_VMAS_MAX;
+	if (nvmas)
+		memcpy(vmas, v, nvmas * sizeof(*v));
+	file_tables = file_tables_on;
+}
+
+int bpfu_search_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out)
+{
+	setup();
+	return search_row(t, rel, out);
+}
+
+int bpfu_find_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out)
 {
 	struct row_memo memo = { 0 };
 	int rc;
 
 	setup();
-	rc = find_row(m, rel, &memo);
+	rc = find_row(t, rel, &memo);
 	if (rc == 0)
-		*out = memo.row;
+		*out = memo.rule;
 	return rc;
 }
 
 int bpfu_find_mapping(const struct cprof_proc_maps *pm, uint64_t pc)
 {
-	struct unwind_ctx c = { .pm = (struct cprof_proc_maps *)(uintptr_t)pm };
-	const struct cprof_proc_map *m;
+	static struct cprof_file saved[CPROF_MAX_FILES];
+	struct cur_map m = { 0 };
+	struct shim_map *ev;
+	size_t events0;
+	int rc;
 
 	setup();
-	m = find_mapping(&c, pc);
-	return m ? (int)(m - pm->m) : -1;
+	/* A lookup, not a sample: the requests for tables it makes are undone. */
+	ev = shim_find(&events, false);
+	events0 = ev->submitted;
+	memcpy(saved, files, sizeof(files));
+	rc = find_mapping(pm, pc, 0, &m);
+	memcpy(files, saved, sizeof(files));
+	ev->submitted = events0;
+	if (rc)
+		return -1;
+	for (uint32_t i = 0; i < pm->n; i++)
+		if (pm->m[i].start == m.start && pm->m[i].end == m.end)
+			return (int)i;
+	return -2; /* a mapping that is not in @pm */
+}
+
+int bpfu_remember(uint32_t pid, uint64_t start, uint64_t end, uint64_t bias, uint32_t file)
+{
+	setup();
+	return remember_vma(pid, start, end, bias, file);
+}
+
+void bpfu_forget(uint32_t pid, bool any)
+{
+	setup();
+	forget_entry(pid, any);
+}
+
+int bpfu_entry(uint32_t pid, struct cprof_proc_maps *out)
+{
+	const struct cprof_proc_maps *pm;
+
+	setup();
+	pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (!pm)
+		return -1;
+	*out = *pm;
+	return 0;
+}
+
+void bpfu_set_proc(uint32_t pid, const struct cprof_proc_maps *pm)
+{
+	setup();
+	if (pm)
+		bpf_map_update_elem(&unwind_procs, &pid, pm, BPF_ANY);
+	else
+		bpf_map_delete_elem(&unwind_procs, &pid);
 }
 
 int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_regs *regs,
 	      const struct bpfu_memory *mem, struct bpfu_walk *out)
 {
-	struct unwind_ctx c = UNWIND_CTX(pid);
+	struct unwind_loop l;
 	struct shim_map *ev;
 	struct window_span *span;
 	size_t events0;
@@ -101,7 +218,9 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	setup();
 	ev = shim_find(&events, false);
 	events0 = ev->submitted;
-	if (pm)
+	if (pm == BPFU_KEPT)
+		;
+	else if (pm)
 		bpf_map_update_elem(&unwind_procs, &pid, pm, BPF_ANY);
 	else
 		bpf_map_delete_elem(&unwind_procs, &pid);
@@ -110,24 +229,33 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	shim_mem = (struct shim_memory){ mem->lo, mem->bytes, mem->len };
 	shim_reads = 0;
 
-	span = unwind_begin(&c, pid);
+	vmas_looked = false; /* a sample of its own */
+	span = unwind_begin(&l, pid);
 	if (!span)
 		return -1;
-	c.pc = regs->pc;
-	c.sp = regs->sp;
-	c.bp = regs->bp;
-	unwind_walk(&c, span);
+	l.c->pc = regs->pc;
+	l.c->sp = regs->sp;
+	l.c->bp = regs->bp;
+	unwind_walk(&l, span);
 
 	memset(out, 0, sizeof(*out));
-	out->st = *c.st;
-	out->status = c.status;
-	out->hash = c.hash;
-	out->sp = c.sp;
+	out->st = *l.st;
+	out->status = l.c->status;
+	out->hash = l.c->hash;
+	out->sp = l.c->sp;
 	out->reads = shim_reads;
-	out->new_code = ev->submitted - events0;
-	if (out->new_code)
-		out->new_code_pid =
-			((struct cprof_event *)(ev->data + (ev->submitted - 1) * ev->value_size))->pid;
+	for (size_t i = events0; i < ev->submitted; i++) {
+		const struct cprof_file_event *fe = (const void *)(ev->data + i * ev->value_size);
+
+		if (fe->type == CPROF_EV_NEW_CODE) {
+			out->new_code++;
+			out->new_code_pid = fe->pid;
+		} else if (fe->type == CPROF_EV_WANT_TABLE) {
+			if (out->asked < sizeof(out->asked_file) / sizeof(out->asked_file[0]))
+				out->asked_file[out->asked] = fe->file;
+			out->asked++;
+		}
+	}
 	if (ev->submitted > EVENTS_MAX / 2)
 		ev->submitted = 0; /* read: room for the next walks */
 	return 0;

@@ -8,6 +8,7 @@
 #ifndef CPROF_BPFUNWIND_H
 #define CPROF_BPFUNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,16 +21,38 @@
  */
 void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n);
 
+/* Sets file @file's entry of the unwind_files array. */
+void bpfu_set_file(uint32_t file, const struct cprof_file *f);
+
+/* Names a file by its identity in unwind_file_keys; @ref NULL: forgets it. */
+void bpfu_set_file_key(const struct cprof_file_key *k, const struct cprof_file_ref *ref);
+
 /*
- * The last row at or below @rel (< 2^32, as find_row passes it) in @m's
- * table, by search_row alone (no cache); -1: none.
+ * A mapping as the kernel's VMA tells it (vma.bpf.h's vma_file_of()): as in
+ * a sample, a walk finds one.
  */
-int bpfu_search_row(const struct cprof_proc_map *m, uint64_t rel, struct cprof_unwind_row *out);
+struct bpfu_vma {
+	uint64_t start, end, pgoff;
+	struct cprof_file_key key;
+};
+#define BPFU_VMAS_MAX 64
+
+/*
+ * The process's mappings as the kernel has them, for the walks that follow,
+ * and whether the unwinder looks there (the file_tables setting).
+ */
+void bpfu_set_vmas(const struct bpfu_vma *v, size_t n, bool file_tables_on);
+
+/*
+ * The rule of the last row at or below @rel (< 2^32, as find_row passes
+ * it) in table @t, by search_row alone (no cache); -1: none.
+ */
+int bpfu_search_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out);
 
 /* The same as the unwinder looks a row up (find_row: this CPU's row cache first). */
-int bpfu_find_row(const struct cprof_proc_map *m, uint64_t rel, struct cprof_unwind_row *out);
+int bpfu_find_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out);
 
-/* The index in @pm of the mapping holding @pc (find_mapping, no previous frame); -1: none. */
+/* The index in @pm of the mapping holding @pc (find_mapping); -1: none. */
 int bpfu_find_mapping(const struct cprof_proc_maps *pm, uint64_t pc);
 
 /*
@@ -58,13 +81,35 @@ struct bpfu_walk {
 	size_t reads;              /* bpf_probe_read_user calls */
 	size_t new_code;           /* CPROF_EV_NEW_CODE events sent (pcs in no mapping) */
 	uint32_t new_code_pid;     /* ... the pid of the last one */
+	size_t asked;              /* CPROF_EV_WANT_TABLE events sent */
+	uint32_t asked_file[16];   /* ... their files, the first 16 */
 };
 
 /*
+ * The kernel entry of a process without the loader's (unwind.bpf.h):
+ * remember_vma() adds a mapping found by bpf_find_vma (-1: the loader's
+ * entry is there, or the kernel entry is full); forget_entry() drops it
+ * at exec (@any: the loader's too) or exit; bpfu_entry() copies the
+ * process's entry, whichever it is (-1: none).
+ */
+int bpfu_remember(uint32_t pid, uint64_t start, uint64_t end, uint64_t bias, uint32_t file);
+void bpfu_forget(uint32_t pid, bool any);
+int bpfu_entry(uint32_t pid, struct cprof_proc_maps *out);
+
+/* Sets @pid's entry in unwind_procs to @pm (NULL: none), as the loader does. */
+void bpfu_set_proc(uint32_t pid, const struct cprof_proc_maps *pm);
+
+/* As bpfu_walk()'s @pm: the entry the walks before left (a kernel entry, say). */
+#define BPFU_KEPT ((const struct cprof_proc_maps *)1)
+
+/*
  * Walks the user stack of process @pid, whose unwind_procs entry is @pm
- * (NULL: none, frame pointers only), from @regs over @mem, with the code of
+ * (NULL: none; BPFU_KEPT: what the walks before left), from @regs over
+ * @mem, with the code of
  * user_stack() in bpf/cprof.bpf.c: unwind_begin(), the registers,
- * unwind_walk().  -1 when a map is missing.
+ * unwind_walk().  The files' entries are what bpfu_set_file() last set:
+ * the walk asks for the tables of those still unbuilt, as in the kernel.
+ * -1 when a map is missing.
  */
 int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_regs *regs,
 	      const struct bpfu_memory *mem, struct bpfu_walk *out);

@@ -113,8 +113,8 @@ static struct expect expect_from(const char *cfa, const char *rbp, const char *r
 		}
 		return e;
 	}
-	if (sscanf(cfa, "%15[a-z0-9]%ld%n", reg, &off, &n) != 2 || cfa[n] || off < INT16_MIN ||
-	    off > INT16_MAX)
+	if (sscanf(cfa, "%15[a-z0-9]%ld%n", reg, &off, &n) != 2 || cfa[n] || off < INT32_MIN ||
+	    off > INT32_MAX)
 		return e;
 	if (strcmp(reg, "rsp") == 0)
 		e.cfa = CPROF_CFA_RSP;
@@ -136,7 +136,7 @@ static struct expect expect_from(const char *cfa, const char *rbp, const char *r
 	return e;
 }
 
-static bool expect_ok(const struct cprof_unwind_row *r, const struct expect *e)
+static bool expect_ok(const struct cprof_unwind_rule *r, const struct expect *e)
 {
 	if (!r || CPROF_ROW_CFA(r) != e->cfa)
 		return false;
@@ -310,11 +310,13 @@ static bool u64_has(const uint64_t *v, size_t n, uint64_t x)
  * of ours must start at a readelf row or an FDE boundary.  FDEs outside
  * executable sections, of zero length, overlapping each other, or
  * .debug_frame FDEs that .eh_frame covers are left out (the library drops
- * or truncates those).
+ * or truncates those).  The ELF entry point @entry may begin a STOP row
+ * readelf knows nothing of, when no FDE describes it, and the row after
+ * that ends it.
  */
 static void compare_readelf(const char *label, const char *path, const struct unwind_table *t,
 			    uint64_t plt_lo, uint64_t plt_hi, const struct addr_range *exec,
-			    size_t nexec)
+			    size_t nexec, uint64_t entry)
 {
 	size_t rows = 0, ends = 0, bad = 0, extra = 0, invalid = 0, invalid_inner = 0, nb = 0;
 	uint64_t maxend = 0, *bounds = NULL, *endv = NULL;
@@ -364,7 +366,7 @@ static void compare_readelf(const char *label, const char *path, const struct un
 			continue;
 		for (size_t k = 0; k < f->nrows; k++) {
 			const struct rf_row *r = &rf.rows[f->row0 + k];
-			const struct cprof_unwind_row *got;
+			const struct cprof_unwind_rule *got;
 
 			if (r->loc < f->start || r->loc >= f->end ||
 			    (k + 1 < f->nrows && rf.rows[f->row0 + k + 1].loc == r->loc))
@@ -382,10 +384,12 @@ static void compare_readelf(const char *label, const char *path, const struct un
 			covered |= rf.fdes[k].end > rf.fdes[k].start && rf.fdes[k].start <= f->end &&
 				   rf.fdes[k].end > f->end;
 		if (!covered) {
-			const struct cprof_unwind_row *got = row_at(t, f->end);
+			const struct cprof_unwind_rule *got = row_at(t, f->end);
 
 			ends++;
-			if ((!got || CPROF_ROW_CFA(got) != CPROF_CFA_INVALID) && bad++ < 5)
+			if ((!got || (CPROF_ROW_CFA(got) != CPROF_CFA_INVALID &&
+				      !(f->end == entry && CPROF_ROW_CFA(got) == CPROF_CFA_STOP))) &&
+			    bad++ < 5)
 				printf("# %s: at the end of FDE %#" PRIx64 "..%#" PRIx64
 				       " we say %s\n",
 				       label, f->start, f->end, row_str(got));
@@ -394,12 +398,15 @@ static void compare_readelf(const char *label, const char *path, const struct un
 	qsort(bounds, nb, sizeof(*bounds), u64_cmp);
 	qsort(endv, nends, sizeof(*endv), u64_cmp);
 	for (size_t i = 0; i < t->n; i++) {
-		uint64_t a = t->base + t->rows[i].pc;
+		uint64_t a = t->base + t->pcs[i];
+		bool entry_stop = (a == entry || (i > 0 && t->base + t->pcs[i - 1] == entry)) &&
+				  CPROF_ROW_CFA(unwind_rule(t, a == entry ? i : i - 1)) ==
+					  CPROF_CFA_STOP;
 
-		if (!u64_has(bounds, nb, a) && extra++ < 5)
+		if (!u64_has(bounds, nb, a) && !entry_stop && extra++ < 5)
 			printf("# %s: our row at %#" PRIx64 " (%s) is at no readelf row\n", label, a,
-			       row_str(&t->rows[i]));
-		if (CPROF_ROW_CFA(&t->rows[i]) == CPROF_CFA_INVALID) {
+			       row_str(unwind_rule(t, i)));
+		if (CPROF_ROW_CFA(unwind_rule(t, i)) == CPROF_CFA_INVALID) {
 			invalid++;
 			invalid_inner += !u64_has(endv, nends, a);
 		}
@@ -431,6 +438,6 @@ void compare_file(const char *label, const char *path, const struct unwind_table
 	plt = shdr_by_name(img, len, ".plt");
 	nexec = exec_ranges(img, len, exec, 64);
 	compare_readelf(label, path, t, plt ? plt->sh_addr : 0, plt ? plt->sh_addr + plt->sh_size : 0,
-			exec, nexec);
+			exec, nexec, len >= sizeof(Elf64_Ehdr) ? ((const Elf64_Ehdr *)img)->e_entry : 0);
 	free(img);
 }

@@ -10,15 +10,15 @@
 #include "testutil.h"
 #include "unwindcheck.h"
 
-/* The table row_at() laid out last, as the loader lays it: at slot 0. */
+/* The table row_at() laid out last, as the loader lays it: at slot 1. */
 static struct {
 	const struct unwind_table *t; /* NULL: none */
-	const struct cprof_unwind_row *rows;
+	const uint32_t *pcs;
 	union cprof_table_slot *slots;
-	struct cprof_proc_map m;
+	struct cprof_table desc;
 } laid;
 
-static void forget(void)
+void forget_layout(void)
 {
 	free(laid.slots);
 	memset(&laid, 0, sizeof(laid));
@@ -26,7 +26,7 @@ static void forget(void)
 
 int build_fd(int fd, struct unwind_table *t, struct errbuf *err)
 {
-	forget();
+	forget_layout();
 	return unwind_build_fd(fd, t, err);
 }
 
@@ -44,53 +44,62 @@ int build_file(const char *path, struct unwind_table *t, struct errbuf *err)
 
 int build_mem(const void *image, size_t len, struct unwind_table *t, struct errbuf *err)
 {
-	forget();
+	forget_layout();
 	return unwind_build_mem(image, len, t, err);
+}
+
+static int copy_slots(void *ctx, uint32_t off, const union cprof_table_slot *slots, uint32_t n)
+{
+	memcpy(&laid.slots[1 + off], slots, n * sizeof(*slots));
+	return 0;
 }
 
 static void lay_out(const struct unwind_table *t)
 {
-	size_t n = unwind_slots(t);
+	struct unwind_layout lay;
 
-	forget();
-	laid.slots = calloc(n ? n : 1, sizeof(*laid.slots));
-	if (!laid.slots) {
-		fprintf(stderr, "out of memory\n");
+	forget_layout();
+	laid.t = t;
+	laid.pcs = t->pcs;
+	if (!t->n)
+		return;
+	if (unwind_plan(t, &lay) || !(laid.slots = calloc(1 + lay.nslots, sizeof(*laid.slots))) ||
+	    unwind_emit(t, &lay, copy_slots, NULL)) {
+		fprintf(stderr, "laying out a table failed\n");
 		exit(2);
 	}
-	unwind_layout(t, laid.slots);
-	/* what tables.c writes for a mapping whose runtime addresses are the vaddrs */
-	laid.m = (struct cprof_proc_map){ .bias = t->base, .nrows = (uint32_t)t->n,
-					  .npages = t->npages, .index_shift = t->index_shift };
-	if (t->n)
-		laid.m.first_row = CPROF_INDEX_SLOTS(t->npages);
-	laid.t = t;
-	laid.rows = t->rows;
-	bpfu_set_rows(laid.slots, (uint32_t)n);
+	laid.desc = lay.desc;
+	laid.desc.first = 1;
+	bpfu_set_rows(laid.slots, 1 + lay.nslots);
+	unwind_layout_free(&lay);
 }
 
-static const struct cprof_unwind_row *lookup(const struct unwind_table *t, uint64_t vaddr,
-					     bool cached)
+const struct cprof_table *laid_out(const struct unwind_table *t)
 {
-	static struct cprof_unwind_row row;
-	uint64_t rel;
-
-	if (laid.t != t || laid.rows != t->rows)
+	if (laid.t != t || laid.pcs != t->pcs)
 		lay_out(t);
-	rel = vaddr - laid.m.bias;
-	/* search_row is given only what find_row's key takes: offsets below 2^32 */
-	if (cached ? bpfu_find_row(&laid.m, rel, &row)
-		   : rel >> 32 || bpfu_search_row(&laid.m, rel, &row))
-		return NULL;
-	return &row;
+	return &laid.desc;
 }
 
-const struct cprof_unwind_row *row_at(const struct unwind_table *t, uint64_t vaddr)
+static const struct cprof_unwind_rule *lookup(const struct unwind_table *t, uint64_t vaddr,
+					      bool cached)
+{
+	static struct cprof_unwind_rule rule;
+	const struct cprof_table *d = laid_out(t);
+	uint64_t rel = vaddr - d->base;
+
+	/* search_row is given only what find_row's key takes: offsets below 2^32 */
+	if (cached ? bpfu_find_row(d, rel, &rule) : rel >> 32 || bpfu_search_row(d, rel, &rule))
+		return NULL;
+	return &rule;
+}
+
+const struct cprof_unwind_rule *row_at(const struct unwind_table *t, uint64_t vaddr)
 {
 	return lookup(t, vaddr, true);
 }
 
-const struct cprof_unwind_row *row_at_uncached(const struct unwind_table *t, uint64_t vaddr)
+const struct cprof_unwind_rule *row_at_uncached(const struct unwind_table *t, uint64_t vaddr)
 {
 	return lookup(t, vaddr, false);
 }
@@ -108,7 +117,7 @@ const char *rbp_name(unsigned rbp)
 	return rbp < sizeof(rbp_names) / sizeof(rbp_names[0]) ? rbp_names[rbp] : "?";
 }
 
-const char *row_str(const struct cprof_unwind_row *r)
+const char *row_str(const struct cprof_unwind_rule *r)
 {
 	if (!r)
 		return "(no row)";
@@ -116,7 +125,7 @@ const char *row_str(const struct cprof_unwind_row *r)
 		   rbp_name(CPROF_ROW_RBP(r)), r->rbp_off);
 }
 
-bool row_is(const struct cprof_unwind_row *r, int cfa, int off, int rbp, int rbp_off)
+bool row_is(const struct cprof_unwind_rule *r, int cfa, int off, int rbp, int rbp_off)
 {
 	return r && CPROF_ROW_CFA(r) == cfa && r->cfa_off == off && CPROF_ROW_RBP(r) == rbp &&
 	       r->rbp_off == rbp_off;
@@ -125,11 +134,22 @@ bool row_is(const struct cprof_unwind_row *r, int cfa, int off, int rbp, int rbp
 bool table_sane(const struct unwind_table *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
-		if (i && t->rows[i].pc <= t->rows[i - 1].pc)
+		if (i && t->pcs[i] <= t->pcs[i - 1])
 			return false;
-		if (CPROF_ROW_CFA(&t->rows[i]) > CPROF_CFA_STOP ||
-		    CPROF_ROW_RBP(&t->rows[i]) > CPROF_RBP_INVALID)
+		if (t->ids[i] >= t->nrules || CPROF_ROW_CFA(unwind_rule(t, i)) > CPROF_CFA_STOP ||
+		    CPROF_ROW_RBP(unwind_rule(t, i)) > CPROF_RBP_INVALID)
 			return false;
 	}
-	return t->n == 0 || t->rows != NULL;
+	return t->n == 0 || (t->pcs && t->ids && t->rules);
+}
+
+bool tables_same(const struct unwind_table *a, const struct unwind_table *b)
+{
+	if (a->n != b->n || a->base != b->base)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->pcs[i] != b->pcs[i] ||
+		    memcmp(unwind_rule(a, i), unwind_rule(b, i), sizeof(struct cprof_unwind_rule)))
+			return false;
+	return true;
 }

@@ -24,24 +24,37 @@ int build_file(const char *path, struct unwind_table *t, struct errbuf *err);
 int build_mem(const void *image, size_t len, struct unwind_table *t, struct errbuf *err);
 
 /*
- * The row the BPF unwinder finds at @vaddr (an ELF virtual address) in
+ * The rule the BPF unwinder finds at @vaddr (an ELF virtual address) in
  * @t, or NULL: valid until the next call.  @t is laid out in the rows array
- * when it is not the table laid out last.
+ * (unwind_plan(), unwind_emit(), at slot 1) when it is not the table laid
+ * out last.
  */
-const struct cprof_unwind_row *row_at(const struct unwind_table *t, uint64_t vaddr);
+const struct cprof_unwind_rule *row_at(const struct unwind_table *t, uint64_t vaddr);
 
 /* The same, by search_row alone (the row cache bypassed). */
-const struct cprof_unwind_row *row_at_uncached(const struct unwind_table *t, uint64_t vaddr);
+const struct cprof_unwind_rule *row_at_uncached(const struct unwind_table *t, uint64_t vaddr);
+
+/*
+ * Forgets the table laid out last: for a table made other than by the
+ * build functions above, which may have the address of one freed.
+ */
+void forget_layout(void);
+
+/* Where @t is laid out for the lookups above (laying it out if need be). */
+const struct cprof_table *laid_out(const struct unwind_table *t);
 
 /* "RSP+8 rbp offset-2", for messages. */
-const char *row_str(const struct cprof_unwind_row *r);
+const char *row_str(const struct cprof_unwind_rule *r);
 const char *cfa_name(unsigned cfa);
 const char *rbp_name(unsigned rbp);
 
-bool row_is(const struct cprof_unwind_row *r, int cfa, int off, int rbp, int rbp_off);
+bool row_is(const struct cprof_unwind_rule *r, int cfa, int off, int rbp, int rbp_off);
 
 /* Rows strictly sorted, rules in range: what the BPF side relies on. */
 bool table_sane(const struct unwind_table *t);
+
+/* The same rows: pcs and rules (their numbering may differ). */
+bool tables_same(const struct unwind_table *a, const struct unwind_table *b);
 
 /*
  * The row at @a is exactly {cfa, off, rbp, rbp_off, name}; a level of
@@ -50,7 +63,7 @@ bool table_sane(const struct unwind_table *t);
 #define CHECK_ROW(t, a, ...) CHECK_ROW_(t, a, __VA_ARGS__)
 #define CHECK_ROW_(t, a, cfa, off, rbp, roff, name)                           \
 	do {                                                                  \
-		const struct cprof_unwind_row *_r = row_at((t), (a));         \
+		const struct cprof_unwind_rule *_r = row_at((t), (a));        \
 		CHECK(row_is(_r, cfa, off, rbp, roff), name, "at %#llx: %s",  \
 		      (unsigned long long)(a), row_str(_r));                  \
 	} while (0)

@@ -18,6 +18,12 @@
 #include "elfobj.h"
 
 #define MAX_SEGS 64
+/*
+ * How far from the ELF entry point an address with no symbol is named
+ * _start: the return addresses of the calls glibc's _start makes (34
+ * bytes) and ld.so's _start with _dl_start_user (61 bytes).
+ */
+#define ENTRY_SPAN 64
 
 struct seg {
 	uint64_t off, vaddr, filesz, memsz;
@@ -35,6 +41,8 @@ struct elfobj {
 	uint8_t build_id[ELFOBJ_BUILD_ID_MAX];
 	size_t build_id_len;
 	char build_id_hex[2 * ELFOBJ_BUILD_ID_MAX + 1];
+
+	struct elfobj_sym entry; /* _start at e_entry; size 0: none */
 
 	bool syms_loaded;
 	int syms_rc;
@@ -99,6 +107,12 @@ static int parse_headers(struct elfobj **out, const struct elfsrc *s, uint8_t *i
 			.memsz = ph.p_memsz,
 			.flags = ph.p_flags,
 		};
+	}
+	{
+		GElf_Ehdr eh;
+
+		if (gelf_getehdr(e, &eh) && eh.e_entry)
+			o->entry = (struct elfobj_sym){ eh.e_entry, ENTRY_SPAN, "_start" };
 	}
 	o->build_id_len = elfsrc_build_id(e, s, false, o->build_id);
 	for (size_t i = 0; i < o->build_id_len; i++) {
@@ -249,6 +263,19 @@ static bool seg_holds(const struct seg *s, uint64_t off, uint64_t pagesz, bool r
 	return off >= lo && off < hi;
 }
 
+int elfobj_code_vaddr(const struct elfobj *o, uint64_t *vaddr)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < o->nsegs; i++) {
+		if (!(o->segs[i].flags & PF_X) || (found && o->segs[i].vaddr >= *vaddr))
+			continue;
+		*vaddr = o->segs[i].vaddr;
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
+}
+
 int elfobj_file_to_vaddr(const struct elfobj *o, uint64_t file_off, uint64_t *vaddr)
 {
 	for (int pass = 0; pass < 4; pass++) {
@@ -332,7 +359,18 @@ int elfobj_load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 
 const struct elfobj_sym *elfobj_lookup(const struct elfobj *o, uint64_t vaddr)
 {
-	return elfsyms_lookup(&o->syms, vaddr);
+	const struct elfobj_sym *s = elfsyms_lookup(&o->syms, vaddr), *at;
+
+	/*
+	 * A stripped program (as, ld) or ld.so has no symbol at its entry
+	 * point, which the outermost frame of each of its stacks is in; an
+	 * unsized symbol below it only reaches it by a guess.
+	 */
+	if (!o->entry.size || vaddr - o->entry.start >= o->entry.size ||
+	    (s && (s->size || s->start >= o->entry.start)))
+		return s;
+	at = elfsyms_lookup(&o->syms, o->entry.start);
+	return at && at->start == o->entry.start ? s : &o->entry;
 }
 
 size_t elfobj_symbols_bytes(const struct elfobj *o)

@@ -53,6 +53,13 @@ const uint8_t *elfobj_build_id_raw(const struct elfobj *o, size_t *len);
 int elfobj_file_to_vaddr(const struct elfobj *o, uint64_t file_off,
 			 uint64_t *vaddr);
 
+/*
+ * The lowest virtual address of the object's executable PT_LOAD segments:
+ * what the kernel's mm->start_code is, less the load bias, for a process
+ * running it.  Returns 0 or -ENOENT.
+ */
+int elfobj_code_vaddr(const struct elfobj *o, uint64_t *vaddr);
+
 struct elfobj_debug_opts {
 	/* Host directory of separate debug files, e.g. "/usr/lib/debug". */
 	const char *debug_root;
@@ -102,7 +109,9 @@ size_t elfobj_symbols_bytes(const struct elfobj *o);
 /*
  * The function symbol containing @vaddr (the nearest one below it when
  * sizes are unknown), or NULL; NULL too when that symbol's name is empty
- * or could not be kept.  Valid after a load.
+ * or could not be kept.  Valid after a load.  The first 64 bytes from the
+ * ELF entry point are _start when no sized symbol holds them (stripped
+ * programs, ld.so).
  */
 const struct elfobj_sym *elfobj_lookup(const struct elfobj *o, uint64_t vaddr);
 

@@ -185,18 +185,30 @@ static void refresh_deferred(struct run *r)
 	free(list);
 }
 
-static int on_event(void *ctx, const struct cprof_event *ev)
+static int on_event(void *ctx, const void *data, size_t size)
 {
+	const struct cprof_event *ev = data;
 	struct run *r = ctx;
 	char comm[CPROF_COMM_LEN + 1];
 	struct process *p;
 	bool created;
 
+	if (ev->type == CPROF_EV_WANT_TABLE) {
+		const struct cprof_file_event *fe = data;
+
+		if (r->tables && size >= sizeof(*fe))
+			tables_want(r->tables, fe->file);
+		return 0;
+	}
+	if (size < sizeof(*ev))
+		return 0;
 	memcpy(comm, ev->comm, CPROF_COMM_LEN);
 	comm[CPROF_COMM_LEN] = '\0';
 	switch (ev->type) {
 	case CPROF_EV_NEW_PROC:
-		process_of(r, ev->pid, ev->gen, comm, NULL);
+		p = process_of(r, ev->pid, ev->gen, comm, &created);
+		if (p && created && r->tables && !stop_signal)
+			tables_want_at(r->tables, p, ev->addr);
 		break;
 	case CPROF_EV_EXEC:
 		/*
@@ -466,6 +478,9 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 			win_start_ns += (int64_t)o->interval * 1000000000LL;
 		}
 		sampler_poll(s, 100, on_event, r);
+		/* Tables asked for are built between polls, so events are never held up long. */
+		if (r->tables)
+			tables_build_pending(r->tables);
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -576,7 +591,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 		.off_cpu = o->off_cpu,
 		.off_cpu_min_ns = o->off_cpu_min_ns,
 		.unwind_rows = o->dwarf ? (uint32_t)((uint64_t)o->unwind_kb * 1024 /
-						     sizeof(struct cprof_unwind_row)) : 0,
+						     sizeof(union cprof_table_slot)) : 0,
 	};
 	size_t max_files, max_roots;
 	int ret;
@@ -611,6 +626,8 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 			.write_rows = sampler_write_rows,
 			.retire = sampler_retire_rows,
 			.set_proc = sampler_set_proc,
+			.set_file = sampler_set_file,
+			.set_file_key = sampler_set_file_key,
 			.ctx = r->sampler,
 		};
 

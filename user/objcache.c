@@ -543,6 +543,19 @@ void objcache_put(struct objcache *c, struct elfobj *o)
 	entry_free(c, e);
 }
 
+size_t objcache_file_ids(const struct objcache *c, const struct elfobj *o,
+			 struct objcache_file_id *out, size_t max)
+{
+	const struct entry *e = find_by_obj(c, o);
+	size_t n = 0;
+
+	for (const struct key *k = e ? e->keys : NULL; k; k = k->next, n++)
+		if (n < max)
+			out[n] = (struct objcache_file_id){ k->k.dev, k->k.ino, k->k.size,
+							    k->k.mtime_sec, k->k.mtime_nsec };
+	return n;
+}
+
 size_t objcache_count(const struct objcache *c)
 {
 	return c->by_obj.n;

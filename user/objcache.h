@@ -69,6 +69,19 @@ void objcache_ref(struct objcache *c, struct elfobj *o);
 /* Drops a reference; the object is freed with its last one. */
 void objcache_put(struct objcache *c, struct elfobj *o);
 
+/* A file's identity, as fstat gives it: one @o was found as. */
+struct objcache_file_id {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+};
+
+/*
+ * The identities of the files @o was found as (the first, then copies of
+ * the same bytes), up to @max into @out; returns how many there are.
+ */
+size_t objcache_file_ids(const struct objcache *c, const struct elfobj *o,
+			 struct objcache_file_id *out, size_t max);
+
 /* Distinct objects held right now. */
 size_t objcache_count(const struct objcache *c);
 

@@ -66,9 +66,9 @@ static int on_ring_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 
-	if (size < sizeof(struct cprof_event) || !s->ev_fn)
+	if (size < sizeof(__u32) || !s->ev_fn)
 		return 0;
-	return s->ev_fn(s->ev_ctx, data);
+	return s->ev_fn(s->ev_ctx, data, size);
 }
 
 static int open_cpu_clock(int cpu, unsigned int freq)
@@ -225,6 +225,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_comms = opts->n_comms > 0;
 	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
+	s->skel->rodata->file_tables = opts->unwind_rows > 0;
 	s->skel->rodata->python_stacks = opts->python_stacks;
 
 	if (opts->counts_max &&
@@ -431,6 +432,25 @@ int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_sl
 	memcpy((char *)m + (from - map_off), rows, len);
 	munmap(m, map_len);
 	return 0;
+}
+
+int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f)
+{
+	struct sampler *s = sampler;
+
+	return bpf_map__update_elem(s->skel->maps.unwind_files, &file, sizeof(file), f,
+				    sizeof(*f), BPF_ANY) ? -errno : 0;
+}
+
+int sampler_set_file_key(void *sampler, const struct cprof_file_key *k,
+			 const struct cprof_file_ref *ref)
+{
+	struct sampler *s = sampler;
+	struct bpf_map *m = s->skel->maps.unwind_file_keys;
+
+	if (!ref)
+		return bpf_map__delete_elem(m, k, sizeof(*k), 0) && errno != ENOENT ? -errno : 0;
+	return bpf_map__update_elem(m, k, sizeof(*k), ref, sizeof(*ref), BPF_ANY) ? -errno : 0;
 }
 
 void sampler_forget(struct sampler *s, uint32_t pid, uint64_t gen)

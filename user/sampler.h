@@ -63,7 +63,12 @@ void sampler_close(struct sampler *s);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
 
-typedef int (*sampler_event_fn)(void *ctx, const struct cprof_event *ev);
+/*
+ * One record of the event ring: a struct cprof_event or, for
+ * CPROF_EV_WANT_TABLE, a struct cprof_file_event (both start with their
+ * type); @size bytes.
+ */
+typedef int (*sampler_event_fn)(void *ctx, const void *ev, size_t size);
 
 /*
  * Waits up to @timeout_ms for process events and calls @fn for each.
@@ -116,12 +121,19 @@ int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
 			 const struct cprof_py_tramp *t);
 
 /*
- * Copies @n slots (a table's index and rows) to index @first of the rows array.  The array is mapped
- * only for the copy, so its pages never count in our resident memory: they
- * are the kernel's (BPF map memory), reported on their own.
+ * Copies @n slots of a table to index @first of the rows array.  The array
+ * is mapped only for the copy, so its pages never count in our resident
+ * memory: they are the kernel's (BPF map memory), reported on their own.
  */
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,
 		       uint32_t n);
+
+/* Writes the entry of file @file (struct tables_maps.set_file). */
+int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f);
+
+/* Names a file by its identity, or forgets it (struct tables_maps.set_file_key). */
+int sampler_set_file_key(void *sampler, const struct cprof_file_key *k,
+			 const struct cprof_file_ref *ref);
 
 /*
  * Forgets image @gen of @pid, which has exited and been written: BPF keeps

@@ -203,12 +203,15 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 			(unsigned long long)st->unwind_status[CPROF_UNWIND_BAD_CFA],
 			(unsigned long long)st->unwind_fp_only);
 	if (s->unwind_tables && (ts->built || ts->failed || ts->no_room || ts->evicted))
-		fprintf(f, PROG ": unwind tables: %zu built in %.3f s, %zu failed, %zu without room,"
-			" %zu evicted; peak %.1f of %.1f MB (%llu rows)\n",
-			ts->built, ts->build_seconds, ts->failed, ts->no_room, ts->evicted,
-			ts->rows_peak * sizeof(struct cprof_unwind_row) / 1048576.0,
-			ts->rows_capacity * sizeof(struct cprof_unwind_row) / 1048576.0,
-			(unsigned long long)ts->rows_peak);
+		fprintf(f, PROG ": unwind tables: %zu built in %.3f s (of %zu asked for), %zu failed,"
+			" %zu without room, %zu evicted; peak %.1f of %.1f MB; %zu loaded at the end,"
+			" %llu rows, %.1f bytes a row\n",
+			ts->built, ts->build_seconds, ts->asked, ts->failed, ts->no_room, ts->evicted,
+			ts->rows_peak * sizeof(union cprof_table_slot) / 1048576.0,
+			ts->rows_capacity * sizeof(union cprof_table_slot) / 1048576.0, ts->objects,
+			(unsigned long long)ts->rows,
+			ts->rows ? (double)ts->rows_used * sizeof(union cprof_table_slot) / ts->rows :
+				   0.0);
 	if (s->procs.refreshes || s->procs.deferred)
 		fprintf(f, PROG ": re-snapshots: %zu taken, %zu deferred (at most one per %.0f-%.0f s"
 			" per process after the first %d)\n", s->procs.refreshes, s->procs.deferred,

@@ -123,9 +123,13 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "no_room", ts->no_room, false);
 	ju(f, "evicted", ts->evicted, false);
 	ju(f, "snapshots_cut", ts->truncated, false);
+	ju(f, "asked", ts->asked, false);
+	ju(f, "loaded", ts->objects, false);
+	ju(f, "rows", ts->rows, false);
+	ju(f, "slots_used", ts->rows_used, false);
 	ju(f, "rows_peak", ts->rows_peak, false);
-	jd(f, "peak_mb", ts->rows_peak * sizeof(struct cprof_unwind_row) / 1048576.0, false);
-	jd(f, "capacity_mb", ts->rows_capacity * sizeof(struct cprof_unwind_row) / 1048576.0,
+	jd(f, "peak_mb", ts->rows_peak * sizeof(union cprof_table_slot) / 1048576.0, false);
+	jd(f, "capacity_mb", ts->rows_capacity * sizeof(union cprof_table_slot) / 1048576.0,
 	   true);
 	fprintf(f, " },\n  \"symbols\": { ");
 	ju(f, "dwarf_too_big", s->sym.dwarf_too_big, false);

@@ -2,28 +2,50 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
+#include "grow.h"
 #include "hmap.h"
 #include "tables.h"
 #include "unwind.h"
 
-/* One object's rows in the shared array; keyed by the object pointer. */
-struct table {
-	struct elfobj *obj; /* key; holds an objcache reference */
-	uint32_t first, n;  /* the range in the rows array (n == 0: none) */
-	uint32_t nrows;     /* of them rows, after the page index */
-	uint32_t npages, index_shift;
-	uint64_t base;      /* vaddr of row pc 0 */
-	uint64_t last_use;  /* tables->clock when last given to a process */
-	uint32_t users;     /* processes whose entry points at the range */
-	bool failed;        /* no table could be built: do not retry */
+/* What the loader knows of a file beyond what BPF sees (struct cprof_file). */
+enum tstate {
+	T_UNBUILT,  /* no table: BPF asks for it when a sample lands there */
+	T_QUEUED,   /* asked for, to be built */
+	T_LOADED,   /* in the rows array at [first, first + nslots) */
+	T_FAILED,   /* no table to be had (no CFI, unreadable): never retried */
+	T_NO_ROOM,  /* built, did not fit: asked for again once room is freed */
 };
 
-/* The objects a process's entry uses, to release on exit. */
+/* One numbered file: its number is its index in tables.files. */
+struct tfile {
+	struct elfobj *obj; /* holds an objcache reference; NULL: number free */
+	struct cprof_table desc;
+	uint32_t first, nslots;
+	uint32_t users;     /* process entries naming it */
+	uint64_t last_use;  /* tables.clock when last asked for or named */
+	enum tstate state;
+	int64_t vaddr_off;  /* ELF virtual address - file offset of its code */
+	uint32_t nkeys;     /* identities told to BPF (unwind_file_keys) */
+	bool keyless;       /* its mappings disagree on vaddr_off: none told */
+};
+
+/* Identities of one object told to BPF: the file and a few copies of it. */
+#define KEYS_MAX 8
+
+/* elfobj pointer -> its number. */
+struct obj_entry {
+	struct elfobj *obj;
+	uint32_t file;
+	uint32_t pad;
+};
+
+/* The files a process's entry names, to release on exit. */
 struct proc_entry {
 	uint64_t pid;
-	struct elfobj **objs;
+	uint32_t *files;
 	size_t n;
 };
 
@@ -35,11 +57,19 @@ struct range {
 struct tables {
 	struct tables_maps maps;
 	struct objcache *objs;
-	struct hmap by_obj;  /* struct elfobj * -> struct table */
-	struct hmap by_pid;  /* pid -> struct proc_entry */
-	struct range *free;  /* sorted by first, coalesced */
+	struct tfile *files;  /* by number; grows up to CPROF_MAX_FILES */
+	uint32_t nfiles;      /* numbers handed out so far (some may be free again) */
+	size_t files_cap;
+	struct hmap by_obj;   /* struct elfobj * -> struct obj_entry */
+	struct hmap by_pid;   /* pid -> struct proc_entry */
+	uint32_t *queue;      /* numbers of the tables to build, in order asked */
+	size_t nqueue;
+	struct range *free;   /* sorted by first, coalesced */
 	size_t nfree, free_cap;
+	struct range *dying;  /* unloaded, free after the next retire */
+	size_t ndying, dying_cap;
 	uint64_t clock;
+	uint64_t pruned_at;   /* clock of the last prune for want of numbers */
 	struct tables_stats st;
 	struct cprof_proc_maps scratch; /* the entry being written */
 };
@@ -57,22 +87,27 @@ int tables_new(struct tables **out, const struct tables_maps *maps, struct objca
 	struct tables *t;
 
 	*out = NULL;
-	if (!maps->set_proc || !maps->write_rows || !maps->retire)
+	if (!maps->set_proc || !maps->write_rows || !maps->set_file || !maps->set_file_key ||
+	    !maps->retire)
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->maps = *maps;
 	t->objs = objs;
-	hmap_init(&t->by_obj, sizeof(struct elfobj *), sizeof(struct table));
+	hmap_init(&t->by_obj, sizeof(struct elfobj *), sizeof(struct obj_entry));
 	hmap_init(&t->by_pid, sizeof(uint64_t), sizeof(struct proc_entry));
 	t->free = malloc(sizeof(*t->free));
-	if (!t->free) {
+	t->queue = malloc(CPROF_MAX_FILES * sizeof(*t->queue));
+	if (!t->free || !t->queue) {
+		free(t->free);
+		free(t->queue);
 		free(t);
 		return -ENOMEM;
 	}
-	t->free[0] = (struct range){ 0, maps->capacity };
-	t->nfree = maps->capacity ? 1 : 0;
+	/* Slot 0 is never given out: a table's first slot names it, 0 names none. */
+	t->free[0] = (struct range){ 1, maps->capacity ? maps->capacity - 1 : 0 };
+	t->nfree = maps->capacity > 1 ? 1 : 0;
 	t->free_cap = 1;
 	t->st.rows_capacity = maps->capacity;
 	*out = t;
@@ -82,21 +117,25 @@ int tables_new(struct tables **out, const struct tables_maps *maps, struct objca
 void tables_free(struct tables *t)
 {
 	struct proc_entry *pe;
-	struct table *tb;
 	size_t it = 0;
 
 	if (!t)
 		return;
 	while ((pe = hmap_next(&t->by_pid, &it)))
-		free(pe->objs);
-	it = 0;
-	while ((tb = hmap_next(&t->by_obj, &it)))
-		objcache_put(t->objs, tb->obj);
+		free(pe->files);
+	for (uint32_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].obj)
+			objcache_put(t->objs, t->files[i].obj);
 	hmap_free(&t->by_pid);
 	hmap_free(&t->by_obj);
+	free(t->files);
+	free(t->queue);
 	free(t->free);
+	free(t->dying);
 	free(t);
 }
+
+/* ---- the rows array ------------------------------------------------------ */
 
 /* First fit: tables are allocated rarely and freed more rarely. */
 static bool range_alloc(struct tables *t, uint32_t n, uint32_t *first)
@@ -122,15 +161,10 @@ static int range_release(struct tables *t, uint32_t first, uint32_t n)
 
 	while (i < t->nfree && t->free[i].first < first)
 		i++;
-	if (t->nfree == t->free_cap) {
-		size_t cap = t->free_cap * 2;
-		struct range *r = realloc(t->free, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM; /* the range is leaked, not corrupted */
-		t->free = r;
-		t->free_cap = cap;
-	}
+	/* free ranges lie between ranges in use (tables, dying ones): one more at most */
+	if (grow((void **)&t->free, &t->free_cap, t->nfree, sizeof(*t->free), 16,
+		 2 * (size_t)CPROF_MAX_FILES + 1))
+		return -ENOMEM; /* the range is leaked, not corrupted */
 	memmove(&t->free[i + 1], &t->free[i], (t->nfree - i) * sizeof(*t->free));
 	t->free[i] = (struct range){ first, n };
 	t->nfree++;
@@ -148,38 +182,210 @@ static int range_release(struct tables *t, uint32_t first, uint32_t n)
 	return 0;
 }
 
+/* Tells BPF what it may do with file @file now. */
+static void publish(struct tables *t, uint32_t file)
+{
+	const struct tfile *f = &t->files[file];
+	struct cprof_file cf = { 0 };
+
+	switch (f->state) {
+	case T_UNBUILT:
+		cf.state = CPROF_FILE_UNBUILT;
+		break;
+	case T_QUEUED:
+		cf.state = CPROF_FILE_QUEUED;
+		break;
+	case T_LOADED:
+		cf.state = CPROF_FILE_LOADED;
+		cf.t = f->desc;
+		break;
+	case T_FAILED:
+	case T_NO_ROOM:
+		cf.state = CPROF_FILE_NONE;
+		break;
+	}
+	t->maps.set_file(t->maps.ctx, file, &cf);
+}
+
 /*
- * Frees the least recently used tables that no process uses until @n rows
+ * Takes file @file's table out of the rows array: BPF is told first, and
+ * its slots are given to others only after the next retire (retire()).
+ */
+static void unload(struct tables *t, uint32_t file, enum tstate to)
+{
+	struct tfile *f = &t->files[file];
+
+	if (f->state != T_LOADED) {
+		f->state = to;
+		publish(t, file);
+		return;
+	}
+	f->state = to;
+	publish(t, file);
+	if (!grow((void **)&t->dying, &t->dying_cap, t->ndying, sizeof(*t->dying), 16,
+		  CPROF_MAX_FILES))
+		t->dying[t->ndying++] = (struct range){ f->first, f->nslots };
+	/* else the slots are leaked, never reused while a program may read them */
+	t->st.rows_used -= f->nslots;
+	t->st.rows -= f->desc.nrows;
+	t->st.objects--;
+	f->nslots = 0;
+	memset(&f->desc, 0, sizeof(f->desc));
+}
+
+/*
+ * Waits until no program can still read what was unloaded (or cached it),
+ * then frees its slots for reuse.
+ */
+static int retire(struct tables *t)
+{
+	int rc = t->maps.retire(t->maps.ctx);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < t->ndying; i++)
+		range_release(t, t->dying[i].first, t->dying[i].n);
+	t->ndying = 0;
+	return 0;
+}
+
+static uint64_t slots_in(const struct range *r, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += r[i].n;
+	return sum;
+}
+
+/*
+ * Frees the least recently used tables that no process uses until @n slots
  * fit.  Returns true when they do.
  */
 static bool evict_for(struct tables *t, uint32_t n, uint32_t *first)
 {
-	bool retired = false;
-
 	while (!range_alloc(t, n, first)) {
-		struct table *victim = NULL, *tb;
-		size_t it = 0;
+		struct tfile *victim = NULL;
 
-		while ((tb = hmap_next(&t->by_obj, &it)))
-			if (tb->n && !tb->users && (!victim || tb->last_use < victim->last_use))
-				victim = tb;
+		/* Enough on its way to free: wait for it (one retire for them all). */
+		if (t->ndying &&
+		    slots_in(t->free, t->nfree) + slots_in(t->dying, t->ndying) >= n) {
+			if (retire(t))
+				return false;
+			if (range_alloc(t, n, first))
+				return true;
+		}
+		for (uint32_t i = 0; i < t->nfiles; i++) {
+			struct tfile *f = &t->files[i];
+
+			if (f->state == T_LOADED && !f->users &&
+			    (!victim || f->last_use < victim->last_use))
+				victim = f;
+		}
 		if (!victim)
 			return false;
-		/*
-		 * No program may still be reading a process entry that used
-		 * it: rows that cannot be retired are not reused.
-		 */
-		if (!retired && t->maps.retire(t->maps.ctx))
-			return false;
-		retired = true;
-		range_release(t, victim->first, victim->n);
-		t->st.rows_used -= victim->n;
-		victim->n = 0;
+		unload(t, (uint32_t)(victim - t->files), T_UNBUILT);
 		t->st.evicted++;
-		t->st.objects--;
 	}
 	return true;
 }
+
+/* ---- numbers ------------------------------------------------------------- */
+
+/*
+ * Tells BPF the identities of file @file's object (@on) so that a process
+ * without an entry finds its number from the kernel's VMA, or forgets them
+ * (before the number is given to another object).
+ */
+static void publish_keys(struct tables *t, uint32_t file, bool on)
+{
+	struct tfile *f = &t->files[file];
+	struct objcache_file_id ids[KEYS_MAX];
+	struct cprof_file_ref ref = { .file = file, .vaddr_off = f->vaddr_off };
+	size_t n = objcache_file_ids(t->objs, f->obj, ids, KEYS_MAX);
+	uint64_t code;
+
+	/* where its code starts: a new process's binary is found by it */
+	if (!elfobj_code_vaddr(f->obj, &code)) {
+		ref.code_vaddr = code;
+		ref.flags |= CPROF_FILE_REF_CODE;
+	}
+	if (n > KEYS_MAX)
+		n = KEYS_MAX;
+	if ((on && (f->keyless || n == f->nkeys)) || (!on && !f->nkeys))
+		return; /* told already (copies found since are told anew) */
+	for (size_t i = 0; i < n; i++) {
+		struct cprof_file_key k = {
+			.ino = ids[i].ino,
+			.size = ids[i].size,
+			.mtime_sec = ids[i].mtime_sec,
+			.mtime_nsec = (uint32_t)ids[i].mtime_nsec,
+			/* the kernel's dev_t: 12 bits of major, 20 of minor */
+			.dev = (uint32_t)(major(ids[i].dev) << 20 | (minor(ids[i].dev) & 0xfffff)),
+		};
+
+		/* a full map costs this copy its first samples' tables, nothing more */
+		t->maps.set_file_key(t->maps.ctx, &k, on ? &ref : NULL);
+	}
+	f->nkeys = on ? (uint32_t)n : 0;
+}
+
+/*
+ * The number of @o, mapped with @vaddr_off between its file offsets and
+ * virtual addresses, given now if it has none; CPROF_NO_FILE when all are
+ * taken.
+ */
+static uint32_t file_of(struct tables *t, struct elfobj *o, int64_t vaddr_off)
+{
+	struct obj_entry *e = hmap_find(&t->by_obj, &o);
+	uint32_t file;
+
+	if (e) {
+		struct tfile *f = &t->files[e->file];
+
+		if (f->vaddr_off != vaddr_off && !f->keyless) {
+			/* segments placed apart: one offset cannot serve them all */
+			publish_keys(t, e->file, false);
+			f->keyless = true;
+		}
+		publish_keys(t, e->file, true);
+		return e->file;
+	}
+	for (file = 0; file < t->nfiles && t->files[file].obj; file++)
+		;
+	if (file == CPROF_MAX_FILES && t->clock != t->pruned_at) {
+		/*
+		 * All numbers given: a run without windows (no prune between
+		 * them) on a host of many short-lived programs.  The files no
+		 * process maps any more give theirs back, at most once per
+		 * clock tick.
+		 */
+		t->pruned_at = t->clock;
+		tables_prune(t);
+		for (file = 0; file < t->nfiles && t->files[file].obj; file++)
+			;
+	}
+	if (file == CPROF_MAX_FILES)
+		return CPROF_NO_FILE;
+	if (file == t->nfiles) {
+		if (grow((void **)&t->files, &t->files_cap, t->nfiles, sizeof(*t->files), 64,
+			 CPROF_MAX_FILES))
+			return CPROF_NO_FILE;
+		t->nfiles++;
+	}
+	e = hmap_insert(&t->by_obj, &o, NULL);
+	if (!e)
+		return CPROF_NO_FILE;
+	e->file = file;
+	objcache_ref(t->objs, o);
+	t->files[file] = (struct tfile){ .obj = o, .state = T_UNBUILT, .vaddr_off = vaddr_off };
+	t->st.files++;
+	publish(t, file);
+	publish_keys(t, file, true);
+	return file;
+}
+
+/* ---- building ------------------------------------------------------------ */
 
 static int build_rows(struct elfobj *o, struct unwind_table *ut, struct errbuf *err)
 {
@@ -195,87 +401,127 @@ static int build_rows(struct elfobj *o, struct unwind_table *ut, struct errbuf *
 	return unwind_build_mem(image, len, ut, err);
 }
 
-/* The loaded table of @o, building and loading it first if need be. */
-static struct table *table_of(struct tables *t, struct elfobj *o)
-{
-	struct unwind_table ut = { 0 };
-	union cprof_table_slot *slots;
-	struct table *tb;
+struct sink {
+	struct tables *t;
 	uint32_t first;
-	bool created;
-	size_t n;
-	double t0;
-	int ret;
+};
 
-	tb = hmap_insert(&t->by_obj, &o, &created);
-	if (!tb)
-		return NULL;
-	if (created) {
-		objcache_ref(t->objs, o);
-		tb->obj = o;
-	}
-	tb->last_use = ++t->clock;
-	if (tb->n || tb->failed)
-		return tb;
+static int write_slots(void *ctx, uint32_t off, const union cprof_table_slot *slots, uint32_t n)
+{
+	struct sink *s = ctx;
 
-	t0 = now_s();
-	if (build_rows(o, &ut, NULL) || !ut.n) {
-		tb->failed = true;
-		t->st.failed++;
-		unwind_table_free(&ut);
-		t->st.build_seconds += now_s() - t0;
-		return tb;
-	}
+	return s->t->maps.write_rows(s->t->maps.ctx, s->first + off, slots, n);
+}
+
+/* Builds file @file's table and loads it, or says why not. */
+static void build(struct tables *t, uint32_t file)
+{
+	struct tfile *f = &t->files[file];
+	struct unwind_table ut = { 0 };
+	struct unwind_layout lay = { 0 };
+	uint32_t first;
+	double t0 = now_s();
+	int rc;
+
+	rc = build_rows(f->obj, &ut, NULL);
+	if (!rc && ut.n)
+		rc = unwind_plan(&ut, &lay);
 	t->st.build_seconds += now_s() - t0;
-	t->st.built++;
-	n = unwind_slots(&ut);
-	slots = n <= t->maps.capacity ? calloc(n, sizeof(*slots)) : NULL;
-	if (!slots || !evict_for(t, (uint32_t)n, &first)) {
-		t->st.no_room++;
-		free(slots);
-		unwind_table_free(&ut);
-		return tb; /* retried when a later process needs it */
-	}
-	unwind_layout(&ut, slots);
-	ret = t->maps.write_rows(t->maps.ctx, first, slots, (uint32_t)n);
-	free(slots);
-	if (ret) {
-		range_release(t, first, (uint32_t)n);
-		tb->failed = true;
+	if (rc || !ut.n) {
+		f->state = T_FAILED;
 		t->st.failed++;
-		unwind_table_free(&ut);
-		return tb;
+		goto out;
 	}
-	/* @tb is still valid: nothing was inserted into by_obj since. */
-	tb->first = first;
-	tb->n = (uint32_t)n;
-	tb->nrows = (uint32_t)ut.n;
-	tb->npages = ut.npages;
-	tb->index_shift = ut.index_shift;
-	tb->base = ut.base;
+	t->st.built++;
+	if (lay.nslots > t->maps.capacity || !evict_for(t, lay.nslots, &first)) {
+		f->state = T_NO_ROOM;
+		t->st.no_room++;
+		goto out;
+	}
+	rc = unwind_emit(&ut, &lay, write_slots, &(struct sink){ t, first });
+	if (rc) {
+		range_release(t, first, lay.nslots);
+		f->state = T_FAILED;
+		t->st.failed++;
+		goto out;
+	}
+	f->state = T_LOADED;
+	f->first = first;
+	f->nslots = lay.nslots;
+	f->desc = lay.desc;
+	f->desc.first = first;
 	t->st.objects++;
-	t->st.rows_used += n;
+	t->st.rows += f->desc.nrows;
+	t->st.rows_used += f->nslots;
 	if (t->st.rows_used > t->st.rows_peak)
 		t->st.rows_peak = t->st.rows_used;
+out:
+	publish(t, file);
+	unwind_layout_free(&lay);
 	unwind_table_free(&ut);
-	return tb;
 }
+
+void tables_want(struct tables *t, uint32_t file)
+{
+	struct tfile *f;
+
+	if (file >= t->nfiles || !t->files[file].obj)
+		return;
+	f = &t->files[file];
+	f->last_use = ++t->clock;
+	if (f->state != T_UNBUILT)
+		return; /* queued, loaded or given up on: asked more than once */
+	t->st.asked++;
+	f->state = T_QUEUED;
+	t->queue[t->nqueue++] = file; /* each number is queued once: room for all */
+	publish(t, file);
+}
+
+void tables_want_at(struct tables *t, const struct process *p, uint64_t addr)
+{
+	for (size_t i = 0; p->have_maps && i < p->maps.n; i++) {
+		const struct vma *v = &p->maps.v[i];
+		struct obj_entry *e;
+
+		if (addr < v->start || addr >= v->end)
+			continue;
+		e = p->objs[i] ? hmap_find(&t->by_obj, &p->objs[i]) : NULL;
+		if (e)
+			tables_want(t, e->file);
+		return;
+	}
+}
+
+bool tables_pending(const struct tables *t)
+{
+	return t->nqueue > 0;
+}
+
+void tables_build_pending(struct tables *t)
+{
+	for (size_t i = 0; i < t->nqueue; i++) {
+		uint32_t file = t->queue[i];
+
+		if (file < t->nfiles && t->files[file].obj && t->files[file].state == T_QUEUED)
+			build(t, file);
+	}
+	t->nqueue = 0;
+}
+
+/* ---- processes ----------------------------------------------------------- */
 
 static bool empty_proc(const void *entry)
 {
-	return ((const struct proc_entry *)entry)->objs == NULL;
+	return ((const struct proc_entry *)entry)->files == NULL;
 }
 
 static void release_entry(struct tables *t, struct proc_entry *pe)
 {
-	for (size_t i = 0; i < pe->n; i++) {
-		struct table *tb = hmap_find(&t->by_obj, &pe->objs[i]);
-
-		if (tb && tb->users)
-			tb->users--;
-	}
-	free(pe->objs);
-	pe->objs = NULL;
+	for (size_t i = 0; i < pe->n; i++)
+		if (pe->files[i] < t->nfiles && t->files[pe->files[i]].users)
+			t->files[pe->files[i]].users--;
+	free(pe->files);
+	pe->files = NULL;
 	pe->n = 0;
 }
 
@@ -284,7 +530,7 @@ void tables_remove_process(struct tables *t, uint32_t pid)
 	uint64_t key = pid;
 	struct proc_entry *pe = hmap_find(&t->by_pid, &key);
 
-	if (!pe || !pe->objs)
+	if (!pe || !pe->files)
 		return;
 	t->maps.set_proc(t->maps.ctx, pid, NULL);
 	release_entry(t, pe);
@@ -296,7 +542,7 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 	struct cprof_proc_maps *pm = &t->scratch;
 	struct proc_entry *pe;
 	uint64_t key = p->pid;
-	struct elfobj **used;
+	uint32_t *used;
 	size_t nused = 0;
 	int ret;
 
@@ -316,34 +562,35 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 		const struct vma *v = &p->maps.v[i];
 		struct elfobj *o = p->objs[i];
 		struct cprof_proc_map *m;
-		struct table *tb;
 		uint64_t v0;
+		uint32_t file;
 
 		/* BPF's find_mapping orders addresses below 2^63: not [vsyscall]'s. */
 		if (v->start >> 63)
 			continue;
 		m = &pm->m[pm->n++];
-		*m = (struct cprof_proc_map){ .start = v->start, .end = v->end };
+		*m = (struct cprof_proc_map){ .start = v->start, .end = v->end, .file = CPROF_NO_FILE };
 		if (!o || elfobj_file_to_vaddr(o, v->offset, &v0))
 			continue;
-		tb = table_of(t, o);
-		if (!tb || !tb->n)
+		file = file_of(t, o, (int64_t)(v0 - v->offset));
+		if (file == CPROF_NO_FILE) {
+			t->st.no_number++;
 			continue;
-		/* runtime pc - (start - v0) = vaddr; vaddr - base = row pc */
-		m->bias = v->start - v0 + tb->base;
-		m->first_row = tb->first + (tb->n - tb->nrows);
-		m->nrows = tb->nrows;
-		m->npages = tb->npages;
-		m->index_shift = tb->index_shift;
-		tb->users++;
-		used[nused++] = o;
+		}
+		m->bias = v->start - v0;
+		m->file = file;
+		t->files[file].users++;
+		t->files[file].last_use = ++t->clock;
+		used[nused++] = file;
 	}
 	pe = hmap_insert(&t->by_pid, &key, NULL);
 	if (!pe) {
+		for (size_t i = 0; i < nused; i++)
+			t->files[used[i]].users--;
 		free(used);
 		return errf(err, -ENOMEM, "out of memory");
 	}
-	pe->objs = used;
+	pe->files = used;
 	pe->n = nused;
 	ret = t->maps.set_proc(t->maps.ctx, p->pid, pm);
 	if (ret) {
@@ -354,37 +601,55 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 	return 0;
 }
 
-static bool unused_table(const void *entry)
-{
-	const struct table *tb = entry;
-
-	return tb->users == 0;
-}
-
 void tables_prune(struct tables *t)
 {
-	struct table *tb;
-	size_t it = 0, dead = 0;
+	bool dead = false;
 
-	while ((tb = hmap_next(&t->by_obj, &it)))
-		dead += unused_table(tb);
-	if (!dead)
-		return;
-	/* No program may still read an entry that pointed at these rows. */
-	if (t->maps.retire(t->maps.ctx))
-		return; /* kept until a later prune can retire them */
-	it = 0;
-	while ((tb = hmap_next(&t->by_obj, &it))) {
-		if (!unused_table(tb))
+	for (uint32_t i = 0; i < t->nfiles; i++) {
+		struct tfile *f = &t->files[i];
+
+		if (!f->obj || f->users)
 			continue;
-		if (tb->n) {
-			range_release(t, tb->first, tb->n);
-			t->st.rows_used -= tb->n;
-			t->st.objects--;
-		}
-		objcache_put(t->objs, tb->obj);
+		/*
+		 * BPF forgets the file first: no entry names it, no identity
+		 * leads to it, nothing will ask for it.
+		 */
+		publish_keys(t, i, false);
+		unload(t, i, T_UNBUILT);
+		dead = true;
 	}
-	hmap_compact(&t->by_obj, unused_table);
+	/*
+	 * No program may still read a table of these files, nor find their
+	 * numbers: only then are numbers and rows given to others.
+	 */
+	if (!dead || retire(t))
+		return; /* kept until a later prune can retire them */
+	for (uint32_t i = 0; i < t->nfiles; i++) {
+		struct tfile *f = &t->files[i];
+
+		if (!f->obj || f->users)
+			continue;
+		objcache_put(t->objs, f->obj);
+		f->obj = NULL;
+		t->st.files--;
+	}
+	hmap_clear(&t->by_obj);
+	for (uint32_t i = 0; i < t->nfiles; i++) {
+		struct obj_entry *e;
+
+		if (!t->files[i].obj)
+			continue;
+		e = hmap_insert(&t->by_obj, &t->files[i].obj, NULL);
+		if (e)
+			e->file = i;
+	}
+	/* Files without room may fit now. */
+	for (uint32_t i = 0; i < t->nfiles; i++) {
+		if (t->files[i].obj && t->files[i].state == T_NO_ROOM) {
+			t->files[i].state = T_UNBUILT;
+			publish(t, i);
+		}
+	}
 	/* Processes that exited leave empty entries behind. */
 	hmap_compact(&t->by_pid, empty_proc);
 }

@@ -2,12 +2,16 @@
 /*
  * tables: the unwind tables in the BPF maps.
  *
- * Every executable object a profiled process maps gets its CFI rows built
- * once (unwind.c) and copied into one range of the shared rows array; each
- * process gets an entry listing its mappings and the range each one uses.
- * The rows array is a fixed budget: when it is full, tables no process uses
- * any more are evicted, least recently used first; if that is not enough the
- * object goes without a table and its frames are walked by frame pointers.
+ * Tables belong to files.  Every object a profiled process maps gets a
+ * number (its entry in the unwind_files array) when the process's entry is
+ * written; its table is built only when a sample lands in it and the BPF
+ * unwinder asks for it (tables_want), queued and built once, and from then
+ * on serves every process mapping the file, a new one from its first
+ * sample: BPF finds the number from the file's identity in the kernel
+ * before the process has an entry.  The rows array is a fixed budget: when it is full, tables of
+ * objects no process maps any more are evicted, least recently used first;
+ * if that is not enough the object goes without a table and its frames are
+ * walked by frame pointers.
  */
 #ifndef CPROF_TABLES_H
 #define CPROF_TABLES_H
@@ -23,29 +27,38 @@
 struct tables;
 
 struct tables_maps {
-	uint32_t capacity;             /* rows the rows array holds */
+	uint32_t capacity;             /* slots the rows array holds */
 	/* writes a process's entry (unwind_procs); @pm NULL removes it */
 	int (*set_proc)(void *ctx, uint32_t pid, const struct cprof_proc_maps *pm);
-	/* copies a table's slots (index and rows) into the rows array at an index */
-	int (*write_rows)(void *ctx, uint32_t first, const union cprof_table_slot *rows,
+	/* copies @n slots of a table into the rows array at slot @first */
+	int (*write_rows)(void *ctx, uint32_t first, const union cprof_table_slot *slots,
 			  uint32_t n);
+	/* writes file @file's entry (unwind_files): where its table is, if anywhere */
+	int (*set_file)(void *ctx, uint32_t file, const struct cprof_file *f);
+	/* names a file by its identity (unwind_file_keys); @ref NULL forgets it */
+	int (*set_file_key)(void *ctx, const struct cprof_file_key *k,
+			    const struct cprof_file_ref *ref);
 	/*
 	 * before rows are freed for reuse: makes BPF forget rows it cached,
 	 * and waits until no program can still read what was removed
 	 */
 	int (*retire)(void *ctx);
-	void *ctx;                     /* for all three, which are required */
+	void *ctx;                     /* for all of them, which are required */
 };
 
 struct tables_stats {
+	size_t files;        /* objects with a number now */
 	size_t objects;      /* tables loaded now */
+	size_t asked;        /* tables the BPF unwinder asked for */
 	size_t built;        /* tables built during the run */
 	size_t failed;       /* objects whose CFI could not be read */
 	size_t no_room;      /* objects left without a table: budget full */
+	size_t no_number;    /* mappings left without a file number: all taken */
 	size_t evicted;
 	size_t processes;    /* processes with an entry now */
 	size_t truncated;    /* entries cut at CPROF_MAX_PROC_MAPS executable mappings */
-	uint64_t rows_used, rows_capacity, rows_peak; /* slots: rows and page indexes */
+	uint64_t rows;       /* rows of the tables loaded now */
+	uint64_t rows_used, rows_capacity, rows_peak; /* slots */
 	double build_seconds; /* spent building tables */
 };
 
@@ -54,18 +67,34 @@ int tables_new(struct tables **out, const struct tables_maps *maps,
 void tables_free(struct tables *t);
 
 /*
- * Gives @p's mappings their tables (building any not loaded yet) and
- * writes its entry for the BPF unwinder, replacing an older one of the same
- * pid.  Objects whose table cannot be had are left to frame pointers.
+ * Writes @p's entry for the BPF unwinder (its mappings and the numbers of
+ * their files), replacing an older one of the same pid.  Builds nothing.
  */
 int tables_add_process(struct tables *t, struct process *p, struct errbuf *err);
 
-/* Removes the entry of @pid (the process exited) and releases its tables. */
+/* Removes the entry of @pid (the process exited) and releases its files. */
 void tables_remove_process(struct tables *t, uint32_t pid);
 
+/* The BPF unwinder asked for the table of file @file: it is queued. */
+void tables_want(struct tables *t, uint32_t file);
+
 /*
- * Releases the tables no process uses any more (continuous mode, between
- * windows), with their objects, so memory follows the live processes.
+ * Queues the table of the file @p maps at @addr, as a walk that landed
+ * there asks for it: for the pc of a process's first sample or block,
+ * walked before the process's files had numbers to ask by.
+ */
+void tables_want_at(struct tables *t, const struct process *p, uint64_t addr);
+
+/* Whether tables are queued. */
+bool tables_pending(const struct tables *t);
+
+/* Builds and loads the queued tables. */
+void tables_build_pending(struct tables *t);
+
+/*
+ * Releases the files no process uses any more (continuous mode, between
+ * windows), with their tables and objects, so memory follows the live
+ * processes.
  */
 void tables_prune(struct tables *t);
 

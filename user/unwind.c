@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * unwind: DWARF call frame information compiled into the rows the BPF
- * unwinder binary-searches (see unwind.h and struct cprof_unwind_row).
+ * unwinder binary-searches (see unwind.h and struct cprof_unwind_rule).
  *
  * Pipeline, one object at a time, a module a step:
  *
@@ -12,8 +12,8 @@
  *     the FDEs' start addresses;
  *  3. unwind_x86.c: the x86-64 registers' rules at each location made into
  *     a row;
- *  4. unwind_table.c: the rows merged, indexed by page and laid out as the
- *     BPF side reads them.
+ *  4. unwind_table.c: the rows merged and their rules numbered;
+ *  5. unwind_layout.c: the table laid out as the BPF side reads it.
  *
  * .debug_frame is read only when .eh_frame is absent or covers less than
  * half of the executable sections' bytes; its FDEs then only fill the gaps
@@ -53,6 +53,7 @@ static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf
 	}
 	b.exec = lay.exec;
 	b.nexec = lay.nexec;
+	b.entry = lay.entry;
 	for (size_t i = 0; i < lay.nexec; i++)
 		exec_bytes += lay.exec[i].hi - lay.exec[i].lo;
 	if (lay.eh.found) {
@@ -91,7 +92,7 @@ static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf
 	if (rc == 0) {
 		out->fdes = b.used;
 		out->skipped = b.skipped;
-		rc = rows_finish(&rows, out);
+		rows_finish(&rows, out);
 	}
 out:
 	rows_free(&rows);

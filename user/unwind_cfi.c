@@ -19,6 +19,8 @@
 #define FDES_MAX (16u << 20)
 #define CIES_MAX (1u << 20)
 #define STATE_DEPTH 16             /* DW_CFA_remember_state nesting */
+/* The code at an entry point without CFI taken as outermost: ld.so's is 61 bytes. */
+#define ENTRY_STOP_MAX 256
 
 /* Pointer encodings (DW_EH_PE_*). */
 #define PE_ABSPTR 0x00
@@ -398,7 +400,7 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 
 		/* The state holds from loc up to the new location. */
 		uint64_t step, to;
-		int rc = rows_emit(rows, loc, make_row(st, ci->signal));
+		int rc = rows_emit(rows, loc, make_rule(st, ci->signal));
 
 		if (rc)
 			return rc;
@@ -413,9 +415,9 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 		return -EINVAL; /* the caller counts the CIE as skipped */
 	if (c.bad) {
 		b->skipped++;
-		return rows_emit(rows, loc, make_row(&initial_state, false));
+		return rows_emit(rows, loc, make_rule(&initial_state, false));
 	}
-	return f ? rows_emit(rows, loc, make_row(st, ci->signal)) : 0;
+	return f ? rows_emit(rows, loc, make_rule(st, ci->signal)) : 0;
 }
 
 /* ---- collecting CIEs and FDEs ----------------------------------------- */
@@ -662,18 +664,71 @@ struct range *cfi_fde_ranges(const struct cfi *b, size_t *n, uint64_t *covered)
 	return r;
 }
 
+/*
+ * The pcs [*lo, *hi) from the ELF entry point on that no FDE describes
+ * (ld.so's _start has no CFI): the outermost frame, up to the next FDE
+ * and at most ENTRY_STOP_MAX bytes.  false when an FDE does describe the
+ * entry (the executable's _start: its CFI says so itself), or it is not
+ * in code, or no FDE at all was found (an object without usable CFI is
+ * left to frame pointers and counted, not made a table of one row).
+ * FDEs are sorted; the last to start at or below the entry is the one
+ * whose rows hold there.
+ */
+static bool entry_gap(const struct cfi *b, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t e = b->entry, end;
+	size_t i, x;
+
+	if (!e || !b->nfdes || !b->nexec || !range_contains(b->exec, b->nexec, e))
+		return false;
+	x = range_count_le(b->exec, b->nexec, e);
+	end = b->exec[x - 1].hi - e < ENTRY_STOP_MAX ? b->exec[x - 1].hi : e + ENTRY_STOP_MAX;
+	for (i = 0; i < b->nfdes && b->fdes[i].start <= e; i++)
+		;
+	if (i > 0 && b->fdes[i - 1].end > e)
+		return false;
+	if (i < b->nfdes && b->fdes[i].start < end)
+		end = b->fdes[i].start;
+	*lo = e;
+	*hi = end;
+	return true;
+}
+
+static int emit_stop(struct rowbuf *rows, uint64_t lo, uint64_t hi)
+{
+	static const struct cprof_unwind_rule stop = {
+		.rules = CPROF_ROW_RULES(CPROF_CFA_STOP, CPROF_RBP_SAME),
+	};
+	int rc = rows_emit(rows, lo, stop);
+
+	return rc ? rc : rows_emit(rows, hi, make_rule(&initial_state, false));
+}
+
 int cfi_run(struct cfi *b, struct rowbuf *rows)
 {
+	uint64_t stop_lo = 0, stop_hi = 0;
+	bool stop;
 	int rc;
 
 	sort_fdes(b);
+	stop = entry_gap(b, &stop_lo, &stop_hi);
 	if (b->nfdes)
 		rows->base = b->fdes[0].start;
+	if (stop && stop_lo < rows->base)
+		rows->base = stop_lo;
 	for (size_t i = 0; i < b->nfdes; i++) {
 		const struct fde *f = &b->fdes[i];
 		const struct cie *ci = &b->cies[f->cie];
 		struct state st = ci->init;
 
+		if (stop && f->start > stop_lo) {
+			stop = false;
+			if (rows_reach(rows, stop_hi)) {
+				rc = emit_stop(rows, stop_lo, stop_hi);
+				if (rc)
+					return rc;
+			}
+		}
 		if (!rows_reach(rows, f->end)) {
 			b->skipped++; /* too far from the rest to share a u32 pc */
 			continue;
@@ -682,11 +737,13 @@ int cfi_run(struct cfi *b, struct rowbuf *rows)
 		rows_cut(rows, f->start);
 		rc = run_cfa(b, rows, ci, f, &st, f->insns, f->insns_end);
 		if (!rc)
-			rc = rows_emit(rows, f->end, make_row(&initial_state, false));
+			rc = rows_emit(rows, f->end, make_rule(&initial_state, false));
 		if (rc)
 			return rc;
 		b->used++;
 	}
+	if (stop && rows_reach(rows, stop_hi)) /* past the last FDE */
+		return emit_stop(rows, stop_lo, stop_hi);
 	return 0;
 }
 

@@ -41,6 +41,7 @@ struct cfi {
 	size_t nexec;
 	const struct range *claimed; /* pc ranges .debug_frame must not override */
 	size_t nclaimed;
+	uint64_t entry;           /* ELF entry point, 0 for none: see cfi_run() */
 	size_t used, skipped;     /* FDEs run; entries skipped as malformed */
 	struct errbuf *err;
 };
@@ -63,7 +64,9 @@ struct range *cfi_fde_ranges(const struct cfi *b, size_t *n, uint64_t *covered);
  * Runs every FDE's CFA program, in start order, into @rows (whose base
  * becomes the lowest FDE start).  An FDE that starts inside an earlier
  * one truncates it there; past the later FDE's end the pc range is
- * INVALID (or whatever FDE starts next), never a stale rule.
+ * INVALID (or whatever FDE starts next), never a stale rule.  An entry
+ * point no FDE describes (ld.so's _start) gets a STOP row, up to the next
+ * FDE or 256 bytes: a walk that reaches it has reached the outermost frame.
  */
 int cfi_run(struct cfi *b, struct rowbuf *rows);
 

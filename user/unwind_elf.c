@@ -57,6 +57,12 @@ int unwind_elf_sections(const struct elfsrc *s, struct cfi_sections *out, struct
 		return errf(err, rc, "no section headers, so no .eh_frame to find");
 	if (rc)
 		return rc;
+	{
+		GElf_Ehdr eh;
+
+		if (gelf_getehdr(e, &eh))
+			out->entry = eh.e_entry;
+	}
 	rc = read_layout(e, s, out, err);
 	elf_end(e);
 	return rc;

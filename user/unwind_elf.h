@@ -28,6 +28,7 @@ struct secref {
 struct cfi_sections {
 	struct secref eh, dbg;  /* .eh_frame, .debug_frame */
 	uint64_t text, got;     /* bases of DW_EH_PE_textrel, _datarel */
+	uint64_t entry;         /* e_entry: where the program starts */
 	struct range *exec;     /* executable sections, sorted, disjoint (malloc'd) */
 	size_t nexec;
 };

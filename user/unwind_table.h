@@ -2,10 +2,11 @@
 /*
  * unwind_table: rows as the CFA programs give them, in pc order, made into
  * the table the BPF unwinder searches: repeats merged, pcs relative to a
- * base, a page index, and both laid out in the rows array (bpf/cprof.h).
+ * base, each distinct rule kept once and rows naming it by number.
  *
- * Rows are appended into one array that grows by doubling: no per-row
- * malloc.
+ * Rows are appended into arrays that grow by doubling (no per-row malloc):
+ * 6 bytes a row while building (a 32-bit pc and a 16-bit rule number).
+ * The layout for BPF (bpf/cprof.h) is made from them by unwind_layout.c.
  */
 #ifndef CPROF_UNWIND_TABLE_H
 #define CPROF_UNWIND_TABLE_H
@@ -20,9 +21,15 @@
 
 /* Rows of one table being made. */
 struct rowbuf {
-	struct cprof_unwind_row *rows; /* sorted by pc, unique pcs */
+	uint32_t *pcs;                   /* from base; sorted, unique */
+	uint16_t *ids;                   /* each row's rule number */
 	size_t n, cap;
-	uint64_t base;                 /* ELF virtual address of row pc 0 */
+	struct cprof_unwind_rule *rules; /* distinct rules, in order of first use */
+	size_t nrules, cap_rules;
+	uint32_t *slots;                 /* open-addressed rule -> number + 1 */
+	size_t nslots;                   /* a power of two, over twice nrules */
+	uint64_t base;                   /* ELF virtual address of row pc 0 */
+	size_t skipped;                  /* rows given INVALID: past CPROF_MAX_RULES */
 	struct errbuf *err;
 };
 
@@ -33,17 +40,17 @@ static inline bool rows_reach(const struct rowbuf *b, uint64_t vaddr)
 }
 
 /*
- * Appends the row @r at @vaddr (>= every row's pc, and reachable): a row
- * equal to the last is dropped, and a second row at one pc replaces the
- * first.  < 0 only when there is no room.
+ * Appends a row of rule @r at @vaddr (>= every row's pc, and reachable): a
+ * row with the last row's rule is dropped, and a second row at one pc
+ * replaces the first.  < 0 only when there is no room.
  */
-int rows_emit(struct rowbuf *b, uint64_t vaddr, struct cprof_unwind_row r);
+int rows_emit(struct rowbuf *b, uint64_t vaddr, struct cprof_unwind_rule r);
 
 /* Drops the rows at and after @vaddr: a later FDE overrides what they said. */
 void rows_cut(struct rowbuf *b, uint64_t vaddr);
 
-/* Moves the rows into @out and builds their page index; @b is left empty. */
-int rows_finish(struct rowbuf *b, struct unwind_table *out);
+/* Moves the rows and rules into @out; @b is left empty. */
+void rows_finish(struct rowbuf *b, struct unwind_table *out);
 
 void rows_free(struct rowbuf *b);
 

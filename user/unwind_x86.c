@@ -96,9 +96,9 @@ void def_cfa_expression(struct state *st, const uint8_t *expr, uint64_t len)
  *    register, expression) makes the row INVALID: the BPF side always
  *    reads it at CFA-8.  An RA column never mentioned is taken as CFA-8.
  */
-struct cprof_unwind_row make_row(const struct state *st, bool signal)
+struct cprof_unwind_rule make_rule(const struct state *st, bool signal)
 {
-	struct cprof_unwind_row r = { 0 };
+	struct cprof_unwind_rule r = { 0 };
 	unsigned cfa = CPROF_CFA_INVALID, rbp = CPROF_RBP_SAME;
 
 	if (signal) {
@@ -111,9 +111,9 @@ struct cprof_unwind_row make_row(const struct state *st, bool signal)
 		cfa = CPROF_CFA_PLT;
 		r.cfa_off = st->plt;
 	} else if (st->cfa == CFA_REG && (st->cfa_reg == REG_RSP || st->cfa_reg == REG_RBP) &&
-		   st->cfa_off >= INT16_MIN && st->cfa_off <= INT16_MAX) {
+		   st->cfa_off >= INT32_MIN && st->cfa_off <= INT32_MAX) {
 		cfa = st->cfa_reg == REG_RSP ? CPROF_CFA_RSP : CPROF_CFA_RBP;
-		r.cfa_off = (int16_t)st->cfa_off;
+		r.cfa_off = (int32_t)st->cfa_off;
 		if (st->rbp == RULE_OFFSET) {
 			if (st->rbp_off % 8 == 0 && st->rbp_off / 8 >= INT8_MIN &&
 			    st->rbp_off / 8 <= INT8_MAX) {

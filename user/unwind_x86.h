@@ -2,7 +2,7 @@
 /*
  * unwind_x86: the x86-64 half of CFI: which registers the BPF unwinder
  * can use, the state a CFA program leaves for them, and the row
- * (struct cprof_unwind_row in bpf/cprof.h) that state becomes.
+ * (struct cprof_unwind_rule in bpf/cprof.h) that state becomes.
  *
  * Only what an x86-64 unwinder needs is kept: how to compute the CFA (from
  * rsp or rbp plus an offset, or the PLT and signal-frame special cases),
@@ -67,7 +67,7 @@ void set_rule(struct state *st, uint64_t ra_reg, const struct state *init, uint6
  */
 void def_cfa_expression(struct state *st, const uint8_t *expr, uint64_t len);
 
-/* The row for @st; @signal: the FDE is a signal trampoline's ('S'). */
-struct cprof_unwind_row make_row(const struct state *st, bool signal);
+/* The rule for @st; @signal: the FDE is a signal trampoline's ('S'). */
+struct cprof_unwind_rule make_rule(const struct state *st, bool signal);
 
 #endif

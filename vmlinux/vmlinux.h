@@ -33,8 +33,22 @@ struct pt_regs {
 	unsigned long ip, cs, flags, sp, ss;
 };
 
+struct file;
+
+/* x86-64: the vDSO's code, where the kernel mapped it (no file behind it). */
+struct vdso_image {
+	unsigned long size;
+};
+
+typedef struct {
+	void *vdso;
+	const struct vdso_image *vdso_image;
+} mm_context_t;
+
 struct mm_struct {
 	unsigned long start_code, end_code;
+	struct file *exe_file;
+	mm_context_t context;
 };
 
 typedef struct {
@@ -62,6 +76,29 @@ struct task_struct {
 	/* set from just before the new image is loaded until exec succeeds */
 	unsigned int in_execve:1;
 	struct thread_struct thread;
+};
+
+/* A mapping's file, as the unwinder finds it for a process not yet read. */
+struct super_block {
+	u32 s_dev;
+};
+
+struct inode {
+	struct super_block *i_sb;
+	unsigned long i_ino;
+	s64 i_size;
+	s64 i_mtime_sec; /* since 6.7; before, i_mtime (the lookup goes without) */
+	u32 i_mtime_nsec;
+};
+
+struct file {
+	struct inode *f_inode;
+};
+
+struct vm_area_struct {
+	unsigned long vm_start, vm_end;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
 };
 
 struct trace_entry {

@@ -148,3 +148,91 @@ stop_all() {
 	for p in $BG; do wait "$p" 2>/dev/null; done
 	BG=
 }
+
+# --- real programs of the host (issue 11): test_realhost.sh, bench/realhost.sh ---
+
+# cgroup_new NAME: makes a cgroup v2 NAME under the v2 root and prints its
+# directory (nothing when there is no writable v2 hierarchy).  Samples of
+# processes in it carry the label cgroup:[/NAME].
+cgroup_new() {
+	_root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$_root" ] && mkdir "$_root/$1" 2>/dev/null && echo "$_root/$1"
+}
+
+# in_cgroup DIR COMMAND...: runs COMMAND (and all it starts) in cgroup DIR.
+in_cgroup() {
+	_cg=$1
+	shift
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$_cg" "$@"
+}
+
+# cgroup_gone DIR: removes the cgroup once its processes are gone.
+cgroup_gone() {
+	[ -n "$1" ] && rmdir "$1" 2>/dev/null
+	return 0
+}
+
+# wait_sampling PID: waits (up to 120 s) until the agent PID samples (its
+# perf events are open) and, a moment later, takes SIGINT: a loaded host
+# may take seconds to load the BPF program and read every process, and a
+# background job ignores SIGINT until the agent sets its handler.
+wait_sampling() {
+	_i=0
+	while [ $_i -lt 1200 ] && kill -0 "$1" 2>/dev/null; do
+		if ls -l /proc/"$1"/fd 2>/dev/null | grep -q 'perf_event'; then
+			sleep 1
+			return 0
+		fi
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
+# gen_functions N: a C file of N functions, each a loop over a switch
+# calling the one before (clang -O2 takes about 5 ms a function).
+gen_functions() {
+	awk -v n="$1" 'BEGIN {
+	for (i = 0; i < n; i++) {
+		printf "int f%d(int *a, int n) {\n\tint s = %d;\n\tfor (int i = 0; i < n; i++) {\n\t\tswitch ((a[i] + s) & 7) {\n", i, i
+		for (k = 0; k < 8; k++)
+			printf "\t\tcase %d: s = s * %d + a[(i + %d) %% n]; break;\n", k, k + i % 13 + 2, k
+		printf "\t\t}\n\t\tif (s > %d) s -= a[i] / (n + 1);\n\t}\n\treturn s%s;\n}\n", 1000 + i, i ? sprintf(" + f%d(a, n / 2)", i - 1) : ""
+	} }'
+}
+
+# user_stacks FOLDED CGROUP-NAME: "COMPLETE NAMED TOTAL" over the samples
+# of processes in /CGROUP-NAME that have user frames (a root frame that is
+# not a kernel entry): COMPLETE reach the program's start (_start,
+# __libc_start_call_main, or a thread's clone;start_thread) with no
+# [unwind: ...] frame; NAMED are complete with every frame named (none a
+# bare address).
+user_stacks() {
+	awk -F '\t' -v cg="cgroup:[/$2]" '
+	index($2, cg) == 0 { next }
+	$3 ~ /^(entry_SYSCALL|asm_|ret_from_fork|\[lost|\[kernel)/ { next }
+	{
+		total += $1
+		if ($3 ~ /\[unwind:/) next
+		if ($3 !~ /^(_start|__libc_start_call_main|__libc_start_main[^;]*;__libc_start_call_main|(__)?clone3?;start_thread)(;|$)/) next
+		complete += $1
+		if ($3 !~ /(^|;)0x[0-9a-f]+(;|$)/) named += $1
+	}
+	END { print complete + 0, named + 0, total + 0 }' "$1"
+}
+
+# folded_of DIR NAME: the folded samples of the profiles in DIR that name
+# NAME (a cgroup's, say) anywhere in their strings: a whole-host run of a
+# busy host may write thousands of profiles, and go tool pprof takes a
+# while for each.
+folded_of() {
+	for _f in "$1"/*.pb.gz; do
+		gzip -dc "$_f" 2>/dev/null | grep -aqF "$2" && folded "$_f"
+	done
+}
+
+# at_least "M N" MIN-SHARE MIN-N: M >= MIN-SHARE * N, and N >= MIN-N.
+at_least() {
+	set -- $1 "$2" "$3"
+	awk -v m="$1" -v n="$2" -v f="$3" -v min="$4" 'BEGIN { exit !(n >= min && m >= f * n) }'
+}

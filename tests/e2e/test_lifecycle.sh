@@ -19,10 +19,6 @@ named_frac() {
 	folded "$1" | awk -F '\t' '{ t += $1; if ($3 !~ /(^|;)0x[0-9a-f]+(;|$)/ && $3 != "") n += $1 }
 		END { print n + 0, t + 0 }'
 }
-at_least() { # at_least "M N" MINFRAC MIN-N
-	set -- $1 "$2" "$3"
-	awk -v m="$1" -v n="$2" -v f="$3" -v min="$4" 'BEGIN { exit !(n >= min && m >= f * n) }'
-}
 
 # --- 30 short-lived processes, each gone long before the end -----------------
 $CPROF --comm nofp -F 499 --duration 9 --output-dir "$T/short" 2>"$T/short.err" &

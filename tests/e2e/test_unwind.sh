@@ -35,11 +35,6 @@ frac() {
 	echo "$(sum_where "$1" "$2") $(sum_where "$1" "${3:-.}")"
 }
 
-at_least() { # at_least "M N" MINFRAC MIN-N
-	set -- $1 "$2" "$3"
-	awk -v m="$1" -v n="$2" -v f="$3" -v min="$4" 'BEGIN { exit !(n >= min && m >= f * n) }'
-}
-
 # A complete stack reaches main from the outermost frame (_start) with no
 # unwind pseudo-frame.
 COMPLETE='	_start;__libc_start_main;__libc_start_call_main;main;'

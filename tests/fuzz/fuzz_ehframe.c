@@ -49,21 +49,23 @@ static void check_table(const struct unwind_table *t, uint64_t text_addr, uint64
 			(unsigned long long)t->base, t->n, t->fdes, t->skipped);
 		for (size_t i = 0; i < t->n; i++)
 			fprintf(stderr, "  %#llx cfa rule %u off %d rbp rule %u off %d\n",
-				(unsigned long long)(t->base + t->rows[i].pc), t->rows[i].rules & 15,
-				t->rows[i].cfa_off, t->rows[i].rules >> 4, t->rows[i].rbp_off);
+				(unsigned long long)(t->base + t->pcs[i]),
+				unwind_rule(t, i)->rules & 15, unwind_rule(t, i)->cfa_off,
+				unwind_rule(t, i)->rules >> 4, unwind_rule(t, i)->rbp_off);
 	}
 	for (size_t i = 0; i < t->n; i++) {
-		const struct cprof_unwind_row *r = &t->rows[i];
+		FUZZ_ASSERT(t->ids[i] < t->nrules);
+		const struct cprof_unwind_rule *r = unwind_rule(t, i);
 		unsigned cfa = r->rules & 15, rbp = r->rules >> 4;
 
-		FUZZ_ASSERT(i == 0 || t->rows[i - 1].pc < r->pc);
+		FUZZ_ASSERT(i == 0 || t->pcs[i - 1] < t->pcs[i]);
 		FUZZ_ASSERT(cfa <= CPROF_CFA_STOP);
 		FUZZ_ASSERT(rbp <= CPROF_RBP_INVALID);
 		/* unwind.h: rows without a CFA offset carry nothing else either. */
 		if (cfa == CPROF_CFA_INVALID || cfa == CPROF_CFA_STOP || cfa == CPROF_CFA_SIGNAL)
 			FUZZ_ASSERT(r->cfa_off == 0 && rbp == CPROF_RBP_SAME && r->rbp_off == 0);
 		/* the BPF unwinder's lookup (tests/unwindcheck.h) finds each row at its pc */
-		const struct cprof_unwind_row *found = row_at(t, t->base + r->pc);
+		const struct cprof_unwind_rule *found = row_at(t, t->base + t->pcs[i]);
 
 		FUZZ_ASSERT(found && memcmp(found, r, sizeof(*r)) == 0);
 	}
@@ -75,8 +77,8 @@ static void check_table(const struct unwind_table *t, uint64_t text_addr, uint64
 	 */
 	if (text_size && text_addr + text_size > text_addr)
 		for (size_t i = 0; i < t->n; i++)
-			if ((t->rows[i].rules & 15) != CPROF_CFA_INVALID)
-				FUZZ_ASSERT(t->base + t->rows[i].pc >= text_addr);
+			if ((unwind_rule(t, i)->rules & 15) != CPROF_CFA_INVALID)
+				FUZZ_ASSERT(t->base + t->pcs[i] >= text_addr);
 	(void)row_at(t, 0);
 	(void)row_at(t, UINT64_MAX);
 }
@@ -162,9 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			FUZZ_ASSERT(rc2 == rc);
 			if (rc2 == 0) {
-				FUZZ_ASSERT(t2.n == t.n && t2.base == t.base);
-				FUZZ_ASSERT(t.n == 0 ||
-					    memcmp(t.rows, t2.rows, t.n * sizeof(*t.rows)) == 0);
+				FUZZ_ASSERT(tables_same(&t, &t2));
 				unwind_table_free(&t2);
 			}
 			close(fd);

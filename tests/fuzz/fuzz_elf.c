@@ -65,13 +65,14 @@ static void exercise_obj(struct elfobj *o, bool with_opts)
 static void check_table(const struct unwind_table *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
-		const struct cprof_unwind_row *r = &t->rows[i];
+		FUZZ_ASSERT(t->ids[i] < t->nrules);
+		const struct cprof_unwind_rule *r = unwind_rule(t, i);
 
-		FUZZ_ASSERT(i == 0 || t->rows[i - 1].pc < r->pc);
+		FUZZ_ASSERT(i == 0 || t->pcs[i - 1] < t->pcs[i]);
 		FUZZ_ASSERT((r->rules & 15) <= CPROF_CFA_STOP);
 		FUZZ_ASSERT((r->rules >> 4) <= CPROF_RBP_INVALID);
 		/* the BPF unwinder's lookup (tests/unwindcheck.h) finds each row at its pc */
-		const struct cprof_unwind_row *found = row_at(t, t->base + r->pc);
+		const struct cprof_unwind_rule *found = row_at(t, t->base + t->pcs[i]);
 
 		FUZZ_ASSERT(found && memcmp(found, r, sizeof(*r)) == 0);
 	}

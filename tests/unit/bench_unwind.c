@@ -5,7 +5,8 @@
  *   build/tests/bench_unwind [-d] [-n RUNS] FILE...
  *
  * For each file: the best and median wall time of RUNS builds (default 10),
- * rows, bytes, FDEs, skipped entries and how many rows have each CFA rule.
+ * rows, distinct rules, bytes in the BPF layout (and a row), FDEs, skipped
+ * entries and how many rows have each CFA rule.
  * -d also dumps the rows ("vaddr cfa-rule cfa_off rbp-rule rbp_off").
  * Not a test (the runner only runs test_*): build it with
  *   make build/tests/bench_unwind
@@ -42,7 +43,8 @@ static int bench(const char *path, int runs, int dump)
 {
 	struct errbuf err = { "" };
 	struct unwind_table t = { 0 };
-	size_t by_cfa[6] = { 0 };
+	struct unwind_layout lay = { 0 };
+	size_t by_cfa[6] = { 0 }, bytes = 0;
 	double *ms = calloc((size_t)runs, sizeof(*ms));
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
 
@@ -68,20 +70,23 @@ static int bench(const char *path, int runs, int dump)
 	}
 	qsort(ms, (size_t)runs, sizeof(*ms), cmp_double);
 	for (size_t i = 0; i < t.n; i++)
-		if (CPROF_ROW_CFA(&t.rows[i]) < 6)
-			by_cfa[CPROF_ROW_CFA(&t.rows[i])]++;
-	printf("%s: best %.2f ms, median %.2f ms; %zu rows, %zu bytes (%zu a row), "
+		if (CPROF_ROW_CFA(unwind_rule(&t, i)) < 6)
+			by_cfa[CPROF_ROW_CFA(unwind_rule(&t, i))]++;
+	if (t.n && unwind_plan(&t, &lay) == 0)
+		bytes = (size_t)lay.nslots * sizeof(union cprof_table_slot);
+	unwind_layout_free(&lay);
+	printf("%s: best %.2f ms, median %.2f ms; %zu rows, %zu rules, %zu bytes (%.2f a row), "
 	       "%zu FDEs, %zu skipped; base %#llx\n",
-	       path, ms[0], ms[runs / 2], t.n, t.n * sizeof(*t.rows), sizeof(*t.rows), t.fdes,
-	       t.skipped, (unsigned long long)t.base);
+	       path, ms[0], ms[runs / 2], t.n, t.nrules, bytes, t.n ? (double)bytes / t.n : 0.0,
+	       t.fdes, t.skipped, (unsigned long long)t.base);
 	printf("  rows by CFA rule:");
 	for (int i = 0; i < 6; i++)
 		printf(" %s %zu", cfa_names[i], by_cfa[i]);
 	printf("\n");
 	for (size_t i = 0; dump && i < t.n; i++) {
-		const struct cprof_unwind_row *r = &t.rows[i];
+		const struct cprof_unwind_rule *r = unwind_rule(&t, i);
 
-		printf("%#llx %s %d %s %d\n", (unsigned long long)(t.base + r->pc),
+		printf("%#llx %s %d %s %d\n", (unsigned long long)(t.base + t.pcs[i]),
 		       CPROF_ROW_CFA(r) < 6 ? cfa_names[CPROF_ROW_CFA(r)] : "?", r->cfa_off,
 		       CPROF_ROW_RBP(r) < 3 ? rbp_names[CPROF_ROW_RBP(r)] : "?", r->rbp_off);
 	}

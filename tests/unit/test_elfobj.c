@@ -231,6 +231,74 @@ static void test_fixture(const char *file, const char *const *funcs, bool want_p
 	elfobj_free(o);
 }
 
+/* The ELF entry point of @path, or 0. */
+static uint64_t entry_of(const char *path)
+{
+	Elf64_Ehdr eh;
+	FILE *f = fopen(path, "rb");
+	bool ok = f && fread(&eh, sizeof(eh), 1, f) == 1;
+
+	if (f)
+		fclose(f);
+	return ok ? eh.e_entry : 0;
+}
+
+/*
+ * The first 64 bytes from the entry point are _start where no sized
+ * symbol holds them: a stripped program's (as, ld) and ld.so's outermost
+ * frames; a real _start keeps its own extent.
+ */
+static void test_entry_name(void)
+{
+	const char *ldso = "/lib64/ld-linux-x86-64.so.2";
+	char path[PATH_MAX];
+	uint64_t e, a, size;
+	struct elfobj *o;
+
+	snprintf(path, sizeof(path), "%s/pie", tmp);
+	e = entry_of(path);
+	o = elfobj_at(path);
+	CHECK(o && e && elfobj_load_symbols(o, NULL, NULL) == 0 &&
+		      nm_sym(path, false, "_start", &a, &size) && a == e && size < 64,
+	      "entry: pie has a sized _start at its entry point", "no");
+	if (o) {
+		CHECK_STR(name_at(o, e), "_start", "entry: pie's _start by its symbol");
+		CHECK(strcmp(name_at(o, e + size), "_start") != 0,
+		      "entry: past its sized _start, not _start",
+		      "%s", name_at(o, e + size));
+		elfobj_free(o);
+	}
+	if (sh(fmt("strip -o '%s/pie.stripped' '%s'", tmp, path))) {
+		CHECK(false, "entry: strip", "failed");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/pie.stripped", tmp);
+	o = elfobj_at(path);
+	CHECK(o && elfobj_load_symbols(o, NULL, NULL) == 0 && !elfobj_lookup(o, e + 100),
+	      "entry: a stripped program names nothing past its entry", "got %s",
+	      o ? name_at(o, e + 100) : "no object");
+	if (o) {
+		CHECK_STR(name_at(o, e), "_start", "entry: a stripped program's entry is _start");
+		CHECK_STR(name_at(o, e + 63), "_start", "entry: ... for 64 bytes");
+		CHECK(!elfobj_lookup(o, e + 64), "entry: ... and no further", "got %s",
+		      name_at(o, e + 64));
+		CHECK(!elfobj_lookup(o, e - 1), "entry: ... nor before it", "got %s",
+		      name_at(o, e - 1));
+		elfobj_free(o);
+	}
+	e = entry_of(ldso);
+	o = elfobj_at(ldso);
+	if (!o || !e) {
+		T_SKIP("entry: ld.so", "%s not readable", ldso);
+	} else {
+		CHECK(elfobj_load_symbols(o, NULL, NULL) == 0, "entry: ld.so's symbols", "failed");
+		/* the return address of _start's call to _dl_start */
+		CHECK_STR(name_at(o, e + 8), "_start", "entry: ld.so's entry point is _start");
+	}
+	if (o)
+		elfobj_free(o);
+}
+
 /* Loads @path's symbols with @opts; looks up @fn (address from nm on @orig). */
 static void check_debug_case(const char *tname, const char *path, const char *orig,
 			     const struct elfobj_debug_opts *opts, bool want_debug,
@@ -754,6 +822,7 @@ int main(void)
 		test_fixture("pie", exe_funcs, false);
 		test_fixture("libfx.so", lib_funcs, false);
 		test_fixture("libns.so", lib_funcs, true);
+		test_entry_name();
 		test_debug_files();
 		test_corrupt();
 		test_objcache();

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests for tables: unwind tables placed in the shared rows array, given to
- * processes, evicted and pruned, against a fake of the BPF side.
+ * Tests for tables: files numbered for the processes that map them, their
+ * tables built when the BPF unwinder asks, placed in the shared rows array,
+ * shared, evicted and pruned, against a fake of the BPF side.
  *
- * The fake keeps the rows array and the per-process entries, and checks on
- * every write of rows the contract the BPF unwinder relies on (its row
- * cache, and programs still running with an entry they read): slots are
- * rewritten only when no entry points at them, and only after a retire()
- * that came after the last entry pointing at them was removed.  At the
- * end, every entry must point at its own object's rows, laid out as
- * unwind_layout() lays them, built here separately.
+ * The fake keeps the rows array, the files' entries and the per-process
+ * entries, and checks on every write of rows the contract the BPF
+ * unwinder relies on (its row cache, and programs still running with a
+ * table they read): slots are rewritten only when no file's entry points
+ * at them, and only after a retire() that came after the last entry
+ * pointing at them was changed.  Every process's entry must name, for
+ * each mapping, a file whose table is its own object's, laid out as
+ * unwind_plan() and unwind_emit() lay it, built here separately.
  */
 #include <elf.h>
 #include <errno.h>
@@ -19,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "objcache.h"
@@ -29,48 +33,37 @@
 #include "unwind.h"
 
 #define MAX_PIDS 8
+#define MAX_FILES 16
+#define MAX_KEYS 64
 
 /* The BPF side, faked. */
 struct fake {
 	union cprof_table_slot *rows;
 	uint32_t cap;
-	uint32_t *drop_retire; /* per slot: retires when its last entry went */
-	uint32_t *refs;        /* per slot: entries pointing at it now */
+	uint32_t *drop_retire; /* per slot: retires when the last entry on it went */
+	uint32_t *refs;        /* per slot: file entries pointing at it now */
 	uint32_t retires;
 	bool fail_retire;      /* the next retires fail, as a failed RCU wait would */
 	size_t writes, rewrites, violations;
 	char why[256];         /* the first violation */
+	struct cprof_file file[MAX_FILES];
+	struct {
+		struct cprof_file_key k;
+		struct cprof_file_ref ref;
+		bool live;
+	} key[MAX_KEYS];
 	struct {
 		bool live;
 		struct cprof_proc_maps pm;
 	} proc[MAX_PIDS];
 };
 
-/* Counts (+1) or uncounts (-1) the slots of the tables an entry points at. */
-static void each_range(struct fake *f, const struct cprof_proc_maps *pm, int delta)
-{
-	for (uint32_t i = 0; i < pm->n; i++) {
-		const struct cprof_proc_map *m = &pm->m[i];
-		uint32_t lo, hi;
-
-		if (!m->nrows)
-			continue;
-		lo = m->first_row - CPROF_INDEX_SLOTS(m->npages);
-		hi = m->first_row + m->nrows;
-		for (uint32_t s = lo; s < hi && s < f->cap; s++) {
-			f->refs[s] += delta;
-			if (delta < 0 && !f->refs[s])
-				f->drop_retire[s] = f->retires;
-		}
-	}
-}
-
 static int fake_write_rows(void *ctx, uint32_t first, const union cprof_table_slot *rows,
 			   uint32_t n)
 {
 	struct fake *f = ctx;
 
-	if ((uint64_t)first + n > f->cap)
+	if ((uint64_t)first + n > f->cap || first == 0)
 		return -ERANGE;
 	f->writes++;
 	for (uint32_t s = first; s < first + n; s++) {
@@ -109,17 +102,86 @@ static int fake_set_proc(void *ctx, uint32_t pid, const struct cprof_proc_maps *
 
 	if (pid >= MAX_PIDS)
 		return -E2BIG;
-	if (f->proc[pid].live)
-		each_range(f, &f->proc[pid].pm, -1);
 	f->proc[pid].live = pm != NULL;
-	if (pm) {
+	if (pm)
 		f->proc[pid].pm = *pm;
-		each_range(f, pm, +1);
-	}
 	return 0;
 }
 
-/* A host object with CFI, and its table as built here. */
+/* Counts (+1) or uncounts (-1) the slots of a file entry's table. */
+static void each_slot(struct fake *f, const struct cprof_file *cf, int delta)
+{
+	if (cf->state != CPROF_FILE_LOADED)
+		return;
+	for (uint64_t s = cf->t.first; s < cf->t.first + (uint64_t)CPROF_TABLE_SLOTS(&cf->t) &&
+					 s < f->cap; s++) {
+		f->refs[s] += delta;
+		if (delta < 0 && !f->refs[s])
+			f->drop_retire[s] = f->retires;
+	}
+}
+
+static int fake_set_file(void *ctx, uint32_t file, const struct cprof_file *cf)
+{
+	struct fake *f = ctx;
+
+	if (file >= MAX_FILES)
+		return -E2BIG;
+	each_slot(f, &f->file[file], -1);
+	f->file[file] = *cf;
+	each_slot(f, cf, +1);
+	return 0;
+}
+
+static int fake_set_file_key(void *ctx, const struct cprof_file_key *k,
+			     const struct cprof_file_ref *ref)
+{
+	struct fake *f = ctx;
+	int free_at = -1;
+
+	for (int i = 0; i < MAX_KEYS; i++) {
+		if (f->key[i].live && !memcmp(&f->key[i].k, k, sizeof(*k))) {
+			f->key[i].live = ref != NULL;
+			if (ref)
+				f->key[i].ref = *ref;
+			return 0;
+		}
+		if (!f->key[i].live && free_at < 0)
+			free_at = i;
+	}
+	if (!ref)
+		return -ENOENT;
+	if (free_at < 0)
+		return -E2BIG;
+	f->key[free_at].k = *k;
+	f->key[free_at].ref = *ref;
+	f->key[free_at].live = true;
+	return 0;
+}
+
+/*
+ * The number BPF finds for the file at @path from its identity as the
+ * kernel has it (the device as /proc/PID/maps and the kernel encode it);
+ * CPROF_NO_FILE: none.
+ */
+static uint32_t file_by_identity(const struct fake *f, const char *path)
+{
+	struct stat st;
+	struct cprof_file_key k;
+
+	if (stat(path, &st))
+		return CPROF_NO_FILE;
+	k = (struct cprof_file_key){ .ino = st.st_ino, .size = (uint64_t)st.st_size,
+				     .mtime_sec = st.st_mtim.tv_sec,
+				     .mtime_nsec = (uint32_t)st.st_mtim.tv_nsec,
+				     .dev = major(st.st_dev) << 20 | minor(st.st_dev) };
+	for (int i = 0; i < MAX_KEYS; i++)
+		if (f->key[i].live && !memcmp(&f->key[i].k, &k, sizeof(k)))
+			return f->key[i].ref.file;
+	return CPROF_NO_FILE;
+}
+
+/* A host object with CFI, and its table as laid out here. */
 struct obj {
 	const char *path;
 	struct elfobj *o;
@@ -148,27 +210,38 @@ static int exec_segment_offset(int fd, uint64_t *off)
 	return -1;
 }
 
+static int copy_out(void *ctx, uint32_t off, const union cprof_table_slot *slots, uint32_t n)
+{
+	struct obj *ob = ctx;
+
+	memcpy(&ob->slots[off], slots, (size_t)n * sizeof(*slots));
+	return 0;
+}
+
 static int obj_open(struct obj *ob, struct objcache *oc)
 {
 	struct unwind_table ut = { 0 };
+	struct unwind_layout lay = { 0 };
 	struct errbuf err = { 0 };
 	int fd = open(ob->path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
-	if (exec_segment_offset(fd, &ob->exec_off) || unwind_build_fd(fd, &ut, &err) || !ut.n) {
+	if (exec_segment_offset(fd, &ob->exec_off) || unwind_build_fd(fd, &ut, &err) || !ut.n ||
+	    unwind_plan(&ut, &lay)) {
 		close(fd);
 		unwind_table_free(&ut);
 		return -1;
 	}
-	ob->nslots = unwind_slots(&ut);
+	ob->nslots = lay.nslots;
 	ob->nrows = ut.n;
 	ob->slots = calloc(ob->nslots, sizeof(*ob->slots));
-	if (ob->slots)
-		unwind_layout(&ut, ob->slots);
+	if (!ob->slots || unwind_emit(&ut, &lay, copy_out, ob))
+		ob->nslots = 0;
+	unwind_layout_free(&lay);
 	unwind_table_free(&ut);
 	/* objcache_get takes the fd */
-	if (!ob->slots || objcache_get(oc, fd, &ob->o, &err))
+	if (!ob->nslots || objcache_get(oc, fd, &ob->o, &err))
 		return -1;
 	return 0;
 }
@@ -192,6 +265,7 @@ static void make_process(struct process *p, uint32_t pid, struct obj **obs, size
 	p->objs = objs;
 }
 
+/* A process's entry written, no table asked for. */
 static int add(struct tables *t, uint32_t pid, struct obj **obs, size_t n)
 {
 	struct vma v[4];
@@ -203,20 +277,46 @@ static int add(struct tables *t, uint32_t pid, struct obj **obs, size_t n)
 	return tables_add_process(t, &p, &err);
 }
 
-/* Mapping @i of @pid's entry has @ob's rows, index and all. */
+/* The file of mapping @i of @pid's entry, or CPROF_NO_FILE. */
+static uint32_t file_at(const struct fake *f, uint32_t pid, uint32_t i)
+{
+	if (!f->proc[pid].live || i >= f->proc[pid].pm.n)
+		return CPROF_NO_FILE;
+	return f->proc[pid].pm.m[i].file;
+}
+
+/* As samples landing in each of @pid's mappings: their tables asked for and built. */
+static int add_sampled(struct tables *t, const struct fake *f, uint32_t pid, struct obj **obs,
+		       size_t n)
+{
+	int rc = add(t, pid, obs, n);
+
+	for (uint32_t i = 0; !rc && i < n; i++)
+		tables_want(t, file_at(f, pid, i));
+	tables_build_pending(t);
+	return rc;
+}
+
+/* Mapping @i of @pid's entry names a file whose table is @ob's, whole. */
 static bool entry_holds(const struct fake *f, uint32_t pid, uint32_t i, const struct obj *ob)
 {
-	const struct cprof_proc_map *m;
-	uint32_t lo;
+	uint32_t file = file_at(f, pid, i);
+	const struct cprof_file *cf;
 
-	if (!f->proc[pid].live || i >= f->proc[pid].pm.n)
+	if (file >= MAX_FILES)
 		return false;
-	m = &f->proc[pid].pm.m[i];
-	if (m->nrows != ob->nrows)
-		return false;
-	lo = m->first_row - CPROF_INDEX_SLOTS(m->npages);
-	return lo + ob->nslots == (uint64_t)m->first_row + m->nrows && lo + ob->nslots <= f->cap &&
-	       !memcmp(&f->rows[lo], ob->slots, ob->nslots * sizeof(*ob->slots));
+	cf = &f->file[file];
+	return cf->state == CPROF_FILE_LOADED && cf->t.nrows == ob->nrows &&
+	       CPROF_TABLE_SLOTS(&cf->t) == ob->nslots && cf->t.first + ob->nslots <= f->cap &&
+	       !memcmp(&f->rows[cf->t.first], ob->slots, ob->nslots * sizeof(*ob->slots));
+}
+
+/* Mapping @i of @pid's entry names a file BPF walks by frame pointers, in state @state. */
+static bool entry_without(const struct fake *f, uint32_t pid, uint32_t i, uint32_t state)
+{
+	uint32_t file = file_at(f, pid, i);
+
+	return file < MAX_FILES && f->file[file].state == state && f->file[file].t.nrows == 0;
 }
 
 int main(void)
@@ -230,7 +330,9 @@ int main(void)
 	struct objcache *oc = objcache_new();
 	static struct fake f;
 	struct tables_maps maps = { .write_rows = fake_write_rows, .retire = fake_retire,
-				    .set_proc = fake_set_proc, .ctx = &f };
+				    .set_proc = fake_set_proc, .set_file = fake_set_file,
+				    .set_file_key = fake_set_file_key,
+				    .ctx = &f };
 	struct tables *t = NULL;
 	struct tables_stats st;
 
@@ -245,8 +347,8 @@ int main(void)
 	CHECK(c->nslots <= a->nslots && b->nslots > c->nslots, "fixtures: table sizes",
 	      "ls %zu, sort %zu, cat %zu slots", a->nslots, b->nslots, c->nslots);
 
-	/* Room for ls and sort; cat only by evicting one of them. */
-	f.cap = (uint32_t)(a->nslots + b->nslots + c->nslots / 2);
+	/* Room for ls and sort (slot 0 is never used); cat only by evicting one of them. */
+	f.cap = (uint32_t)(1 + a->nslots + b->nslots + c->nslots / 2);
 	f.rows = calloc(f.cap, sizeof(*f.rows));
 	f.refs = calloc(f.cap, sizeof(*f.refs));
 	f.drop_retire = malloc(f.cap * sizeof(*f.drop_retire));
@@ -255,25 +357,48 @@ int main(void)
 	memset(f.drop_retire, 0xff, f.cap * sizeof(*f.drop_retire));
 	maps.capacity = f.cap;
 	{
-		struct tables_maps no_retire = maps;
+		struct tables_maps no_set_file = maps;
 
-		no_retire.retire = NULL;
-		CHECK(tables_new(&t, &no_retire, oc) == -EINVAL && !t,
-		      "tables_new: every callback is required", "accepted no retire");
+		no_set_file.set_file = NULL;
+		CHECK(tables_new(&t, &no_set_file, oc) == -EINVAL && !t,
+		      "tables_new: every callback is required", "accepted no set_file");
 	}
 	CHECK(tables_new(&t, &maps, oc) == 0, "tables_new", "failed");
 	if (!t)
 		return T_EXIT();
 
-	CHECK(add(t, 1, (struct obj *[]){ a }, 1) == 0 && add(t, 2, (struct obj *[]){ b }, 1) == 0,
-	      "two processes, two tables", "tables_add_process failed");
-	CHECK(entry_holds(&f, 1, 0, a) && entry_holds(&f, 2, 0, b),
-	      "each entry points at its own object's rows", "rows differ");
+	/* A process's entry names its files; nothing is built until a sample asks. */
+	CHECK(add(t, 1, (struct obj *[]){ a }, 1) == 0 && f.writes == 0 &&
+		      entry_without(&f, 1, 0, CPROF_FILE_UNBUILT) && !tables_pending(t),
+	      "a new process's files are numbered, their tables not built",
+	      "%zu writes, file %u", f.writes, file_at(&f, 1, 0));
+	CHECK(file_at(&f, 1, 0) != CPROF_NO_FILE &&
+		      file_by_identity(&f, a->path) == file_at(&f, 1, 0),
+	      "a numbered file is named to BPF by its identity in the kernel",
+	      "entry's file %u, by identity %u", file_at(&f, 1, 0), file_by_identity(&f, a->path));
+	tables_want(t, file_at(&f, 1, 0));
+	CHECK(tables_pending(t) && entry_without(&f, 1, 0, CPROF_FILE_QUEUED),
+	      "a table asked for is queued, and BPF told so", "state %u",
+	      f.file[file_at(&f, 1, 0)].state);
+	tables_want(t, file_at(&f, 1, 0));
+	tables_build_pending(t);
+	tables_get_stats(t, &st);
+	CHECK(entry_holds(&f, 1, 0, a) && st.built == 1 && st.asked == 1 && !tables_pending(t),
+	      "asked for twice, built once", "built %zu, asked %zu", st.built, st.asked);
+	tables_want(t, 4000); /* a number never given: ignored */
+	tables_want(t, CPROF_NO_FILE);
+	CHECK(!tables_pending(t), "numbers never given are not queued", "queued");
 
-	/* A second process of ls shares its table: nothing written. */
+	CHECK(add_sampled(t, &f, 2, (struct obj *[]){ b }, 1) == 0 && entry_holds(&f, 1, 0, a) &&
+		      entry_holds(&f, 2, 0, b),
+	      "two processes, two tables", "rows differ");
+
+	/* A second process of ls shares its file and table: nothing written. */
 	f.writes = 0;
-	CHECK(add(t, 3, (struct obj *[]){ a }, 1) == 0 && f.writes == 0 && entry_holds(&f, 3, 0, a),
-	      "a table is shared by the processes mapping the object", "%zu writes", f.writes);
+	CHECK(add_sampled(t, &f, 3, (struct obj *[]){ a }, 1) == 0 && f.writes == 0 &&
+		      file_at(&f, 3, 0) == file_at(&f, 1, 0) && entry_holds(&f, 3, 0, a),
+	      "a table belongs to the file, shared by the processes mapping it",
+	      "%zu writes", f.writes);
 
 	/* ls unused: cat evicts it, after a retire, into its slots. */
 	tables_remove_process(t, 1);
@@ -283,45 +408,67 @@ int main(void)
 	/* Rows that cannot be retired are not reused: cat goes without. */
 	f.fail_retire = true;
 	f.rewrites = 0;
-	CHECK(add(t, 4, (struct obj *[]){ c }, 1) == 0, "cat's process, retire failing", "failed");
+	CHECK(add_sampled(t, &f, 4, (struct obj *[]){ c }, 1) == 0, "cat's process, retire failing",
+	      "failed");
 	tables_get_stats(t, &st);
-	CHECK(st.evicted == 0 && st.no_room == 1 && f.rewrites == 0 && f.proc[4].live &&
-	      f.proc[4].pm.m[0].nrows == 0 && entry_holds(&f, 2, 0, b),
-	      "a failed retire evicts nothing: the object is left to frame pointers",
+	CHECK(st.no_room == 1 && f.rewrites == 0 && f.proc[4].live &&
+	      entry_without(&f, 4, 0, CPROF_FILE_NONE) && entry_holds(&f, 2, 0, b),
+	      "a failed retire frees nothing: the object is left to frame pointers",
 	      "evicted %zu, no_room %zu, rewrites %zu", st.evicted, st.no_room, f.rewrites);
 	tables_prune(t);
 	tables_get_stats(t, &st);
-	CHECK(st.objects == 2, "a failed retire prunes nothing", "%zu objects", st.objects);
+	CHECK(st.files == 3, "a failed retire prunes nothing", "%zu files", st.files);
 	f.fail_retire = false;
-	CHECK(add(t, 4, (struct obj *[]){ c }, 1) == 0, "cat's process", "failed");
+	/* The prune told BPF ls and its table were gone, so cat may be asked for again. */
+	tables_prune(t);
 	tables_get_stats(t, &st);
-	CHECK(st.evicted == 1 && f.rewrites > 0 && f.retires > 0 && entry_holds(&f, 4, 0, c),
-	      "an unused table is evicted and its slots reused for another",
-	      "evicted %zu, rewrites %zu, retires %u", st.evicted, f.rewrites, f.retires);
+	CHECK(st.objects == 1 && st.files == 2 && entry_without(&f, 4, 0, CPROF_FILE_UNBUILT),
+	      "pruned: ls's file and table freed, cat's to be asked for again",
+	      "%zu objects, %zu files, cat's state %u", st.objects, st.files,
+	      f.file[file_at(&f, 4, 0)].state);
+	CHECK(file_by_identity(&f, a->path) == CPROF_NO_FILE &&
+		      file_by_identity(&f, c->path) == file_at(&f, 4, 0),
+	      "a pruned file's identity is forgotten, a live one's kept", "ls %u, cat %u",
+	      file_by_identity(&f, a->path), file_by_identity(&f, c->path));
+	tables_want(t, file_at(&f, 4, 0));
+	tables_build_pending(t);
+	tables_get_stats(t, &st);
+	CHECK(f.rewrites > 0 && f.retires > 0 && entry_holds(&f, 4, 0, c),
+	      "cat's table goes into the slots ls's table had", "rewrites %zu, retires %u",
+	      f.rewrites, f.retires);
 	CHECK(entry_holds(&f, 2, 0, b), "a table in use is kept", "sort's rows gone");
 
 	/* ls again: no room beside sort and cat, both in use. */
-	CHECK(add(t, 5, (struct obj *[]){ a, b }, 2) == 0, "a process when the budget is full",
-	      "failed");
+	CHECK(add_sampled(t, &f, 5, (struct obj *[]){ a, b }, 2) == 0,
+	      "a process when the budget is full", "failed");
 	tables_get_stats(t, &st);
 	CHECK(st.no_room == 2 && f.proc[5].live && f.proc[5].pm.n == 2 &&
-	      f.proc[5].pm.m[0].nrows == 0 && entry_holds(&f, 5, 1, b),
+	      entry_without(&f, 5, 0, CPROF_FILE_NONE) && entry_holds(&f, 5, 1, b),
 	      "an object without room is left to frame pointers, the rest keep their tables",
-	      "no_room %zu, nrows %u", st.no_room, f.proc[5].pm.m[0].nrows);
+	      "no_room %zu", st.no_room);
+
+	/* cat exits: ls, asked for again, evicts its table. */
+	tables_remove_process(t, 4);
+	tables_prune(t); /* cat's file goes; ls may be asked for again */
+	tables_want(t, file_at(&f, 5, 0));
+	tables_build_pending(t);
+	tables_get_stats(t, &st);
+	CHECK(entry_holds(&f, 5, 0, a) && entry_holds(&f, 5, 1, b),
+	      "once room is freed, a file without room is built when asked for again",
+	      "ls state %u", f.file[file_at(&f, 5, 0)].state);
 
 	/* Everything exits; pruning frees every row. */
 	tables_remove_process(t, 2);
-	tables_remove_process(t, 4);
 	tables_remove_process(t, 5);
 	tables_prune(t);
 	tables_get_stats(t, &st);
-	CHECK(st.rows_used == 0 && st.objects == 0 && st.processes == 0,
-	      "pruning after the last exit frees every row",
-	      "rows_used %llu, objects %zu, processes %zu", (unsigned long long)st.rows_used,
-	      st.objects, st.processes);
+	CHECK(st.rows_used == 0 && st.objects == 0 && st.processes == 0 && st.files == 0,
+	      "pruning after the last exit frees every row and number",
+	      "rows_used %llu, objects %zu, processes %zu, files %zu",
+	      (unsigned long long)st.rows_used, st.objects, st.processes, st.files);
 
 	/* And ls loads again into freed slots, after the retire of pruning. */
-	CHECK(add(t, 6, (struct obj *[]){ a }, 1) == 0 && entry_holds(&f, 6, 0, a),
+	CHECK(add_sampled(t, &f, 6, (struct obj *[]){ a }, 1) == 0 && entry_holds(&f, 6, 0, a),
 	      "a pruned object loads again", "failed");
 
 	/* sort's bytes under ls's build ID: its own object, its own rows. */
@@ -339,12 +486,12 @@ int main(void)
 		    obj_open(&forged, oc)) {
 			T_SKIP("a forged build ID gets its own table", "could not forge sort");
 		} else {
-			f.writes = 0;
 			CHECK(forged.o != a->o && !strcmp(elfobj_build_id(forged.o), elfobj_build_id(a->o)) &&
-			      add(t, 7, (struct obj *[]){ &forged }, 1) == 0 && f.writes == 1 &&
+			      add_sampled(t, &f, 7, (struct obj *[]){ &forged }, 1) == 0 &&
+			      file_at(&f, 7, 0) != file_at(&f, 6, 0) &&
 			      entry_holds(&f, 7, 0, &forged) && entry_holds(&f, 6, 0, a),
-			      "a forged build ID gets its own table, not the real object's",
-			      "%zu writes", f.writes);
+			      "a forged build ID gets its own file and table, not the real object's",
+			      "files %u and %u", file_at(&f, 7, 0), file_at(&f, 6, 0));
 			tables_remove_process(t, 7);
 			objcache_put(oc, forged.o);
 		}
@@ -381,7 +528,8 @@ int main(void)
 		tables_remove_process(t, 7);
 	}
 
-	CHECK(f.violations == 0, "rows are rewritten only after a retire that follows their last entry",
+	CHECK(f.violations == 0,
+	      "rows are rewritten only after a retire that follows the last entry on them",
 	      "%zu violations; first: %s", f.violations, f.why);
 
 	tables_remove_process(t, 6);

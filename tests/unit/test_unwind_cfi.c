@@ -24,6 +24,7 @@
 #define RSP_R(n, r) CPROF_CFA_RSP, n, CPROF_RBP_OFFSET, r
 #define RSP_RX(n) CPROF_CFA_RSP, n, CPROF_RBP_INVALID, 0
 #define RBP_R(n, r) CPROF_CFA_RBP, n, CPROF_RBP_OFFSET, r
+#define STOP CPROF_CFA_STOP, 0, CPROF_RBP_SAME, 0
 
 static void test_program(void)
 {
@@ -162,7 +163,7 @@ static void test_rules(void)
 	CHECK_ROW(&t, 0x110b, RSP_RX(16), "cfi: rbp val_offset_sf is INVALID");
 	CHECK_ROW(&t, 0x110c, RSP_RX(16), "cfi: rbp val_expression is INVALID");
 	CHECK_ROW(&t, 0x110d, RSP(16), "cfi: restore_extended");
-	CHECK_ROW(&t, 0x1201, INV, "cfi: CFA offset beyond s16 is INVALID");
+	CHECK_ROW(&t, 0x1201, RSP(40000), "cfi: a CFA offset beyond s16 is kept (s32)");
 	CHECK_ROW(&t, 0x1202, RSP(16), "cfi: def_cfa_offset");
 	CHECK_ROW(&t, 0x1203, INV, "cfi: CFA from another register is INVALID");
 	CHECK_ROW(&t, 0x1204, RSP(16), "cfi: def_cfa_sf");
@@ -352,7 +353,7 @@ static void test_mixed(void)
 			      "mixed: an unreadable .debug_frame leaves .eh_frame's rows",
 			      "rc %d (%s), %zu FDEs, %zu skipped", rc, err.msg, t.fdes, t.skipped);
 		else
-			CHECK(rc < 0 && t.rows == NULL,
+			CHECK(rc < 0 && t.pcs == NULL,
 			      "mixed: an unreadable .debug_frame alone is an error", "rc %d", rc);
 		unwind_table_free(&t);
 		free(img);
@@ -430,17 +431,107 @@ static void test_malformed(void)
 	{
 		img = c_image(NULL, NULL, &len);
 		rc = build_mem(img, len, &t, &err);
-		CHECK(rc == -ENOENT && t.n == 0 && t.rows == NULL,
+		CHECK(rc == -ENOENT && t.n == 0 && t.pcs == NULL,
 		      "malformed: no CFI sections is -ENOENT", "rc %d", rc);
 		memcpy(img, "\177ELG", 4);
 		rc = build_mem(img, len, &t, &err);
-		CHECK(rc < 0 && t.rows == NULL, "malformed: not ELF", "rc %d", rc);
+		CHECK(rc < 0 && t.pcs == NULL, "malformed: not ELF", "rc %d", rc);
 		rc = build_mem(img, 10, &t, &err);
 		CHECK(rc < 0, "malformed: 10-byte image", "rc %d", rc);
 		free(img);
 	}
 	CHECK(row_at(&(struct unwind_table){ 0 }, 0x1000) == NULL,
 	      "lookup: empty table", "found a row");
+}
+
+/* The table of @c's image with its ELF entry point at @entry. */
+static int build_entry(const struct cfiasm *c, uint64_t entry, struct unwind_table *t)
+{
+	struct errbuf err = { "" };
+	size_t len;
+	uint8_t *img = c_image(c, NULL, &len);
+	int rc;
+
+	((Elf64_Ehdr *)img)->e_entry = entry;
+	rc = build_mem(img, len, t, &err);
+	if (rc)
+		printf("# unwind_build_mem: %d (%s)\n", rc, err.msg);
+	free(img);
+	return rc;
+}
+
+/*
+ * An entry point no FDE describes (ld.so's _start) is the outermost
+ * frame: a STOP row from it to the next FDE, at most 256 bytes; one an
+ * FDE describes keeps that FDE's rows.
+ */
+static void test_entry_stop(void)
+{
+	struct cfiasm c = { 0 };
+	struct unwind_table t;
+	size_t cie = c_cie(&c, "zR", -8, 0x1b, STD, sizeof(STD));
+
+	FDE(&c, cie, 0x1000, 0x20, 0x44, 0x0e, 0x10, 0);
+	FDE(&c, cie, 0x1060, 0x10, 0);
+	FDE(&c, cie, 0x1800, 0x10, 0);
+
+	CHECK(build_entry(&c, 0x1030, &t) == 0 && table_sane(&t), "entry: a table with a stop row",
+	      "failed");
+	CHECK_ROW(&t, 0x102f, INV, "entry: the gap before the entry is INVALID");
+	CHECK_ROW(&t, 0x1030, STOP, "entry: STOP at the entry point");
+	CHECK_ROW(&t, 0x105f, STOP, "entry: STOP up to the next FDE");
+	CHECK_ROW(&t, 0x1060, RSP(8), "entry: the next FDE's rows after it");
+	CHECK_ROW(&t, 0x1004, RSP(16), "entry: the FDE before it unchanged");
+	unwind_table_free(&t);
+
+	CHECK(build_entry(&c, 0x1100, &t) == 0 && table_sane(&t), "entry: far from the next FDE",
+	      "failed");
+	CHECK_ROW(&t, 0x11ff, STOP, "entry: STOP for 256 bytes");
+	CHECK_ROW(&t, 0x1200, INV, "entry: INVALID past 256 bytes");
+	CHECK_ROW(&t, 0x1800, RSP(8), "entry: the FDE after it unchanged");
+	unwind_table_free(&t);
+
+	CHECK(build_entry(&c, 0x1008, &t) == 0, "entry: in an FDE", "failed");
+	CHECK_ROW(&t, 0x1008, RSP(16), "entry: an FDE that covers the entry keeps its rule");
+	unwind_table_free(&t);
+
+	CHECK(build_entry(&c, 0x1fff, &t) == 0, "entry: at the end of .text", "failed");
+	CHECK_ROW(&t, 0x1fff, STOP, "entry: STOP at the last byte of .text");
+	unwind_table_free(&t);
+
+	CHECK(build_entry(&c, 0x800, &t) == 0, "entry: below .text", "failed");
+	CHECK_EQ_U64(t.base, 0x1000, "entry: outside code adds nothing");
+	unwind_table_free(&t);
+
+	/* Below the first FDE: the table's base moves down to it. */
+	c = (struct cfiasm){ 0 };
+	cie = c_cie(&c, "zR", -8, 0x1b, STD, sizeof(STD));
+	FDE(&c, cie, 0x1100, 0x10, 0);
+	CHECK(build_entry(&c, 0x1000, &t) == 0 && table_sane(&t), "entry: below every FDE",
+	      "failed");
+	CHECK_EQ_U64(t.base, 0x1000, "entry: the base is the entry below every FDE");
+	CHECK_ROW(&t, 0x10ff, STOP, "entry: STOP up to the first FDE");
+	CHECK_ROW(&t, 0x1100, RSP(8), "entry: the first FDE's rows");
+	CHECK_ROW(&t, 0x1110, INV, "entry: INVALID after it");
+	unwind_table_free(&t);
+
+	/* Past the last FDE. */
+	c = (struct cfiasm){ 0 };
+	cie = c_cie(&c, "zR", -8, 0x1b, STD, sizeof(STD));
+	FDE(&c, cie, 0x1000, 0x10, 0);
+	CHECK(build_entry(&c, 0x1020, &t) == 0 && table_sane(&t), "entry: after every FDE",
+	      "failed");
+	CHECK_ROW(&t, 0x1010, INV, "entry: the gap before it INVALID");
+	CHECK_ROW(&t, 0x111f, STOP, "entry: STOP after the last FDE");
+	CHECK_ROW(&t, 0x1120, INV, "entry: INVALID 256 bytes on");
+	unwind_table_free(&t);
+
+	/* No FDE at all: no table (frame pointers), not a table of one STOP row. */
+	c = (struct cfiasm){ 0 };
+	c_cie(&c, "zR", -8, 0x1b, STD, sizeof(STD));
+	CHECK(build_entry(&c, 0x1000, &t) == 0 && t.n == 0, "entry: no FDEs, no rows",
+	      "%zu rows", t.n);
+	unwind_table_free(&t);
 }
 
 int main(void)
@@ -454,5 +545,6 @@ int main(void)
 	test_debug_frame();
 	test_mixed();
 	test_malformed();
+	test_entry_stop();
 	return T_EXIT();
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,11 +116,18 @@ static int stop_fixture(struct fixture *f)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The BPF side tables.c writes to: the rows array and one process's entry. */
+/*
+ * The BPF side tables.c writes to: the rows array, the files' entries (in
+ * the BPF code's own unwind_files map) and one process's entry; and the
+ * loader's side that answers the unwinder's requests for tables.
+ */
 struct bpf_side {
 	union cprof_table_slot *rows;
 	struct cprof_proc_maps pm;
 	bool have_pm;
+	struct objcache *oc;
+	struct proctab pt;
+	struct tables *tb;
 };
 
 static int side_write_rows(void *ctx, uint32_t first, const union cprof_table_slot *rows,
@@ -143,6 +151,46 @@ static int side_set_proc(void *ctx, uint32_t pid, const struct cprof_proc_maps *
 	return 0;
 }
 
+static int side_set_file(void *ctx, uint32_t file, const struct cprof_file *f)
+{
+	bpfu_set_file(file, f);
+	return 0;
+}
+
+static int side_set_file_key(void *ctx, const struct cprof_file_key *k,
+			     const struct cprof_file_ref *ref)
+{
+	bpfu_set_file_key(k, ref);
+	return 0;
+}
+
+/*
+ * The process's executable file mappings as the kernel's VMAs name them:
+ * device and inode as /proc/PID/maps gives them (the kernel's own), size
+ * and mtime of the file at the path.
+ */
+static void set_vmas(const struct process *p)
+{
+	static struct bpfu_vma v[BPFU_VMAS_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->maps.n && n < BPFU_VMAS_MAX; i++) {
+		const struct vma *m = &p->maps.v[i];
+		struct stat st;
+
+		if (!m->path || m->kind != VMA_FILE || stat(m->path, &st))
+			continue;
+		v[n++] = (struct bpfu_vma){
+			.start = m->start, .end = m->end, .pgoff = m->offset >> 12,
+			.key = { .ino = m->inode, .size = (uint64_t)st.st_size,
+				 .mtime_sec = st.st_mtim.tv_sec,
+				 .mtime_nsec = (uint32_t)st.st_mtim.tv_nsec,
+				 .dev = m->dev_major << 20 | m->dev_minor },
+		};
+	}
+	bpfu_set_vmas(v, n, true);
+}
+
 /* As the loader's retire: the row cache forgets (rows_gen advances). */
 static int side_retire(void *ctx)
 {
@@ -152,31 +200,38 @@ static int side_retire(void *ctx)
 	return 0;
 }
 
-/* The entry and rows the loader would give the running process @pid. */
+/*
+ * The entry the loader gives the running process @pid, with the numbers of
+ * its files and no table built: they are built as walks ask for them.
+ */
 static bool load_tables(uint32_t pid, struct bpf_side *side, struct errbuf *err)
 {
 	struct tables_maps maps = { .capacity = ROWS_CAP, .set_proc = side_set_proc,
-				    .write_rows = side_write_rows, .retire = side_retire,
+				    .write_rows = side_write_rows, .set_file = side_set_file,
+				    .set_file_key = side_set_file_key, .retire = side_retire,
 				    .ctx = side };
-	struct objcache *oc = objcache_new();
-	struct tables *tb = NULL;
-	struct proctab pt;
 	struct process *p;
-	bool ok = false;
 
 	side->have_pm = false;
-	if (!oc || proctab_init(&pt, oc, NULL, "/proc", NULL, NULL)) {
-		objcache_free(oc);
+	side->oc = objcache_new();
+	if (!side->oc || proctab_init(&side->pt, side->oc, NULL, "/proc", NULL, NULL))
 		return false;
-	}
-	p = proctab_get(&pt, pid, 1, "stackshot", NULL);
-	if (p && p->have_maps && tables_new(&tb, &maps, oc) == 0)
-		ok = tables_add_process(tb, p, err) == 0 && side->have_pm;
-	tables_free(tb);
-	proctab_free(&pt);
-	objcache_free(oc);
+	p = proctab_get(&side->pt, pid, 1, "stackshot", NULL);
 	bpfu_set_rows(side->rows, ROWS_CAP);
-	return ok;
+	if (p && p->have_maps)
+		set_vmas(p);
+	return p && p->have_maps && tables_new(&side->tb, &maps, side->oc) == 0 &&
+	       tables_add_process(side->tb, p, err) == 0 && side->have_pm;
+}
+
+static void unload_tables(struct bpf_side *side)
+{
+	tables_free(side->tb);
+	side->tb = NULL;
+	if (side->oc)
+		proctab_free(&side->pt);
+	objcache_free(side->oc);
+	side->oc = NULL;
 }
 
 /* How many leading frames of @w are @s's backtrace() frames. */
@@ -198,18 +253,42 @@ static int walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct sho
 	return bpfu_walk(pid, pm, &regs, &mem, w);
 }
 
-static void check_shot(const char *variant, uint32_t pid, const struct bpf_side *side,
+/*
+ * Walks @s as samples of it would come, the loader answering the tables
+ * the walks ask for between them, until a walk asks for none (at most one
+ * walk per file).  Returns the walks taken; *@asked: the tables asked for.
+ */
+static int walk_until_built(uint32_t pid, struct bpf_side *side, const struct shot *s,
+			    struct bpfu_walk *w, size_t *asked)
+{
+	int walks = 0;
+
+	*asked = 0;
+	do {
+		if (walk(pid, &side->pm, s, s->h.stack_len, w))
+			return -1;
+		walks++;
+		*asked += w->asked;
+		for (size_t i = 0; i < w->asked && i < 16; i++)
+			tables_want(side->tb, w->asked_file[i]);
+		tables_build_pending(side->tb);
+	} while (w->asked && walks < 8);
+	return walks;
+}
+
+static void check_shot(const char *variant, uint32_t pid, struct bpf_side *side,
 		       const struct shot *s)
 {
 	static struct bpfu_walk w;
 	const char *name = fmt("%s %s", variant, s->h.place);
-	size_t same;
+	size_t same, asked;
 	int rc;
 
 	CHECK(s->h.nframes > 3 && s->frames[0] == s->h.pc,
 	      fmt("%s: backtrace() reached the capture point", name), "%llu frames",
 	      (unsigned long long)s->h.nframes);
-	rc = walk(pid, &side->pm, s, s->h.stack_len, &w);
+	rc = walk_until_built(pid, side, s, &w, &asked) < 0 ? -1 : 0;
+	printf("# %s: %zu tables asked for\n", name, asked);
 	same = agreeing(&w, s);
 	CHECK(rc == 0 && w.status == CPROF_UNWIND_OK && same == s->h.nframes &&
 		      w.st.nr == s->h.nframes,
@@ -235,6 +314,38 @@ static void check_shot(const char *variant, uint32_t pid, const struct bpf_side 
 	      "status %u, %u frames, %zu of them right", w.status, w.st.nr, same);
 }
 
+/*
+ * A process the loader has no entry for (its first samples), mapping the
+ * files whose tables are known: the walk finds them from the kernel's VMAs
+ * and gives backtrace()'s frames, by CFI.
+ */
+static void check_first_sample(const char *variant, uint32_t pid, const struct shot *s)
+{
+	static struct bpfu_walk w;
+	const char *name = fmt("%s %s", variant, s->h.place);
+	size_t same;
+	int rc = walk(pid + 1, NULL, s, s->h.stack_len, &w);
+
+	/* The kernel names one file a sample: the leaf's, walked by its table. */
+	same = agreeing(&w, s);
+	CHECK(rc == 0 && same >= 1 && (w.st.status & CPROF_STACK_F_DWARF) && w.asked == 0,
+	      fmt("%s: without an entry, the first sample by the leaf's file's table", name),
+	      "rc %d, status %u, %u frames, %zu right, flags %#x, %zu asked", rc, w.status,
+	      w.st.nr, same, w.st.status, w.asked);
+	/* The next samples find the files the earlier ones did, and one more each. */
+	for (int i = 0; i < 4 && rc == 0 && same < s->h.nframes; i++) {
+		rc = walk(pid + 1, BPFU_KEPT, s, s->h.stack_len, &w);
+		same = agreeing(&w, s);
+	}
+	CHECK(rc == 0 && w.status == CPROF_UNWIND_OK && same == s->h.nframes &&
+		      w.st.nr == s->h.nframes && (w.st.status & CPROF_STACK_F_DWARF) &&
+		      !(w.st.status & CPROF_STACK_F_FP) && w.asked == 0 && w.new_code == 0,
+	      fmt("%s: without an entry, a later sample by its files' tables: backtrace()'s frames",
+		  name),
+	      "rc %d, status %u, %u frames, %zu right, flags %#x, %zu asked, %zu NEW_CODE", rc,
+	      w.status, w.st.nr, same, w.st.status, w.asked, w.new_code);
+}
+
 /* find_mapping over the entry: each mapping's first and last byte, and the gaps. */
 static void check_mappings(const char *variant, const struct cprof_proc_maps *pm)
 {
@@ -255,10 +366,12 @@ static void check_mappings(const char *variant, const struct cprof_proc_maps *pm
 }
 
 /*
- * Without the mapping of the shot's second frame (libc's qsort, say): the
- * frames up to it, and one NEW_CODE event for the process.
+ * Without the mapping of the shot's second frame (libc's qsort, say): one
+ * NEW_CODE event for the process, and the kernel's VMA (one look a
+ * sample) names the file for qsort and again for __libc_start_call_main
+ * under main: every frame, by CFI.
  */
-static void check_new_code(const char *variant, uint32_t pid, const struct bpf_side *side,
+static void check_new_code(const char *variant, uint32_t pid, struct bpf_side *side,
 			   const struct shot *s)
 {
 	static struct cprof_proc_maps pm;
@@ -279,6 +392,12 @@ static void check_new_code(const char *variant, uint32_t pid, const struct bpf_s
 	      fmt("%s %s: a pc in no mapping sends one NEW_CODE event", variant, s->h.place),
 	      "rc %d, %zu events (pid %u), %zu frames right", rc, w.new_code, w.new_code_pid,
 	      agreeing(&w, s));
+	CHECK(rc == 0 && w.status == CPROF_UNWIND_OK && agreeing(&w, s) == s->h.nframes &&
+		      w.st.nr == s->h.nframes && !(w.st.status & CPROF_STACK_F_FP),
+	      fmt("%s %s: back into the file the kernel's VMA named: every frame by CFI", variant,
+		  s->h.place),
+	      "status %u, %u frames, %zu right, flags %#x", w.status, w.st.nr, agreeing(&w, s),
+	      w.st.status);
 }
 
 static void test_variant(const char *dir, const char *tmp, const char *variant,
@@ -305,6 +424,7 @@ static void test_variant(const char *dir, const char *tmp, const char *variant,
 	      "tables %d (%s), fixture exit %d", tables, err.msg, rc);
 	if (!tables || !load_shots(out, &s)) {
 		CHECK(false, fmt("%s: records read", variant), "%s: %zu records", out, s.n);
+		unload_tables(side);
 		free(s.buf);
 		return;
 	}
@@ -314,7 +434,32 @@ static void test_variant(const char *dir, const char *tmp, const char *variant,
 		if (strcmp(variant, "pie") == 0 && strcmp(s.v[i].h.place, "qsort") == 0)
 			check_new_code(variant, (uint32_t)f.pid, side, &s.v[i]);
 	}
+	for (size_t i = 0; i < s.n; i++)
+		check_first_sample(variant, (uint32_t)f.pid, &s.v[i]);
+	{
+		/* Without the file_tables setting, no look at the VMAs: frame pointers. */
+		static struct bpfu_walk w;
+
+		bpfu_set_vmas(NULL, 0, false);
+		rc = s.n ? walk((uint32_t)f.pid + 1, NULL, &s.v[0], s.v[0].h.stack_len, &w) : -1;
+		CHECK(rc == 0 && !(w.st.status & CPROF_STACK_F_DWARF),
+		      fmt("%s: no entry and no file tables: no CFI", variant), "rc %d, flags %#x",
+		      rc, w.st.status);
+	}
 	CHECK(s.n == 5, fmt("%s: all five places recorded", variant), "%zu", s.n);
+	{
+		struct tables_stats st;
+
+		/*
+		 * ld.so, say, is mapped but no frame is in it: its table is never
+		 * built (the static binary maps nothing else)
+		 */
+		tables_get_stats(side->tb, &st);
+		CHECK(st.built > 0 && st.built == st.asked && (st.built < st.files || st.files == 1),
+		      fmt("%s: tables built for the files frames landed in only, once each", variant),
+		      "%zu built, %zu asked for, %zu files", st.built, st.asked, st.files);
+	}
+	unload_tables(side);
 	free(s.buf);
 }
 

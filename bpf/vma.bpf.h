@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * vma.bpf.h: the file mapped at an address of the current task, from the
+ * kernel's VMA (bpf_find_vma), for the unwinder (unwind.bpf.h declares
+ * vma_file_of()).  Kept apart because it is the one part of the unwinder
+ * that reads kernel structures: the userspace build of the unwinder
+ * (tests/bpfunwind.c) gives its own, from a test's made-up mappings.
+ */
+#ifndef CPROF_VMA_BPF_H
+#define CPROF_VMA_BPF_H
+
+/* The identity of file @ino into @k; k->ino 0: none to match by. */
+static __always_inline void inode_key(struct inode *ino, struct cprof_file_key *k)
+{
+	k->ino = BPF_CORE_READ(ino, i_ino);
+	k->size = BPF_CORE_READ(ino, i_size);
+	k->dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	if (bpf_core_field_exists(ino->i_mtime_sec)) {
+		k->mtime_sec = BPF_CORE_READ(ino, i_mtime_sec);
+		k->mtime_nsec = BPF_CORE_READ(ino, i_mtime_nsec);
+	} else {
+		k->ino = 0; /* no mtime to match: no key, so no match */
+	}
+}
+
+static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_file *out = data;
+	struct inode *ino = BPF_CORE_READ(vma, vm_file, f_inode);
+
+	if (!ino)
+		return 0; /* anonymous: no file, out->end stays 0 */
+	inode_key(ino, &out->key);
+	out->start = BPF_CORE_READ(vma, vm_start);
+	out->end = BPF_CORE_READ(vma, vm_end);
+	out->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	return 0;
+}
+
+/*
+ * Whether @pc is in the current task's vDSO: a mapping of no file, on
+ * which the sample's one bpf_find_vma would be spent for nothing, leaving
+ * libc under it to frame pointers.
+ */
+static __always_inline bool in_vdso(__u64 pc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 lo, len;
+
+	if (!bpf_core_field_exists(task->mm->context.vdso_image))
+		return false;
+	lo = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+	len = BPF_CORE_READ(task, mm, context.vdso_image, size);
+	return lo && pc - lo < len;
+}
+
+static int vma_file_of(__u64 pc, struct vma_file *out)
+{
+	__builtin_memset(out, 0, sizeof(*out));
+	if (in_vdso(pc))
+		return -1;
+	/* -EBUSY when the mm's lock is held: this frame goes without */
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, read_vma, out, 0) || !out->key.ino)
+		return -1;
+	return out->end ? 0 : -1;
+}
+
+static int exe_code_of(struct vma_file *out)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inode *ino = BPF_CORE_READ(task, mm, exe_file, f_inode);
+
+	__builtin_memset(out, 0, sizeof(*out));
+	if (!ino)
+		return -1;
+	inode_key(ino, &out->key);
+	/* set by the ELF loader once the image is mapped: 0 before */
+	out->start = BPF_CORE_READ(task, mm, start_code);
+	out->end = BPF_CORE_READ(task, mm, end_code);
+	return out->key.ino && out->start && out->end > out->start ? 0 : -1;
+}
+
+#endif

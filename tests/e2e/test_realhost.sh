@@ -1,0 +1,119 @@
+#!/bin/sh
+# End-to-end: complete user stacks of real programs of this machine, whole
+# host at default settings (issue 11): clang-14 compiling a generated file
+# of 2000 functions (libLLVM-14 and libclang-cpp: 2M rows of CFI), a make
+# -j2 of this project from clean (make, sh, cc1, as, ld, clang -target
+# bpf, bpftool), and a loop of short coreutils programs and a 50 ms C
+# spinner started after the profiler: their first samples come before the
+# loader has read their maps.  A copy of the spinner with a corrupt
+# .eh_frame is left to frame pointers and counted; the rest is unchanged.
+# Each workload runs in a cgroup of its own: its label selects the samples.
+# Shares only, no timings (bench/realhost.sh measures those).  Needs root.
+#
+# The make -j2 and short-program checks are regression floors, not issue
+# 11's bars (95%, 97%): on a loaded 2-CPU host this branch reaches 90-94%
+# and 95-97% there (main before it: 57-68% and 70-76%); the processes' first
+# samples still lose frames (stacks through three files, a binary's first
+# run), and bench/realhost.sh measures the bars.
+. "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d)
+CGS= CP=
+cleanup() {
+	[ -n "$CP" ] && kill "$CP" 2>/dev/null && wait "$CP"
+	for c in $CGS; do cgroup_gone "$c"; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+NAMES="clang-14|make -j2|short programs complete|short programs named|corrupt .eh_frame"
+
+skip_all() {
+	echo "$NAMES" | tr '|' '\n' | while read -r n; do skip "$n" "$1"; done
+	exit 0
+}
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
+command -v clang-14 >/dev/null && command -v objcopy >/dev/null ||
+	skip_all "needs clang-14 and objcopy"
+[ -n "$(cgroup_new "cprof-e2e-probe-$$")" ] || skip_all "no writable cgroup v2 hierarchy"
+cgroup_gone "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)/cprof-e2e-probe-$$"
+
+# profile_host NAME COMMAND...: runs COMMAND in cgroup cprof-e2e-NAME-PID
+# (its name in $CG) under a whole-host profile at default settings, started
+# once the agent samples and stopped after it; leaves the samples in "$T/NAME.folded",
+# the summary in "$T/NAME.err", its counters in "$T/NAME.json" (--json-summary).
+profile_host() {
+	_n=$1
+	shift
+	CG=cprof-e2e-$_n-$$
+	_dir=$(cgroup_new "$CG") || return 1
+	CGS="$CGS $_dir"
+	$CPROF --duration 3600 --output-dir "$T/$_n" --json-summary "$T/$_n.json" 2>"$T/$_n.err" &
+	CP=$!
+	wait_sampling "$CP" || return 1
+	in_cgroup "$_dir" "$@" >"$T/$_n.out" 2>&1
+	_rc=$?
+	kill -INT "$CP"
+	wait "$CP"
+	CP=
+	folded_of "$T/$_n" "$CG" >"$T/$_n.folded"
+	return $_rc
+}
+
+# complete_of FOLDED: "COMPLETE TOTAL" of the samples of cgroup $CG.
+complete_of() {
+	set -- $(user_stacks "$1" "$CG")
+	echo "$1 $3"
+}
+
+# --- clang-14 -O2 on 2000 functions ------------------------------------------
+gen_functions 2000 >"$T/gen.c"
+profile_host clang clang-14 -O2 -c "$T/gen.c" -o "$T/gen.o"
+r=$(complete_of "$T/clang.folded")
+check "clang-14 -O2 on 2000 functions: >=97% of its user stacks reach _start ($r; tables: $(jget "$T/clang.json" unwind_tables.built) built, $(jget "$T/clang.json" unwind_tables.no_room) without room)" \
+	at_least "$r" 0.97 200
+
+# --- make -j2 of this project from clean -------------------------------------
+mkdir "$T/src"
+(cd "$(dirname "$0")/../.." && tar cf - Makefile bpf proto user vmlinux) | tar xf - -C "$T/src"
+profile_host make make -C "$T/src" -j2 BUILD=build build/cprof-bpf
+rc=$?
+r=$(complete_of "$T/make.folded")
+# the share of each program, to see which falls short
+per=$(awk -F '\t' -v cg="cgroup:[/$CG]" 'index($2, cg) {
+	c = $2; sub(/.*comm:\[/, "", c); sub(/\].*/, "", c); t[c] += $1
+	if ($3 !~ /\[unwind:/ && $3 ~ /^(_start|__libc_start_call_main|(__)?clone3?;start_thread)(;|$)/) k[c] += $1 }
+	END { for (c in t) printf "%s %d/%d ", c, k[c], t[c] }' "$T/make.folded")
+check "make -j2 from clean: >=85% of all its user stacks complete, a floor (issue 11's bar of 95%: bench/realhost.sh) ($r; $per)" \
+	eval '[ "$rc" -eq 0 ] && at_least "$r" 0.85 300'
+
+# --- 40 x (date, cut, a 50 ms spinner), started after the profiler -----------
+SPIN=$BUILD/workloads/shortspin
+cat >"$T/loop.sh" <<LOOP
+i=0
+while [ \$i -lt 40 ]; do
+	date >/dev/null
+	cut -d: -f1 /etc/passwd >/dev/null
+	$SPIN 50
+	i=\$((i + 1))
+done
+LOOP
+profile_host loop sh "$T/loop.sh"
+r=$(user_stacks "$T/loop.folded" "$CG")
+set -- $r
+check "short programs complete: >=90% of their user stacks reach _start, a floor (issue 11's bar of 97%: bench/realhost.sh) ($1 of $3)" \
+	at_least "$1 $3" 0.90 100
+check "short programs named: >=90% of their user stacks complete and fully named, a floor (issue 11's bar of 97%: bench/realhost.sh) ($2 of $3)" \
+	at_least "$2 $3" 0.90 100
+
+# --- a corrupt .eh_frame ----------------------------------------------------
+# Every byte 0xff: a length no section holds, so no CFI at all is read.
+objcopy --dump-section .eh_frame="$T/eh" "$SPIN" "$T/shortspin-good" 2>/dev/null &&
+	tr '\000-\377' '\377' <"$T/eh" >"$T/eh.bad" &&
+	objcopy --update-section .eh_frame="$T/eh.bad" "$SPIN" "$T/shortspin-bad"
+profile_host bad sh -c "$SPIN 3000 & $T/shortspin-bad 3000; wait"
+awk -F '\t' '$2 ~ /comm:\[shortspin\]/' "$T/bad.folded" >"$T/good.folded"
+good=$(complete_of "$T/good.folded")
+bad=$(awk -F '\t' '$2 ~ /comm:\[shortspin-bad\]/ { s += $1 } END { print s + 0 }' "$T/bad.folded")
+failed=$(jget "$T/bad.json" unwind_tables.failed)
+check "corrupt .eh_frame: that object counted as failed ($failed) and profiled ($bad samples), the good copy beside it complete ($good)" \
+	eval '[ "${failed:-0}" -ge 1 ] && [ "$bad" -ge 20 ] && at_least "$good" 0.97 50'
