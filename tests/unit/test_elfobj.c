@@ -26,6 +26,7 @@
 #include "elfobj.h"
 #include "elfobjcheck.h"
 #include "objcache.h"
+#include "readelf_elf.h"
 #include "testlib.h"
 #include "testutil.h"
 
@@ -34,53 +35,6 @@ static char tmp[PATH_MAX - 128];
 static int hostroot = -1;
 
 /* --- helpers ---------------------------------------------------------- */
-
-static bool readelf_build_id(const char *path, char *out, size_t outsz)
-{
-	FILE *p = popen(fmt("readelf -n '%s' 2>/dev/null", path), "r");
-	char line[512];
-	bool found = false;
-
-	if (!p)
-		return false;
-	while (fgets(line, sizeof(line), p)) {
-		char *s = strstr(line, "Build ID: ");
-
-		if (s && !found) {
-			s += strlen("Build ID: ");
-			s[strcspn(s, " \r\n")] = '\0';
-			snprintf(out, outsz, "%s", s);
-			found = true;
-		}
-	}
-	pclose(p);
-	return found;
-}
-
-struct load {
-	uint64_t off, vaddr, filesz;
-	bool exec;
-};
-
-static size_t readelf_loads(const char *path, struct load *l, size_t max)
-{
-	FILE *p = popen(fmt("readelf -lW '%s' 2>/dev/null", path), "r");
-	char line[512];
-	size_t n = 0;
-
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p)) {
-		unsigned long long off, va, pa, fs, ms;
-		char flags[64];
-
-		if (n < max && sscanf(line, " LOAD %llx %llx %llx %llx %llx %63[^\n]", &off, &va,
-				      &pa, &fs, &ms, flags) == 6)
-			l[n++] = (struct load){ off, va, fs, strchr(flags, 'E') != NULL };
-	}
-	pclose(p);
-	return n;
-}
 
 /* --- fixtures ------------------------------------------------------------- */
 
@@ -229,18 +183,6 @@ static void test_fixture(const char *file, const char *const *funcs, bool want_p
 	CHECK(elfobj_file_to_vaddr(o, end + (1u << 20), &v) == -ENOENT, tname, "found %#" PRIx64,
 	      v);
 	elfobj_free(o);
-}
-
-/* The ELF entry point of @path, or 0. */
-static uint64_t entry_of(const char *path)
-{
-	Elf64_Ehdr eh;
-	FILE *f = fopen(path, "rb");
-	bool ok = f && fread(&eh, sizeof(eh), 1, f) == 1;
-
-	if (f)
-		fclose(f);
-	return ok ? eh.e_entry : 0;
 }
 
 /*
