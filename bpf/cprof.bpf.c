@@ -316,9 +316,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/*
 	 * Read the epoch once: both stacks and the count go to the same pair.
 	 * Inside execve the saved user registers belong to the old image
-	 * while the memory is the new one's: no user stack to walk.
+	 * while the memory is the new one's: no user stack to walk.  Nor
+	 * once an exiting task has let its memory go (exit_mm()).
 	 */
-	no_user = exec || (flags & PF_KTHREAD);
+	no_user = exec || (flags & PF_KTHREAD) || ((flags & PF_EXITING) && !task->mm);
 	key.pystack = python_stacks && !no_user ?
 			      python_stack(pid, tid, key.gen, task->thread.fsbase, epoch) :
 			      CPROF_PY_NONE;
