@@ -11,12 +11,15 @@
  * perf event's program, it can be given back.  Bounded: one record per
  * process the loader has not read (each was sampled first, so their rate
  * is the sampling rate's), at most CPROF_EXIT_RECORDS a second per CPU,
- * CPROF_EXIT_MAPS mappings each; a full ring drops the record, counted.
+ * CPROF_EXIT_MAPS mappings each found among the first EXIT_VMAS_SEEN VMAs;
+ * a full ring drops the record, counted.
  */
 #ifndef CPROF_EXITMAPS_BPF_H
 #define CPROF_EXITMAPS_BPF_H
 
 #define VM_EXEC 0x00000004UL
+/* VMAs looked at, executable or not, before a record is cut */
+#define EXIT_VMAS_SEEN 4096
 
 extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
 				 __u64 addr) __ksym __weak;
@@ -26,6 +29,9 @@ extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __wea
 struct exit_budget {
 	__u64 second;
 	__u64 used;
+	/* VMAs the record being made looked at: in the map, so that the
+	   verifier does not follow the loop value by value */
+	__u64 seen;
 };
 
 struct {
@@ -35,23 +41,24 @@ struct {
 	__type(value, struct exit_budget);
 } exit_budget SEC(".maps");
 
-/* Whether this CPU may send one more exit record this second. */
-static __always_inline bool take_exit_record(void)
+/* This CPU's budget if it may send one more exit record this second, else NULL. */
+static __always_inline struct exit_budget *take_exit_record(void)
 {
 	__u64 second = bpf_ktime_get_ns() / 1000000000ULL;
 	__u32 zero = 0;
 	struct exit_budget *b = bpf_map_lookup_elem(&exit_budget, &zero);
 
 	if (!b)
-		return false;
+		return NULL;
 	if (b->second != second) {
 		b->second = second;
 		b->used = 0;
 	}
 	if (b->used >= CPROF_EXIT_RECORDS)
-		return false;
+		return NULL;
 	b->used++;
-	return true;
+	b->seen = 0;
+	return b;
 }
 
 /* Whether the loader wrote its entry for @pid: it read the process's maps. */
@@ -72,12 +79,13 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 	struct cprof_exit_maps *rec;
-	__u64 vdso;
+	struct exit_budget *b;
 	__u32 n = 0;
+	__u64 vdso;
 
 	if (!bpf_iter_task_vma_new || loader_read(pid) || !task->mm)
 		return;
-	if (!take_exit_record()) {
+	if (!(b = take_exit_record())) {
 		if (s)
 			s->exit_maps_capped++;
 		return;
@@ -99,6 +107,11 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 		struct cprof_exit_map *m;
 		struct file *f = vma->vm_file;
 
+		/* a process may have 65530 VMAs: its exit is not to cost a walk of them all */
+		if (++b->seen > EXIT_VMAS_SEEN) {
+			rec->flags |= CPROF_EXIT_MAPS_TRUNCATED;
+			break;
+		}
 		if (!(vma->vm_flags & VM_EXEC) || (!f && vma->vm_start != vdso))
 			continue;
 		if (n >= CPROF_EXIT_MAPS) {
