@@ -120,6 +120,7 @@ OBJS="/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/gcc/x86_64-linux-gnu/12/cc1 /usr/
 	echo
 	echo '```'
 	for t in $TOOLS; do
+		[ -f "$RAW/tables.$t" ] || continue
 		echo "$t:"
 		grep -v '^ ' "$RAW/tables.$t"
 	done
