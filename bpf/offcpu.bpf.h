@@ -12,7 +12,7 @@
  * them); a shorter one is only counted.
  *
  * sched_switch fires very often: the wait lives in the task's own storage
- * (no hashing), its ends are read from the scheduler's clock (no clock
+ * (no hashing), its ends are read from the scheduler's clock (no clocksource
  * read), and a block is walked only within a per-CPU budget and unless the
  * thread's last wait from the same place (where it entered the kernel) was
  * a short one, which it most likely is again.
