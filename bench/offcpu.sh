@@ -206,9 +206,9 @@ sw=$(median_fmt %.0f $(for r in $(seq "$REPS"); do echo "${SW[none.$r]:-}"; done
 ns=$(median_fmt %.0f "${NS[@]}")
 ens=$(median_fmt %.0f "${EMPTY[@]}")
 own=$(median_fmt %.0f $(for r in $(seq "$REPS"); do
-	[ -n "${NS[$r]:-}" ] && [ -n "${EMPTY[$r]:-}" ] && calc "${NS[$r]} - ${EMPTY[$r]}" %.1f; done))
+	[ -n "${NS[$r]:-}" ] && [ -n "${EMPTY[$r]:-}" ] && calc "${NS[$r]} - ${EMPTY[$r]}" '%.1f\n'; done))
 rps=$(median_fmt %.0f $(for r in $(seq "$REPS"); do
-	[ -n "${RUNS[$r]:-}" ] && calc "${RUNS[$r]} / $SECS" %.0f; done))
+	[ -n "${RUNS[$r]:-}" ] && calc "${RUNS[$r]} / $SECS" '%.0f\n'; done))
 tc=$(median_fmt %.4f "${T_CPROF[@]}") tr=$(median_fmt %.4f "${T_REF[@]}")
 to=$(median_fmt %.4f "${T_OWN[@]}")
 
