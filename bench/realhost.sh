@@ -15,8 +15,9 @@
 # profile each workload at once, so they see the same run; each figure is
 # the share of the workload's samples with user frames that reach _start
 # (or __libc_start_call_main, or clone;start_thread) with no [unwind: ...]
-# frame (tests/e2e/lib.sh: user_stacks), and the agent's peak RSS (GNU
-# time).  Tables: build time (best of 5) and bytes a row of the laid-out
+# frame (tests/e2e/lib.sh: user_stacks), the share of those also fully
+# named, the processes named from exit records (-v), and the agent's peak
+# RSS (GNU time).  Tables: build time (best of 5) and bytes a row of the laid-out
 # table (build/tests/bench_unwind) for libc, cc1 and libLLVM-14.
 # Written to bench/RESULTS.md between the "realhost" markers.
 
@@ -65,12 +66,14 @@ run() {
 		folded_of "$RAW/$n.$t" "$cg" >"$RAW/$n.$t.folded"
 		set -- $(user_stacks "$RAW/$n.$t.folded" "$cg")
 		SHARE[$n.$t]="$(calc "100 * $1 / ($3 ? $3 : 1)" %.1f)% ($1 of $3)"
+		NAMED[$n.$t]="$(calc "100 * $2 / ($3 ? $3 : 1)" %.1f)% ($2)"
+		EXITS[$n.$t]=$(sed -n 's/^cprof-bpf: exit records: .*; \([0-9]*\) processes gone.*/\1/p' "$RAW/$n.$t.err")
 		RSS[$n.$t]=$(( $(awk '{ print $4 }' "$RAW/$n.$t.time") / 1024 ))
 		TAB[$n.$t]=$(sed -n 's/^cprof-bpf: unwind tables: //p' "$RAW/$n.$t.err")
 	done
 }
 
-declare -A WALL SHARE RSS TAB
+declare -A WALL SHARE NAMED EXITS RSS TAB
 gen_functions "$FUNCS" >"$RAW/gen.c"
 log "clang-14 -O2 -c, $FUNCS functions"
 run clang clang-14 -O2 -c "$RAW/gen.c" -o "$RAW/gen.o"
@@ -100,13 +103,16 @@ OBJS="/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/gcc/x86_64-linux-gnu/12/cc1 /usr/
 	[ -n "$BEFORE" ] && echo "- before: $BEFORE (profiling the same runs at the same time)"
 	echo "- Default settings (99 Hz, --unwind-memory 16M), whole host; a workload's"
 	echo "  samples are those labelled with its cgroup; complete = reaching _start,"
-	echo "  __libc_start_call_main or clone;start_thread with no [unwind: ...] frame."
+	echo "  __libc_start_call_main or clone;start_thread with no [unwind: ...] frame;"
+	echo "  fully named = complete with no bare address (a stripped binary's own"
+	echo "  functions are bare addresses); exit records: processes the loader found"
+	echo "  gone, named from the mappings BPF sent at their exit (the host-wide count)."
 	echo
-	echo "| workload (wall s) | build | user stacks complete | agent peak RSS MB | unwind tables (summary) |"
-	echo "|---|---|---|---|---|"
+	echo "| workload (wall s) | build | user stacks complete | complete and fully named | gone from /proc, named by exit records | agent peak RSS MB | unwind tables (summary) |"
+	echo "|---|---|---|---|---|---|---|"
 	for n in clang make loop; do
 		for t in $TOOLS; do
-			echo "| $n (${WALL[$n]}) | $t | ${SHARE[$n.$t]} | ${RSS[$n.$t]} | ${TAB[$n.$t]} |"
+			echo "| $n (${WALL[$n]}) | $t | ${SHARE[$n.$t]} | ${NAMED[$n.$t]} | ${EXITS[$n.$t]:--} | ${RSS[$n.$t]} | ${TAB[$n.$t]} |"
 		done
 	done
 	echo
@@ -114,6 +120,7 @@ OBJS="/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/gcc/x86_64-linux-gnu/12/cc1 /usr/
 	echo
 	echo '```'
 	for t in $TOOLS; do
+		[ -f "$RAW/tables.$t" ] || continue
 		echo "$t:"
 		grep -v '^ ' "$RAW/tables.$t"
 	done

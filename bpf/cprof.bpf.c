@@ -19,7 +19,8 @@
  * headers included after the maps: state.bpf.h (settings, globals, maps),
  * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), pytramp.bpf.h
  * (where CPython's perf trampolines are), unwind.bpf.h (the user-stack
- * unwinder), vma.bpf.h (the file mapped at a pc), python.bpf.h (Python
+ * unwinder), vma.bpf.h (the file mapped at a pc), exitmaps.bpf.h (an
+ * unread process's mappings at its exit), python.bpf.h (Python
  * stacks, with their maps).  The off-CPU programs, offcpu.bpf.h, come
  * last: they use the helpers here.
  */
@@ -39,6 +40,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #include "pytramp.bpf.h"
 #include "unwind.bpf.h"
 #include "vma.bpf.h"
+#include "exitmaps.bpf.h"
 #include "python.bpf.h"
 
 #define PF_EXITING 0x00000004
@@ -314,9 +316,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/*
 	 * Read the epoch once: both stacks and the count go to the same pair.
 	 * Inside execve the saved user registers belong to the old image
-	 * while the memory is the new one's: no user stack to walk.
+	 * while the memory is the new one's: no user stack to walk.  Nor
+	 * once an exiting task has let its memory go (exit_mm()).
 	 */
-	no_user = exec || (flags & PF_KTHREAD);
+	no_user = exec || (flags & PF_KTHREAD) || ((flags & PF_EXITING) && !task->mm);
 	key.pystack = python_stacks && !no_user ?
 			      python_stack(pid, tid, key.gen, task->thread.fsbase, epoch) :
 			      CPROF_PY_NONE;
@@ -376,6 +379,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	if (!known || known->exited)
 		return 0; /* never sampled: nothing to say */
 	known->exited = 1;
+	/* before the kernel entry goes: it tells that the loader has not read it */
+	send_exit_maps(pid, known->gen, get_stats());
 	forget_entry(pid, false);
 	send_event(CPROF_EV_EXIT, task, known->gen, 0);
 	return 0;

@@ -143,6 +143,8 @@ struct cprof_stats {
 	__u64 offcpu_short;    /* waits shorter than the minimum: not charged */
 	__u64 offcpu_short_ns;
 	__u64 offcpu_lost;     /* waits not charged: the off-CPU map was full */
+	__u64 exit_maps;       /* exit records sent (struct cprof_exit_maps) */
+	__u64 exit_maps_capped; /* ... not sent: over the per-CPU budget or no room */
 };
 
 /*
@@ -170,6 +172,7 @@ enum cprof_event_type {
 	CPROF_EV_NEW_CODE = 4, /* a pc outside the known mappings (dlopen, JIT) */
 	CPROF_EV_PY_CODE = 5,  /* a Python code object first seen in a stack: addr */
 	CPROF_EV_WANT_TABLE = 6, /* a sample landed in a file without its table */
+	CPROF_EV_EXIT_MAPS = 7,  /* an unread process's mappings at its exit */
 };
 
 struct cprof_event {
@@ -227,6 +230,37 @@ struct cprof_file_event {
 	__u32 pid;
 	__u32 file;       /* the file's number */
 	__u32 pad;
+};
+
+/*
+ * CPROF_EV_EXIT_MAPS: a sampled process that exits before the loader read
+ * its mappings (no entry of the loader's in unwind_procs) tells them at
+ * its exit, while its mm is still there: a process that lives milliseconds
+ * is gone from /proc by the time the loader looks.  The loader names the
+ * files by their identity only, among the objects it already holds, and
+ * opens nothing.  Executable file mappings and the vDSO only, the first
+ * CPROF_EXIT_MAPS; at most CPROF_EXIT_RECORDS a second per CPU.
+ */
+#define CPROF_EXIT_MAPS 24
+#define CPROF_EXIT_NAME 40
+#define CPROF_EXIT_RECORDS 128
+struct cprof_exit_map {
+	__u64 start, end;          /* [start, end) */
+	__u64 pgoff;               /* file offset of start, in 4 KiB pages */
+	struct cprof_file_key key; /* ino 0: no identity to match by */
+	char name[CPROF_EXIT_NAME]; /* its dentry's name (no directory), for show */
+};
+#define CPROF_EXIT_MAPS_TRUNCATED 1u /* it had more executable mappings */
+/* The vDSO's entry: no file (key all zeros), this name; a file always has an inode. */
+#define CPROF_EXIT_VDSO "[vdso]"
+struct cprof_exit_maps {
+	__u32 type;    /* CPROF_EV_EXIT_MAPS */
+	__u32 pid;
+	__u64 gen;     /* its image (cprof_event.gen) */
+	__u64 cgroup;  /* its cgroup v2 id: /proc/PID/cgroup is gone too */
+	__u32 n;       /* entries of m[] used */
+	__u32 flags;   /* CPROF_EXIT_MAPS_* */
+	struct cprof_exit_map m[CPROF_EXIT_MAPS];
 };
 
 /*
@@ -546,9 +580,13 @@ _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has p
 _Static_assert(sizeof(struct cprof_file_key) == 8 * 3 + 4 * 2, "file key has padding");
 _Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8 + 8, "file ref has padding");
 _Static_assert(sizeof(struct cprof_file_event) == 4 * 4, "file event has padding");
+_Static_assert(sizeof(struct cprof_exit_map) == 3 * 8 + sizeof(struct cprof_file_key) +
+		       CPROF_EXIT_NAME && sizeof(struct cprof_exit_maps) ==
+		       4 * 8 + CPROF_EXIT_MAPS * sizeof(struct cprof_exit_map),
+	       "exit maps have padding");
 _Static_assert(sizeof(struct cprof_file) == sizeof(struct cprof_table) + 2 * 4,
 	       "file has padding");
-_Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX + 7),
+_Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX + 9),
 	       "stats are not all u64 counters");
 
 #endif

@@ -262,3 +262,42 @@ int cgroup_id_of(const char *path, uint64_t *id, struct errbuf *err)
 	*id = st.st_ino;
 	return 0;
 }
+
+/* kernfs' file handle type: the handle is the node's 64-bit id */
+#define CGROUP_FILEID_KERNFS 0xfe
+
+int cgroup_path_of_id(uint64_t id, struct cgroup_info *out, struct errbuf *err)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = CGROUP_FILEID_KERNFS },
+		.id = id };
+	char root[PATH_MAX / 2], link[64], path[PATH_MAX];
+	size_t rl;
+	ssize_t n;
+	int mnt, fd;
+
+	if (cgroup_v2_mount(root, sizeof(root)))
+		return errf(err, -ENOENT, "no cgroup v2 hierarchy is mounted");
+	mnt = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mnt < 0)
+		return errf(err, -errno, "%s: %s", root, strerror(errno));
+	fd = open_by_handle_at(mnt, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(mnt);
+	if (fd < 0)
+		return errf(err, -errno, "cgroup %llu: %s", (unsigned long long)id, strerror(errno));
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	close(fd);
+	if (n < 0)
+		return errf(err, -errno, "cgroup %llu: %s", (unsigned long long)id, strerror(errno));
+	path[n] = '\0';
+	rl = strlen(root);
+	if (strncmp(path, root, rl) || (path[rl] != '/' && path[rl] != '\0'))
+		return errf(err, -EXDEV, "cgroup %llu: %s is not below %s", (unsigned long long)id,
+			    path, root);
+	snprintf(out->path, sizeof(out->path), "%s", path[rl] ? path + rl : "/");
+	cgroup_container_id(out->path, out->container_id);
+	return 0;
+}

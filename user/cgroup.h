@@ -56,6 +56,14 @@ int cgroup_v2_mount(char *buf, size_t len);
  */
 int cgroup_id_of(const char *path, uint64_t *id, struct errbuf *err);
 
+/*
+ * The path of cgroup v2 @id below the cgroup2 mount ("/a/b", as
+ * /proc/PID/cgroup shows it) and its container id, into @out: for a process
+ * gone from /proc.  The cgroup is opened by its handle, so it must still
+ * exist.  0, or a negative errno.
+ */
+int cgroup_path_of_id(uint64_t id, struct cgroup_info *out, struct errbuf *err);
+
 /* Parses status text for the NSpid line. */
 int cgroup_parse_nspid(const char *text, size_t len, uint32_t *nspid);
 

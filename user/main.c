@@ -200,6 +200,11 @@ static int on_event(void *ctx, const void *data, size_t size)
 			tables_want(r->tables, fe->file);
 		return 0;
 	}
+	if (ev->type == CPROF_EV_EXIT_MAPS) {
+		if (size >= sizeof(struct cprof_exit_maps))
+			proctab_exit_maps(&r->procs, data);
+		return 0;
+	}
 	if (size < sizeof(*ev))
 		return 0;
 	memcpy(comm, ev->comm, CPROF_COMM_LEN);

@@ -556,6 +556,17 @@ size_t objcache_file_ids(const struct objcache *c, const struct elfobj *o,
 	return n;
 }
 
+struct elfobj *objcache_find(struct objcache *c, const struct objcache_file_id *id)
+{
+	const struct filekey k = { id->dev, id->ino, id->size, id->mtime_sec, id->mtime_nsec };
+	struct entry *e = find_by_key(c, &k);
+
+	if (!e)
+		return NULL;
+	e->refs++;
+	return e->obj;
+}
+
 size_t objcache_count(const struct objcache *c)
 {
 	return c->by_obj.n;

@@ -82,6 +82,13 @@ struct objcache_file_id {
 size_t objcache_file_ids(const struct objcache *c, const struct elfobj *o,
 			 struct objcache_file_id *out, size_t max);
 
+/*
+ * The object held for the file of identity @id, with a new reference;
+ * NULL when none is.  Opens nothing: for a file the process that mapped
+ * it can no longer show (it exited), known only by its identity.
+ */
+struct elfobj *objcache_find(struct objcache *c, const struct objcache_file_id *id);
+
 /* Distinct objects held right now. */
 size_t objcache_count(const struct objcache *c);
 

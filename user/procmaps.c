@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <stdio.h>
 
+#include "cprof.h"
 #include "grow.h"
 #include "procmaps.h"
 
@@ -422,6 +423,54 @@ const struct vma *procmaps_find(const struct vma_list *l, uint64_t addr)
 	if (lo == 0 || addr >= l->v[lo - 1].end)
 		return NULL;
 	return &l->v[lo - 1];
+}
+
+int procmaps_from_exit(const struct cprof_exit_maps *rec, struct vma_list *out,
+		       struct errbuf *err)
+{
+	uint32_t n = rec->n < CPROF_EXIT_MAPS ? rec->n : CPROF_EXIT_MAPS;
+
+	memset(out, 0, sizeof(*out));
+	out->v = calloc(n ? n : 1, sizeof(*out->v));
+	out->strings = malloc((size_t)(n ? n : 1) * (CPROF_EXIT_NAME + 1));
+	if (!out->v || !out->strings) {
+		procmaps_free(out);
+		return errf(err, -ENOMEM, "exit record: out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cprof_exit_map *m = &rec->m[i];
+		char *name = out->strings + (size_t)i * (CPROF_EXIT_NAME + 1);
+		size_t len = strnlen(m->name, CPROF_EXIT_NAME);
+
+		if (m->end <= m->start || m->pgoff > UINT64_MAX >> 12) {
+			out->skipped++;
+			continue;
+		}
+		for (size_t k = 0; k < len; k++)
+			name[k] = (unsigned char)m->name[k] < 0x20 || m->name[k] == 0x7f ? '?' :
+										    m->name[k];
+		name[len] = '\0';
+		if (!m->key.ino && !m->key.dev && !strcmp(name, CPROF_EXIT_VDSO)) {
+			out->v[out->n++] = (struct vma){ .start = m->start, .end = m->end,
+							 .prot = VMA_READ | VMA_EXEC,
+							 .kind = VMA_SPECIAL, .path = name };
+			continue;
+		}
+		out->v[out->n++] = (struct vma){
+			.start = m->start,
+			.end = m->end,
+			.offset = m->pgoff << 12,
+			.inode = m->key.ino,
+			/* the kernel's dev_t: 12 bits of major, 20 of minor */
+			.dev_major = m->key.dev >> 20,
+			.dev_minor = m->key.dev & 0xfffff,
+			.prot = VMA_READ | VMA_EXEC,
+			.kind = VMA_FILE,
+			.path = name,
+		};
+	}
+	sort_and_check(out);
+	return 0;
 }
 
 void procmaps_free(struct vma_list *l)

@@ -55,6 +55,18 @@ int procmaps_parse(const char *text, size_t len, struct vma_list *out,
 int procmaps_read(const char *proc_root, int pid, struct vma_list *out,
 		  struct errbuf *err);
 
+struct cprof_exit_maps;
+
+/*
+ * The executable file mappings an exit record tells (bpf/cprof.h), as
+ * maps lines would: the device and inode from the kernel's identity of the
+ * file, its dentry's name for a path (no directory, control characters
+ * replaced), the vDSO as VMA_SPECIAL "[vdso]"; sorted, overlaps dropped and
+ * counted in skipped.
+ */
+int procmaps_from_exit(const struct cprof_exit_maps *rec, struct vma_list *out,
+		       struct errbuf *err);
+
 /* The mapping containing @addr, or NULL.  The list is sorted by start. */
 const struct vma *procmaps_find(const struct vma_list *l, uint64_t addr);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "grow.h"
@@ -436,6 +437,66 @@ int proctab_refresh(struct proctab *t, struct process *p, double now,
 	/* New code may be JIT code whose perf map appeared since. */
 	update_perfmap(p, NULL);
 	return 0;
+}
+
+/* The object of a mapping an exit record told, known by its identity only. */
+static struct elfobj *exit_object(struct proctab *t, const struct cprof_exit_maps *rec,
+				  const struct vma *v)
+{
+	struct objcache_file_id id = { .dev = makedev(v->dev_major, v->dev_minor),
+				       .ino = v->inode };
+
+	for (uint32_t i = 0; i < rec->n && i < CPROF_EXIT_MAPS; i++) {
+		const struct cprof_file_key *k = &rec->m[i].key;
+
+		if (rec->m[i].start == v->start && k->ino) {
+			id.size = k->size;
+			id.mtime_sec = k->mtime_sec;
+			id.mtime_nsec = k->mtime_nsec;
+			return objcache_find(t->objs, &id);
+		}
+	}
+	return NULL;
+}
+
+void proctab_exit_maps(struct proctab *t, const struct cprof_exit_maps *rec)
+{
+	struct process *p = proctab_find(t, rec->pid);
+	struct vma_list maps;
+	struct elfobj **objs;
+
+	if (!p || p->gen != rec->gen)
+		p = find_retired(t, rec->pid, rec->gen);
+	/* read while it ran: what it showed then is what its samples were in */
+	if (!p || (p->have_maps && p->maps.n) || procmaps_from_exit(rec, &maps, NULL))
+		return;
+	objs = calloc(maps.n ? maps.n : 1, sizeof(*objs));
+	if (!objs) {
+		procmaps_free(&maps);
+		return;
+	}
+	release_objs(t, p);
+	procmaps_free(&p->maps);
+	p->maps = maps;
+	p->objs = objs;
+	p->obj_errors = 0;
+	for (size_t i = 0; i < maps.n; i++) {
+		if (maps.v[i].kind == VMA_SPECIAL) { /* the vDSO (procmaps_from_exit()) */
+			objs[i] = t->vdso;
+			continue;
+		}
+		objs[i] = exit_object(t, rec, &maps.v[i]);
+		if (!objs[i]) {
+			p->obj_errors++;
+			t->st.exit_unknown++;
+		}
+	}
+	p->have_maps = true;
+	p->maps_error = 0;
+	t->st.exit_named++;
+	/* its cgroup's label, which /proc/PID/cgroup could not give either */
+	if (!p->cgroup.path[0] && rec->cgroup)
+		cgroup_path_of_id(rec->cgroup, &p->cgroup, NULL);
 }
 
 void proctab_exited(struct proctab *t, uint32_t pid, uint64_t gen)

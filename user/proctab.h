@@ -89,6 +89,8 @@ struct process {
 
 struct proctab_stats {
 	size_t refused[REFUSED_MAX]; /* mapped files not opened, by reason */
+	size_t exit_named;           /* processes gone when read, named from their exit records */
+	size_t exit_unknown;         /* ... files of theirs no object held was */
 	size_t by_path;              /* mapped files opened by path (map_files unusable) */
 	size_t refreshes, deferred;  /* re-snapshots taken, and deferred by the backoff */
 };
@@ -146,6 +148,17 @@ int proctab_refresh(struct proctab *t, struct process *p, double now,
  * file).  A borrowed descriptor, or a negative errno (-ENOENT: none).
  */
 int proctab_perfmap(struct process *p, struct errbuf *err);
+
+/*
+ * The exit record of a process (bpf/cprof.h, struct cprof_exit_maps): for
+ * an image whose snapshot found it gone from /proc (or with no mappings
+ * left), its executable mappings as the kernel had them at its exit.
+ * Their files are named only by identity (device, inode, size, mtime),
+ * among the objects held now; nothing is opened by the names told.  A
+ * record that is not for such an image, or whose mappings are out of
+ * order or overlap, changes nothing.
+ */
+void proctab_exit_maps(struct proctab *t, const struct cprof_exit_maps *rec);
 
 /* Marks the live record of image @gen of @pid as exited (kept until written). */
 void proctab_exited(struct proctab *t, uint32_t pid, uint64_t gen);

@@ -212,6 +212,12 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 			(unsigned long long)ts->rows,
 			ts->rows ? (double)ts->rows_used * sizeof(union cprof_table_slot) / ts->rows :
 				   0.0);
+	if (st->exit_maps || st->exit_maps_capped || s->procs.exit_named)
+		fprintf(f, PROG ": exit records: %llu sent (%llu not: over the budget or no room);"
+			" %zu processes gone from /proc when read named from them, %zu of their"
+			" files known to no object held\n",
+			(unsigned long long)st->exit_maps, (unsigned long long)st->exit_maps_capped,
+			s->procs.exit_named, s->procs.exit_unknown);
 	if (s->procs.refreshes || s->procs.deferred)
 		fprintf(f, PROG ": re-snapshots: %zu taken, %zu deferred (at most one per %.0f-%.0f s"
 			" per process after the first %d)\n", s->procs.refreshes, s->procs.deferred,

@@ -92,6 +92,12 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "lost_no_room_to_count", st->lost_no_pidmap, true);
 	fprintf(f, " },\n  ");
 	ju(f, "process_events_dropped", st->events_dropped, true);
+	fprintf(f, ",\n  \"exit_records\": { ");
+	ju(f, "sent", st->exit_maps, false);
+	ju(f, "not_sent", st->exit_maps_capped, false);
+	ju(f, "processes_named", s->procs.exit_named, false);
+	ju(f, "files_unknown", s->procs.exit_unknown, true);
+	fprintf(f, " }");
 	fprintf(f, ",\n  \"output\": { ");
 	ju(f, "windows", s->windows, false);
 	ju(f, "profiles", s->files, false);

@@ -105,13 +105,28 @@ struct inode {
 	u32 i_mtime_nsec;
 };
 
+/* A file's name, for an exit record (bpf/exitmaps.bpf.h). */
+struct qstr {
+	const unsigned char *name;
+};
+
+struct dentry {
+	struct qstr d_name;
+};
+
+struct path {
+	struct dentry *dentry;
+};
+
 struct file {
 	struct inode *f_inode;
+	struct path f_path;
 };
 
 struct vm_area_struct {
 	unsigned long vm_start, vm_end;
 	unsigned long vm_pgoff;
+	unsigned long vm_flags; /* in an anonymous union since 6.3: CO-RE finds it */
 	struct file *vm_file;
 };
 
@@ -141,6 +156,11 @@ struct trace_event_raw_sched_process_template {
 };
 
 #pragma clang attribute pop
+
+/* The open-coded VMA iterator's state (kfuncs, kernel 6.7+): opaque. */
+struct bpf_iter_task_vma {
+	__u64 __opaque[1];
+} __attribute__((aligned(8)));
 
 /*
  * The perf_event program's context is user API with a fixed layout, which

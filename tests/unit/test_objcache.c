@@ -130,6 +130,24 @@ static void test_identity(void)
 	}
 	CHECK(ls == ls2 && objcache_count(c) == 2, "objcache: one file, one object",
 	      "%p %p, %zu objects", (void *)ls, (void *)ls2, objcache_count(c));
+	{
+		/* by identity alone (an exit record's): the same file only */
+		struct stat sb;
+		struct objcache_file_id id = { 0 };
+		struct elfobj *found = NULL, *other;
+
+		if (stat("/usr/bin/ls", &sb) == 0) {
+			id = (struct objcache_file_id){ sb.st_dev, sb.st_ino, (uint64_t)sb.st_size,
+							sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec };
+			found = objcache_find(c, &id);
+		}
+		id.mtime_nsec ^= 1; /* rewritten since: not the object read */
+		other = objcache_find(c, &id);
+		CHECK(found == ls && !other, "objcache: found by identity, not by a near one",
+		      "%s, %s", found == ls ? "ls" : "not ls", other ? "found a near one" : "none");
+		if (found)
+			objcache_put(c, found);
+	}
 	id_ls = elfobj_build_id_raw(ls, &n_ls);
 	id_sort = elfobj_build_id_raw(sort, &n_sort);
 	if (n_ls != n_sort || !n_ls) {

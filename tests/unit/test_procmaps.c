@@ -12,6 +12,7 @@
 #include <gnu/libc-version.h>
 #endif
 
+#include "cprof.h"
 #include "procmaps.h"
 #include "testlib.h"
 
@@ -320,8 +321,75 @@ static void test_large(void)
 	free(text);
 }
 
+/* An exit record as BPF fills it: out of order, overlapping, bad, hostile names. */
+static void test_exit_record(void)
+{
+	static struct cprof_exit_maps rec;
+	struct vma_list l;
+	const struct vma *v;
+	int ret;
+
+	memset(&rec, 0xa5, sizeof(rec)); /* what the ring held before */
+	rec.n = 5;
+	rec.m[0] = (struct cprof_exit_map){ .start = 0x7f0000000000, .end = 0x7f0000020000,
+					    .pgoff = 0x28,
+					    .key = { .ino = 1234, .dev = 259u << 20 | 3 } };
+	memcpy(rec.m[0].name, "libc.so.6", 10);
+	rec.m[1] = (struct cprof_exit_map){ .start = 0x555500001000, .end = 0x555500002000,
+					    .pgoff = 1, .key = { .ino = 99, .dev = 8u << 20 | 2 } };
+	memcpy(rec.m[1].name, "a\nb\033c", 6);
+	/* overlaps the first: dropped */
+	rec.m[2] = (struct cprof_exit_map){ .start = 0x7f0000010000, .end = 0x7f0000030000 };
+	memcpy(rec.m[2].name, "x", 2);
+	/* empty range: dropped */
+	rec.m[3] = (struct cprof_exit_map){ .start = 0x1000, .end = 0x1000 };
+	/* a name with no NUL in its bytes: cut at CPROF_EXIT_NAME */
+	rec.m[4] = (struct cprof_exit_map){ .start = 0x400000, .end = 0x401000 };
+	memset(rec.m[4].name, 'n', CPROF_EXIT_NAME);
+	ret = procmaps_from_exit(&rec, &l, NULL);
+	CHECK(ret == 0 && l.n == 3 && l.skipped == 2, "exit record: 3 mappings kept, 2 dropped",
+	      "ret %d, n %zu, skipped %zu", ret, l.n, l.skipped);
+	CHECK(l.n == 3 && l.v[0].start == 0x400000 && l.v[1].start == 0x555500001000 &&
+		      l.v[2].start == 0x7f0000000000,
+	      "exit record: sorted by start", "n %zu", l.n);
+	v = find_start(&l, 0x7f0000000000);
+	CHECK(v && v->offset == 0x28000 && v->inode == 1234 && v->dev_major == 259 &&
+		      v->dev_minor == 3 && v->kind == VMA_FILE && (v->prot & VMA_EXEC) &&
+		      !strcmp(v->path, "libc.so.6"),
+	      "exit record: offset in bytes, the kernel's device split, the name", "%s",
+	      v ? v->path : "(none)");
+	v = find_start(&l, 0x555500001000);
+	CHECK(v && !strcmp(v->path, "a?b?c"), "exit record: control characters replaced", "%s",
+	      v ? v->path : "(none)");
+	v = find_start(&l, 0x400000);
+	CHECK(v && strlen(v->path) == CPROF_EXIT_NAME, "exit record: a name without its NUL cut",
+	      "%zu", v ? strlen(v->path) : 0);
+	procmaps_free(&l);
+
+	/* the vDSO by its empty key and name only; a file of that name is a file */
+	rec.n = 2;
+	rec.m[0] = (struct cprof_exit_map){ .start = 0x7ffd00000000, .end = 0x7ffd00002000 };
+	memcpy(rec.m[0].name, CPROF_EXIT_VDSO, sizeof(CPROF_EXIT_VDSO));
+	rec.m[1] = (struct cprof_exit_map){ .start = 0x7ffe00000000, .end = 0x7ffe00002000,
+					    .key = { .ino = 7, .dev = 1 } };
+	memcpy(rec.m[1].name, CPROF_EXIT_VDSO, sizeof(CPROF_EXIT_VDSO));
+	ret = procmaps_from_exit(&rec, &l, NULL);
+	CHECK(ret == 0 && l.n == 2 && l.v[0].kind == VMA_SPECIAL && l.v[1].kind == VMA_FILE &&
+		      l.v[1].inode == 7,
+	      "exit record: the vDSO special, a file named like it a file", "ret %d, n %zu", ret,
+	      l.n);
+	procmaps_free(&l);
+
+	rec.n = 1000; /* more than a record holds: its own count only */
+	ret = procmaps_from_exit(&rec, &l, NULL);
+	CHECK(ret == 0 && l.n + l.skipped <= CPROF_EXIT_MAPS, "exit record: n past the record bounded",
+	      "ret %d, n %zu, skipped %zu", ret, l.n, l.skipped);
+	procmaps_free(&l);
+}
+
 int main(void)
 {
+	test_exit_record();
 	test_crafted();
 	test_edge_inputs();
 	test_self();
