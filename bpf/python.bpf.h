@@ -188,23 +188,24 @@ static __always_inline __u32 py_find_thread(struct py_walk *w, __u32 tid, __u64 
 	const __u8 *b = w->tstate;
 	__u32 unused = 0;
 
+	if (t && t->gen == gen && t->tstate) {
+		if (!py_read_tstate(w, t->tstate) &&
+		    py_word(b, l->tstate_thread_id, PY_TSTATE_MASK) == w->want &&
+		    py_word(b, l->tstate_interp, PY_TSTATE_MASK) == t->interp) {
+			w->tstate_addr = t->tstate;
+			return 0;
+		}
+		/* Freed, or another thread's now: search anew. */
+	}
+	/* the clock only off the usual path: a read of it costs ~50 ns here */
 	now.when = bpf_ktime_get_ns();
 	now.gen = gen;
 	now.wait = PY_RETRY_NS;
-	if (t && t->gen == gen) {
-		if (t->tstate) {
-			if (!py_read_tstate(w, t->tstate) &&
-			    py_word(b, l->tstate_thread_id, PY_TSTATE_MASK) == w->want &&
-			    py_word(b, l->tstate_interp, PY_TSTATE_MASK) == t->interp) {
-				w->tstate_addr = t->tstate;
-				return 0;
-			}
-			/* Freed, or another thread's now: search anew. */
-		} else if (now.when - t->when < t->wait) {
+	if (t && t->gen == gen && !t->tstate) {
+		if (now.when - t->when < t->wait)
 			return t->status;
-		} else if (t->wait < PY_RETRY_MAX_NS) {
+		if (t->wait < PY_RETRY_MAX_NS)
 			now.wait = 2 * t->wait;
-		}
 	}
 	w->tstate_addr = 0;
 	w->found = 0;
