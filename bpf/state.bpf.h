@@ -187,7 +187,7 @@ struct {
  * bpf_probe_read_user a frame otherwise, and that helper is most of the
  * cost of a frame (~80 ns measured here, for 8 or 16 bytes): one read
  * serves the frames of a whole shallow stack.  The first read goes from
- * the sampled sp up to where the process's last walk here ended (its
+ * the sampled sp up to where the thread's last walk here ended (its
  * outermost frame's CFA, above which no walk reads), else 512 bytes, and
  * each refill doubles.  A read that runs past the end of the stack's
  * mapping faults and is made again up to the end of the page: ~1.3 us
@@ -211,14 +211,16 @@ struct stack_window {
 	__u32 pad;
 	__u64 top;   /* the first fill reads up to here, if above its start; 0: none */
 	/*
-	 * Where the last walks of a few processes on this CPU ended (the
-	 * outermost CFA), direct-mapped by pid: a thread's outermost frames
+	 * Where the last walks of a few threads on this CPU ended (the
+	 * outermost CFA), direct-mapped by tid: a thread's outermost frames
 	 * stay put, so the next sample's frames lie between its sp and there,
 	 * and one read of that size costs less than a small read and a refill
-	 * (the cost of a read is mostly per call).
+	 * (the cost of a read is mostly per call).  By pid, the two threads of
+	 * a program took each other's: half its samples read 512 bytes and
+	 * then a word alone.
 	 */
 	struct window_span {
-		__u32 pid, pad;
+		__u32 tid, pad;
 		__u64 top;
 	} span[SPAN_SLOTS];
 	__u8 b[STACK_WINDOW + 16]; /* + room for a read at the last offset */

@@ -736,7 +736,7 @@ static long unwind_step(__u32 i, void *data)
  * with an exact pc: the leaf's, not a return address), the process's
  * tables (its entry, or the kernel entry of its earlier samples before the
  * loader wrote one; none: frame pointers only), the scratch stack, this CPU's stack
- * window.  Returns the window's span slot of @pid for unwind_walk(), or
+ * window.  Returns the window's span slot of the current thread for unwind_walk(), or
  * NULL when a per-CPU map is missing.  The caller then sets the starting
  * registers in l->c.
  */
@@ -744,7 +744,7 @@ static __always_inline struct window_span *unwind_begin(struct unwind_loop *l, _
 {
 	struct window_span *span;
 	struct unwind_ctx *c;
-	__u32 zero = 0;
+	__u32 zero = 0, tid;
 
 	l->c = c = bpf_map_lookup_elem(&unwind_walks, &zero);
 	l->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
@@ -758,11 +758,14 @@ static __always_inline struct window_span *unwind_begin(struct unwind_loop *l, _
 	c->pid = pid;
 	c->exact = 1;
 	c->hash = HASH_SEED;
-	l->win->len = 0; /* another stack's */
+	l->win->len = 0; /* another stack's: the first frame fills it */
+	l->win->ahead = WINDOW_AHEAD;
 	l->win->next = WINDOW_FIRST;
-	span = &l->win->span[pid & (SPAN_SLOTS - 1)];
-	l->win->top = span->pid == pid ? span->top : 0;
-	span->pid = pid;
+	/* the walked thread is the current one, in a sample and at a block alike */
+	tid = bpf_get_current_pid_tgid();
+	span = &l->win->span[tid & (SPAN_SLOTS - 1)];
+	l->win->top = span->tid == tid ? span->top : 0;
+	span->tid = tid;
 	return span;
 }
 
