@@ -32,6 +32,9 @@
 #include "unwind_elf.h"
 #include "unwind_table.h"
 
+/* A section this big is let go once its FDEs are collected. */
+#define REREAD_MIN (1u << 20)
+
 static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf *err)
 {
 	struct cfi b = { .err = err };
@@ -39,6 +42,7 @@ static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf
 	struct cfi_sections lay = { 0 };
 	struct elfsrc_bytes eh = { 0 }, dbg = { 0 };
 	struct cfisec eh_sec, dbg_sec; /* CIEs point at these until cfi_run() */
+	struct secwin again = { 0 };
 	struct range *claimed = NULL;
 	uint64_t exec_bytes = 0, covered = 0;
 	int rc;
@@ -60,23 +64,28 @@ static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf
 		rc = unwind_elf_load(s, &lay.eh, &eh, err);
 		if (rc)
 			goto out;
-		eh_sec = (struct cfisec){ eh.p, eh.len, lay.eh.addr, lay.text, lay.got, false };
+		eh_sec = (struct cfisec){ .p = eh.p, .len = eh.len, .vaddr = lay.eh.addr,
+					  .text = lay.text, .data = lay.got };
 		rc = cfi_collect(&b, &eh_sec);
 		if (rc)
 			goto out;
-		claimed = cfi_fde_ranges(&b, &b.nclaimed, &covered);
-		if (!claimed) {
-			rc = errf(err, -ENOMEM, "out of memory");
-			goto out;
+		/* Only to ask .debug_frame: for libLLVM, 1.5 MB more at the peak. */
+		if (lay.dbg.found) {
+			claimed = cfi_fde_ranges(&b, &b.nclaimed, &covered);
+			if (!claimed) {
+				rc = errf(err, -ENOMEM, "out of memory");
+				goto out;
+			}
+			b.claimed = claimed;
 		}
-		b.claimed = claimed;
 	}
 	/* A thin .eh_frame (crt files only, say): .debug_frame fills the gaps. */
 	if (lay.dbg.found && covered < exec_bytes / 2) {
 		rc = unwind_elf_load(s, &lay.dbg, &dbg, err);
 		if (rc == 0) {
 			/* Addresses are absolute: pcrel & co do not occur. */
-			dbg_sec = (struct cfisec){ dbg.p, dbg.len, 0, lay.text, lay.got, true };
+			dbg_sec = (struct cfisec){ .p = dbg.p, .len = dbg.len, .text = lay.text,
+						   .data = lay.got, .debug = true };
 			rc = cfi_collect(&b, &dbg_sec);
 			if (rc)
 				goto out;
@@ -87,6 +96,20 @@ static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf
 		} else {
 			goto out;
 		}
+	}
+	/* The rows are made next: the peak of memory, so let go what is done with. */
+	free(claimed);
+	claimed = NULL;
+	b.claimed = NULL;
+	b.nclaimed = 0;
+	if (lay.eh.found && eh.owned && eh.len >= REREAD_MIN &&
+	    !(lay.eh.scn.sh.sh_flags & SHF_COMPRESSED)) {
+		/* its FDEs' programs read again as they run (secwin.h) */
+		secwin_init(&again, s, lay.eh.scn.sh.sh_offset, eh.len);
+		free(eh.owned);
+		eh = (struct elfsrc_bytes){ 0 };
+		eh_sec.p = NULL;
+		eh_sec.again = &again;
 	}
 	rc = cfi_run(&b, &rows);
 	if (rc == 0) {
@@ -101,6 +124,7 @@ out:
 	free(lay.exec);
 	free(eh.owned);
 	free(dbg.owned);
+	secwin_free(&again);
 	if (rc)
 		unwind_table_free(out);
 	return rc;

@@ -83,12 +83,23 @@ struct cie {
 	struct state init; /* after the initial instructions */
 };
 
+/*
+ * 24 bytes, not the 40 that pointers and a 64-bit end take: libLLVM has
+ * 95k FDEs, held with its .eh_frame and its rows while they run.
+ */
 struct fde {
-	uint64_t start, end;
-	const uint8_t *insns, *insns_end;
-	uint32_t cie; /* index in cfi.cies */
-	uint32_t seq; /* order found: a stable sort key */
+	uint64_t start;
+	uint32_t len;      /* of its pc range */
+	uint32_t cie : 28; /* index in cfi.cies */
+	uint32_t sec : 4;  /* the cfi_collect() call it came from and */
+	uint32_t insns;    /* its CFA program's offset there: a stable sort key */
+	uint32_t ninsns;
 };
+
+static inline uint64_t fde_end(const struct fde *f)
+{
+	return f->start + f->len;
+}
 
 /* a * b, saturated to INT64_MAX: a value no range check will accept. */
 static inline int64_t factor(int64_t a, int64_t b)
@@ -251,10 +262,10 @@ static bool pe_supported(uint8_t enc)
  * after it can be decoded).  Returns < 0 only for fatal errors then.
  */
 static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
-		   const struct fde *f, struct state *st, const uint8_t *p, const uint8_t *end)
+		   const struct fde *f, struct state *st, const struct cfisec *s,
+		   const uint8_t *p, const uint8_t *end)
 {
 	const struct state *init = f ? &ci->init : &initial_state;
-	const struct cfisec *s = ci->sec;
 	struct state stack[STATE_DEPTH];
 	struct cur c = { p, end, false };
 	uint64_t loc = f ? f->start : 0;
@@ -408,7 +419,7 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 		    __builtin_add_overflow(loc, step, &to))
 			to = UINT64_MAX;
 		loc = to;
-		if (loc >= f->end)
+		if (loc >= fde_end(f))
 			return 0; /* the rest describes code past the FDE */
 	}
 	if (c.bad && !f)
@@ -504,7 +515,7 @@ static bool parse_cie(const struct cfisec *s, const struct entry *e, struct cie 
 	if (c.bad || !pe_supported(ci->fde_enc))
 		return false;
 	ci->init = initial_state;
-	return run_cfa(NULL, NULL, ci, NULL, &ci->init, c.p, c.end) == 0;
+	return run_cfa(NULL, NULL, ci, NULL, &ci->init, s, c.p, c.end) == 0;
 }
 
 /* The CIE at section offset @off among cies[lo, hi) (sorted by offset). */
@@ -564,7 +575,7 @@ static int parse_fde(struct cfi *b, const struct cfisec *s, const struct entry *
 
 		(void)rd_block(&c, &alen);
 	}
-	if (c.bad || start + range < start) {
+	if (c.bad || start + range < start || range > UINT32_MAX) {
 		b->skipped++;
 		return 0;
 	}
@@ -580,14 +591,15 @@ static int parse_fde(struct cfi *b, const struct cfisec *s, const struct entry *
 	rc = grow((void **)&b->fdes, &b->cap_fdes, b->nfdes, sizeof(*f), 256, FDES_MAX);
 	if (rc)
 		return errf(b->err, rc, "more than %u FDEs, or out of memory", FDES_MAX);
-	f = &b->fdes[b->nfdes];
-	f->start = start;
-	f->end = start + range;
-	f->insns = c.p;
-	f->insns_end = e->end;
-	f->cie = (uint32_t)idx;
-	f->seq = (uint32_t)b->nfdes;
-	b->nfdes++;
+	f = &b->fdes[b->nfdes++];
+	*f = (struct fde){
+		.start = start,
+		.len = (uint32_t)range,
+		.cie = (uint32_t)idx & 0xfffffff, /* < CIES_MAX */
+		.sec = b->nsecs & 0xf,
+		.insns = (uint32_t)(c.p - s->p), /* sections are < SECTION_MAX */
+		.ninsns = (uint32_t)(e->end - c.p),
+	};
 	return 0;
 }
 
@@ -626,6 +638,7 @@ int cfi_collect(struct cfi *b, const struct cfisec *s)
 		if (rc)
 			return rc;
 	}
+	b->nsecs++;
 	return 0;
 }
 
@@ -635,7 +648,9 @@ static int fde_cmp(const void *a, const void *b)
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	return x->insns < y->insns ? -1 : x->insns > y->insns;
 }
 
 static void sort_fdes(struct cfi *b)
@@ -657,7 +672,7 @@ struct range *cfi_fde_ranges(const struct cfi *b, size_t *n, uint64_t *covered)
 	if (!r)
 		return NULL;
 	for (size_t i = 0; i < b->nfdes; i++)
-		r[i] = (struct range){ b->fdes[i].start, b->fdes[i].end };
+		r[i] = (struct range){ b->fdes[i].start, fde_end(&b->fdes[i]) };
 	*n = range_normalize(r, b->nfdes);
 	for (size_t i = 0; i < *n; i++)
 		*covered += r[i].hi - r[i].lo;
@@ -685,13 +700,26 @@ static bool entry_gap(const struct cfi *b, uint64_t *lo, uint64_t *hi)
 	end = b->exec[x - 1].hi - e < ENTRY_STOP_MAX ? b->exec[x - 1].hi : e + ENTRY_STOP_MAX;
 	for (i = 0; i < b->nfdes && b->fdes[i].start <= e; i++)
 		;
-	if (i > 0 && b->fdes[i - 1].end > e)
+	if (i > 0 && fde_end(&b->fdes[i - 1]) > e)
 		return false;
 	if (i < b->nfdes && b->fdes[i].start < end)
 		end = b->fdes[i].start;
 	*lo = e;
 	*hi = end;
 	return true;
+}
+
+/*
+ * @f's CFA program, as a section of its own (its vaddr that of the
+ * program's first byte, for pc-relative operands), from @s or read again.
+ */
+static bool fde_program(const struct cfisec *s, const struct fde *f, struct cfisec *view)
+{
+	*view = *s;
+	view->p = s->p ? s->p + f->insns : secwin_get(s->again, f->insns, f->ninsns);
+	view->len = f->ninsns;
+	view->vaddr = s->vaddr + f->insns;
+	return view->p != NULL;
 }
 
 static int emit_stop(struct rowbuf *rows, uint64_t lo, uint64_t hi)
@@ -720,6 +748,7 @@ int cfi_run(struct cfi *b, struct rowbuf *rows)
 		const struct fde *f = &b->fdes[i];
 		const struct cie *ci = &b->cies[f->cie];
 		struct state st = ci->init;
+		struct cfisec view;
 
 		if (stop && f->start > stop_lo) {
 			stop = false;
@@ -729,15 +758,19 @@ int cfi_run(struct cfi *b, struct rowbuf *rows)
 					return rc;
 			}
 		}
-		if (!rows_reach(rows, f->end)) {
+		if (!rows_reach(rows, fde_end(f))) {
 			b->skipped++; /* too far from the rest to share a u32 pc */
+			continue;
+		}
+		if (!fde_program(ci->sec, f, &view)) {
+			b->skipped++; /* its file shrank since it was collected */
 			continue;
 		}
 		/* A later FDE overrides what an earlier one said about its range. */
 		rows_cut(rows, f->start);
-		rc = run_cfa(b, rows, ci, f, &st, f->insns, f->insns_end);
+		rc = run_cfa(b, rows, ci, f, &st, &view, view.p, view.p + view.len);
 		if (!rc)
-			rc = rows_emit(rows, f->end, make_rule(&initial_state, false));
+			rc = rows_emit(rows, fde_end(f), make_rule(&initial_state, false));
 		if (rc)
 			return rc;
 		b->used++;

@@ -17,6 +17,7 @@
 
 #include "errbuf.h"
 #include "ranges.h"
+#include "secwin.h"
 #include "unwind_table.h"
 
 /* One CFI section: its bytes and where they are loaded. */
@@ -26,6 +27,7 @@ struct cfisec {
 	uint64_t vaddr;      /* of byte 0: the base of DW_EH_PE_pcrel */
 	uint64_t text, data; /* DW_EH_PE_textrel, _datarel bases (.text, .got) */
 	bool debug;          /* .debug_frame: CIE id ~0, CIE pointers are offsets */
+	struct secwin *again; /* p NULL after cfi_collect(): the bytes read again */
 };
 
 struct cie;
@@ -43,6 +45,7 @@ struct cfi {
 	size_t nclaimed;
 	uint64_t entry;           /* ELF entry point, 0 for none: see cfi_run() */
 	size_t used, skipped;     /* FDEs run; entries skipped as malformed */
+	unsigned nsecs;           /* cfi_collect() calls so far */
 	struct errbuf *err;
 };
 

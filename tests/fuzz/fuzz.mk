@@ -34,7 +34,7 @@ FUZZ_HDRS    := $(wildcard tests/fuzz/*.h tests/*.h user/*.h proto/*.h bpf/*.h)
 ELF_SRCS            := user/elfsrc.c user/errbuf.c
 ELFOBJ_SRCS         := user/elfobj.c user/elfsyms.c user/debugfile.c user/symsel.c \
                        user/rootfs.c $(ELF_SRCS)
-UNWIND_SRCS         := $(wildcard user/unwind*.c) user/ranges.c \
+UNWIND_SRCS         := $(wildcard user/unwind*.c) user/secwin.c user/ranges.c \
                        tests/unwindcheck.c tests/bpfunwind.c
 fuzz_elf_SRCS       := $(ELFOBJ_SRCS) $(UNWIND_SRCS)
 fuzz_elf_OPTS       := -max_len=262144
