@@ -65,11 +65,20 @@ measure() {
 		WL="$WL $!"
 	done
 	pids=$(echo $WL | tr ' ' ,)
+	# again each run: another bench on the host may have turned it off at its end
+	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null
 	sleep 1
 	$NORMAL "$CPROF" --pid "$pids" -F $HZ --duration "$SECS" --output-dir "$RAW/$name.out" \
 		-v --json-summary "$RAW/$name.json" "${args[@]}" 2>"$RAW/$name.err" &
 	tool=$!
-	wait_first_sample "$tool" || die "$name: cprof-bpf never sampled"
+	if ! wait_first_sample "$tool"; then
+		log "$name: no run of cprof-bpf's programs seen (bpf_stats turned off meanwhile?): left out"
+		wait "$tool"
+		# shellcheck disable=SC2086
+		kill $WL 2>/dev/null
+		WL=""
+		return
+	fi
 	rt0=$P_RT cnt0=$P_CNT
 	sleep_until "$(near_end "$T_FIRST" "$SECS")"
 	prog_stats "$tool" "$FDS"
