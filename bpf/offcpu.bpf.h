@@ -12,9 +12,10 @@
  * them); a shorter one is only counted.
  *
  * sched_switch fires very often: the wait lives in the task's own storage
- * (no hashing), and a block is walked only within a per-CPU budget and
- * unless the thread's last wait from the same place (where it entered the
- * kernel) was a short one, which it most likely is again.
+ * (no hashing), its ends are read from the scheduler's clock (no clocksource
+ * read), and a block is walked only within a per-CPU budget and unless the
+ * thread's last wait from the same place (where it entered the kernel) was
+ * a short one, which it most likely is again.
  *
  * (A thread is not current when it is switched in, and this kernel may
  * have neither kprobes nor fentry on finish_task_switch() to walk it
@@ -24,6 +25,25 @@
  */
 #ifndef CPROF_OFFCPU_BPF_H
 #define CPROF_OFFCPU_BPF_H
+
+/*
+ * Now, at a switch on this CPU (@cur, its current task, is on this CPU's
+ * run queue): the run queue's clock, which __schedule() has just brought
+ * up to date (or, when a wakeup preempts, at that wakeup: when the waiting
+ * ended).  It is sched_clock, one timeline across CPUs wherever it is
+ * stable (x86 with an invariant TSC, arm64), and a memory read, where
+ * bpf_ktime_get_ns() reads the clocksource behind a fence: on the test
+ * host that read cost ~80 ns a switch, more than all the rest of a short
+ * wait's path.  Without group scheduling a task has no way to its run
+ * queue, and the clocksource is read.
+ */
+static __always_inline __u64 switch_clock(struct task_struct *cur)
+{
+	if (bpf_core_field_exists(cur->se.cfs_rq) &&
+	    bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+		return cur->se.cfs_rq->rq->clock;
+	return bpf_ktime_get_ns();
+}
 
 /* Whether this CPU may walk one more stack this second. */
 static __always_inline bool take_walk(__u64 now)
@@ -67,7 +87,8 @@ static __always_inline void end_wait(void *ctx, struct offcpu_task *t, struct ta
 {
 	struct cprof_stats *s = get_stats();
 	struct cprof_sample_key key = {};
-	__u64 wait = now - t->start;
+	/* (where sched_clock is not stable, CPUs' clocks may disagree a little) */
+	__u64 wait = now > t->start ? now - t->start : 0;
 
 	t->start = 0;
 	if (!s)
@@ -165,11 +186,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct offcpu_task *t = NULL;
 	__u64 now = 0; /* read only when needed: most switches need no time */
 
-	/* (The idle task never waits: half the switches of a host that idles.) */
-	if (next->pid)
+	/*
+	 * Idle and kernel threads never wait (they are never stamped): half
+	 * the switches of a host that idles.
+	 */
+	if (next->pid && !(next->flags & PF_KTHREAD))
 		t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
 	if (t && t->start) {
-		now = bpf_ktime_get_ns();
+		now = switch_clock(prev);
 		end_wait(ctx, t, next, now);
 	}
 	/*
@@ -183,7 +207,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (t)
-		begin_wait(ctx, t, prev, now ? now : bpf_ktime_get_ns());
+		begin_wait(ctx, t, prev, now ? now : switch_clock(prev));
 	return 0;
 }
 

@@ -73,7 +73,7 @@ struct counts_map offcpu0 SEC(".maps"), offcpu1 SEC(".maps");
  * lookup by hash on the scheduler's path, and gone with the task.
  */
 struct offcpu_task {
-	__u64 start;      /* ktime it blocked; 0: not blocked */
+	__u64 start;      /* when it blocked (switch_clock()); 0: not blocked */
 	__u64 gen;        /* of its process image when its stacks were walked */
 	__u64 ustack, kstack, pystack; /* of the wait, or why none */
 	__u64 site;        /* where (block_site()) it blocked */

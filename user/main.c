@@ -667,13 +667,13 @@ int main(int argc, char **argv)
 	ret = options_parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	verbose = o.verbose;
+	libbpf_set_print(libbpf_log); /* before the check: libbpf's warnings are not our line */
 	/* A kernel that cannot do it is a bad request, refused before anything is loaded. */
 	if (o.off_cpu && sampler_check_off_cpu(&err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 2;
 	}
-	verbose = o.verbose;
-	libbpf_set_print(libbpf_log);
 
 	r.opts = &o;
 	/* First of all: on a busy host, everything before sampling waits for a CPU. */

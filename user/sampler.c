@@ -14,13 +14,12 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "cprof.skel.h"
+#include "kernel_btf.h"
 #include "sampler.h"
 
-#define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define DRAIN_BATCH 64
 
 struct sampler {
@@ -123,16 +122,12 @@ static int attach_cpus(struct sampler *s, unsigned int freq, struct errbuf *err)
 
 int sampler_check_off_cpu(struct errbuf *err)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	int ret = 0;
+	int ret = kernel_btf_has_tracepoint(KERNEL_BTF_PATH, "sched_switch", err);
 
-	if (!btf)
-		return errf(err, -ENOTSUP, "--off-cpu: cannot read the kernel's BTF: %s",
-			    strerror(errno));
-	if (btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) < 0)
-		ret = errf(err, -ENOTSUP, "--off-cpu: this kernel has no sched_switch tracepoint");
-	btf__free(btf);
-	return ret;
+	/* Without BTF at all, sampler_open() says so, as for any run. */
+	if (ret == -ENOTSUP)
+		return errf_prefix(err, ret, "--off-cpu");
+	return 0;
 }
 
 /* Off: its programs are not loaded and its maps take one entry each. */
@@ -199,10 +194,10 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	ret = check_privileges(err);
 	if (ret)
 		return ret;
-	if (access(BTF_PATH, R_OK))
+	if (access(KERNEL_BTF_PATH, R_OK))
 		return errf(err, -ENOENT,
 			    "no kernel BTF at %s: needs a kernel built with CONFIG_DEBUG_INFO_BTF"
-			    " and, in a container, the host's /sys/kernel/btf mounted", BTF_PATH);
+			    " and, in a container, the host's /sys/kernel/btf mounted", KERNEL_BTF_PATH);
 
 	s = calloc(1, sizeof(*s));
 	if (!s)

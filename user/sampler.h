@@ -44,7 +44,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 /*
  * Whether this kernel has what --off-cpu attaches to, the sched_switch
  * tracepoint: 0, or -ENOTSUP with one line in @err.  Reads only the
- * kernel's BTF: nothing is loaded.
+ * kernel's BTF: nothing is loaded.  A kernel without BTF passes, for
+ * sampler_open() to refuse as it does any run.
  */
 int sampler_check_off_cpu(struct errbuf *err);
 

@@ -64,7 +64,21 @@ struct thread_struct {
 	unsigned long fsbase;
 };
 
+/* The scheduler's clock of a CPU, reached from a task on it (group scheduling). */
+struct rq {
+	u64 clock;
+};
+
+struct cfs_rq {
+	struct rq *rq; /* CONFIG_FAIR_GROUP_SCHED */
+};
+
+struct sched_entity {
+	struct cfs_rq *cfs_rq; /* CONFIG_FAIR_GROUP_SCHED */
+};
+
 struct task_struct {
+	struct sched_entity se;
 	pid_t pid;
 	pid_t tgid;
 	unsigned int flags;

@@ -5,7 +5,8 @@
 
 T=$(mktemp -d)
 BG=
-trap 'stop_all; rm -rf "$T"' EXIT
+CG=
+trap 'stop_all; cgroup_gone "$CG"; rm -rf "$T"' EXIT
 
 # --- bad input (no privileges needed: refused before anything loads) --------
 for bad in 2x -1 0 0.5ms 61s 1h ""; do
@@ -19,7 +20,9 @@ check "--off-cpu-min without --off-cpu: exit 2" \
 
 require_root "off-CPU share of the sleeping function" "CPU + off-CPU cover the window" \
 	"default sample type stays cpu" "summary reports off-CPU" \
-	"mutex waiter through pthread_mutex_lock" "wait spanning windows"
+	"mutex waiter through pthread_mutex_lock" "wait spanning windows" \
+	"--cgroup: the process in it charged" "--cgroup: the process outside it not" \
+	"python: the sleeping Python function on off-CPU stacks"
 
 # off_cpu FILE PATTERN: ns off the CPU of samples whose line matches PATTERN.
 off_cpu() {
@@ -85,3 +88,60 @@ done
 check "wait spanning windows charged whole, with its stack ($best ns in one window, $lost lost)" \
 	awk -v b="$best" -v l="$lost" 'BEGIN { exit !(b >= 2.4e9 && l == 0) }'
 stop_all
+
+# --- --cgroup: one process in the cgroup, the same program outside it ------
+CG=$(cgroup_new "cprof-e2e-offcpu-$$")
+if [ -z "$CG" ]; then
+	skip "--cgroup: the process in it charged" "no writable cgroup v2 hierarchy"
+	skip "--cgroup: the process outside it not" "no writable cgroup v2 hierarchy"
+else
+	# real-time, as above: on a busy host its compute phase would take longer
+	start IN in_cgroup "$CG" chrt -f 1 $BUILD/workloads/offcpu sleep 10
+	start OUT chrt -f 1 $BUILD/workloads/offcpu sleep 10
+	sleep 0.3
+	$CPROF --off-cpu --cgroup "/cprof-e2e-offcpu-$$" --duration 4 --output-dir "$T/cg" \
+		2>"$T/cg.err"
+	stop_all
+	F="$T/cg/offcpu-$IN.pb.gz"
+	dur=$(go tool pprof -raw "$F" 2>/dev/null | awk '/^Duration:/ { print $2 * 1e9 }')
+	asleep=$(off_cpu "$F" ';sleep_phase;')
+	# ~70% of its time asleep
+	check "--cgroup: the process in it charged ($asleep ns in sleep_phase of $dur)" \
+		awk -v a="$asleep" -v d="$dur" 'BEGIN { exit !(d > 0 && a >= 0.6 * d) }'
+	check "--cgroup: the process outside it not ($(cd "$T/cg" && echo *.pb.gz))" \
+		test ! -e "$T/cg/offcpu-$OUT.pb.gz"
+	cgroup_gone "$CG"
+	CG=
+fi
+
+# --- Python: the frames of a CPython sleeping in a named function ----------
+PY=$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.12.* 2>/dev/null | sort -V | tail -n1)
+if [ -z "$PY" ]; then
+	skip "python: the sleeping Python function on off-CPU stacks" \
+		"no pyenv CPython 3.12 under ${PYENV_ROOT:-/root/.pyenv}/versions"
+else
+	cat >"$T/nap.py" <<'PYEOF'
+import os, sys, time
+
+def napping():
+    time.sleep(0.02)
+
+def waker(secs):
+    end = time.time() + secs
+    while time.time() < end:
+        napping()
+
+print(os.getpid(), flush=True)
+waker(float(sys.argv[1]))
+PYEOF
+	start PID "$PY/bin/python3.12" "$T/nap.py" 10
+	sleep 0.5
+	$CPROF --off-cpu --pid "$PID" --duration 4 --output-dir "$T/py" 2>"$T/py.err"
+	stop_all
+	F=$(ls "$T"/py/*-"$PID".pb.gz 2>/dev/null | head -n1)
+	all=$(off_cpu "$F" .)
+	named=$(sum_where "$F.off" ';waker;napping;([^;]*;)*time_sleep;')
+	# all but a wait or two before the loader had read the interpreter
+	check "python: the sleeping Python function on off-CPU stacks ($named of $all ns under waker;napping;...;time_sleep)" \
+		awk -v n="$named" -v a="$all" 'BEGIN { exit !(a >= 2e9 && n >= 0.9 * a) }'
+fi

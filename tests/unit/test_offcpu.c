@@ -2,16 +2,27 @@
 /*
  * Tests for the loader's side of --off-cpu: the values each sample gets
  * per sample type, waits aggregated beside CPU samples, --off-cpu-min's
- * times, and the off-CPU stacks kept from one window to the next.
+ * times, the off-CPU stacks kept from one window to the next, and the
+ * check of the kernel's BTF for the tracepoint before anything is loaded.
  */
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #include "aggregate.h"
+#include "kernel_btf.h"
 #include "options.h"
 #include "profile.h"
 #include "stackstore.h"
 #include "testlib.h"
+#include "testutil.h"
 
 static void test_values(void)
 {
@@ -126,6 +137,101 @@ static void test_carry(void)
 	stackstore_free(&s);
 }
 
+/*
+ * A raw BTF file at @path with what a kernel's has around a tracepoint
+ * (an int; btf_trace_sched_wakeup, a typedef of it, for another
+ * tracepoint; a struct named btf_trace_sched_switch, which is not how a
+ * tracepoint is declared) and, if @with_switch, the typedef
+ * btf_trace_sched_switch.
+ */
+static bool write_btf(const char *path, bool with_switch)
+{
+	struct btf *btf = btf__new_empty();
+	const void *raw;
+	__u32 size;
+	bool ok;
+	int i;
+
+	if (!btf)
+		return false;
+	i = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	ok = i > 0 && btf__add_typedef(btf, "btf_trace_sched_wakeup", i) > 0 &&
+	     btf__add_struct(btf, "btf_trace_sched_switch", 0) > 0 &&
+	     (!with_switch || btf__add_typedef(btf, "btf_trace_sched_switch", i) > 0);
+	raw = ok ? btf__raw_data(btf, &size) : NULL;
+	ok = raw && spit(path, raw, size);
+	btf__free(btf);
+	return ok;
+}
+
+/* libbpf's own warnings (a file that is not BTF): the checks say what matters */
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static void test_kernel_btf(void)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char dir[PATH_MAX], has[PATH_MAX + 16], lacks[PATH_MAX + 16], junk[PATH_MAX + 16];
+	char obj[PATH_MAX];
+	struct errbuf err = { "" };
+	int ret;
+
+	libbpf_set_print(quiet);
+	if (!temp_dir(dir, sizeof(dir), "offcpu-btf")) {
+		CHECK(0, "btf: a temporary directory", "none");
+		return;
+	}
+	snprintf(has, sizeof(has), "%s/has.btf", dir);
+	snprintf(lacks, sizeof(lacks), "%s/lacks.btf", dir);
+	snprintf(junk, sizeof(junk), "%s/junk.btf", dir);
+	CHECK(write_btf(has, true) && write_btf(lacks, false) && spit(junk, "not BTF at all\n", 15),
+	      "btf: fixtures written", "cannot write them in %s", dir);
+
+	ret = kernel_btf_has_tracepoint(has, "sched_switch", &err);
+	CHECK(ret == 0, "btf: a BTF with the typedef btf_trace_sched_switch has the tracepoint",
+	      "%d: %s", ret, err.msg);
+	ret = kernel_btf_has_tracepoint(has, "sched_wakeup", &err);
+	CHECK(ret == 0, "btf: and another tracepoint it declares", "%d: %s", ret, err.msg);
+	ret = kernel_btf_has_tracepoint(lacks, "sched_switch", &err);
+	CHECK(ret == -ENOTSUP && strstr(err.msg, lacks) && strstr(err.msg, "sched_switch") &&
+		      !strchr(err.msg, '\n'),
+	      "btf: one without it (a struct of that name is not it): -ENOTSUP, one line naming"
+	      " the file and the tracepoint", "%d: %s", ret, err.msg);
+	ret = kernel_btf_has_tracepoint(junk, "sched_switch", &err);
+	CHECK(ret < 0 && ret != -ENOTSUP && strstr(err.msg, junk),
+	      "btf: a file that is not BTF: an error naming it, not a missing tracepoint",
+	      "%d: %s", ret, err.msg);
+	unlink(junk);
+	snprintf(junk, sizeof(junk), "%s/none", dir);
+	ret = kernel_btf_has_tracepoint(junk, "sched_switch", &err);
+	CHECK(ret == -ENOENT && strstr(err.msg, junk), "btf: no file: -ENOENT naming it",
+	      "%d: %s", ret, err.msg);
+	unlink(has);
+	unlink(lacks);
+	rmdir(dir);
+
+	/* The BPF object's own BTF: an ELF file's .BTF, of a program, not a kernel. */
+	snprintf(obj, sizeof(obj), "%s/cprof.bpf.o", build);
+	if (access(obj, R_OK)) {
+		T_SKIP("btf: cprof.bpf.o's BTF lacks the tracepoint's typedef", "no %s", obj);
+	} else {
+		ret = kernel_btf_has_tracepoint(obj, "sched_switch", &err);
+		CHECK(ret == -ENOTSUP, "btf: cprof.bpf.o's BTF lacks the tracepoint's typedef",
+		      "%d: %s", ret, err.msg);
+	}
+
+	if (access(KERNEL_BTF_PATH, R_OK)) {
+		T_SKIP("btf: the running kernel has sched_switch", "no %s", KERNEL_BTF_PATH);
+		return;
+	}
+	ret = kernel_btf_has_tracepoint(KERNEL_BTF_PATH, "sched_switch", &err);
+	CHECK(ret == 0, "btf: the running kernel has sched_switch", "%d: %s", ret, err.msg);
+	ret = kernel_btf_has_tracepoint(KERNEL_BTF_PATH, "cprof_no_such_event", &err);
+	CHECK(ret == -ENOTSUP, "btf: and not a made-up tracepoint", "%d: %s", ret, err.msg);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -133,5 +239,6 @@ int main(void)
 	test_aggregate();
 	test_times();
 	test_carry();
+	test_kernel_btf();
 	return T_EXIT();
 }
