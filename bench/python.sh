@@ -6,16 +6,24 @@
 #
 # cprof-bpf --pid on one CPU-bound workload at a time, at 999 Hz for
 # PY_SECS (8) each, PY_REPS (3) times, in turn:
-#   - tests/workloads/pysplit.py on pyenv's CPython 3.12 and 3.9, with
-#     Python frames (the default) and with --no-python, and on 3.12 run
-#     with -X perf (a perf trampoline between each function's frames);
+#   - tests/workloads/pysplit.py on pyenv's CPython 3.12 and 3.9 and on
+#     Debian's /usr/bin/python3.11, with Python frames (the default) and
+#     with --no-python, and on 3.12 run with -X perf (a perf trampoline
+#     between each function's frames);
 #   - `nofp split` (-O2 -fomit-frame-pointer): native DWARF unwinding only,
 #     the reference the issue's bar names (a Python sample <= 2x that).
+# As many busy threads as CPUs (two pysplit.py processes; nofp split's two
+# threads): the programs run on every CPU's tick, and a tick of a CPU that
+# runs no profiled thread costs a fraction of a sample (a filtered one
+# ~0.3 us here), so with one busy thread on two CPUs the figure was near
+# half a sample's cost, and moved with whatever else ran.
 # Figures: BPF ns/sample = run_time_ns / run_cnt of cprof-bpf's own
 # perf_event programs (kernel.bpf_stats_enabled, /proc/PID/fdinfo), read
-# from its first sample to near its end; the share of samples with Python
-# frames and of stacks that stopped early from its summary (-v).  Written between the "python" markers of
-# bench/RESULTS.md.
+# from its first sample to near its end, and how many of those runs were
+# samples of the workload (--json-summary: sampled of sampled + idle +
+# filtered); the share of samples with Python frames and of stacks that
+# stopped early from its summary (-v).  Written between the "python"
+# markers of bench/RESULTS.md.
 
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 . "$(dirname "$0")/env.sh"
@@ -37,50 +45,86 @@ bench_init cprof-bench-python
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 WL=""
 cleanup() {
-	[ -n "$WL" ] && kill "$WL" 2>/dev/null
+	# shellcheck disable=SC2086
+	[ -n "$WL" ] && kill $WL 2>/dev/null
 	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
 }
 trap cleanup EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
 
-# measure NAME ARGS -- WORKLOAD...: one run; appends "NAME ns share stopped" to $RAW/rows.
+# measure NAME COPIES ARGS -- WORKLOAD...: one run of COPIES copies of
+# WORKLOAD; appends "NAME ns share stopped runs" to $RAW/rows.
 measure() {
-	local name=$1 args=() tool rt0 cnt0 ns share stopped
-	shift
+	local name=$1 copies=$2 args=() tool rt0 cnt0 ns share stopped runs pids i
+	shift 2
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	shift
-	$NORMAL "$@" >"$RAW/$name.wl" &
-	WL=$!
+	WL=""
+	for i in $(seq "$copies"); do
+		$NORMAL "$@" >"$RAW/$name.wl$i" &
+		WL="$WL $!"
+	done
+	pids=$(echo $WL | tr ' ' ,)
+	# again each run: another bench on the host may have turned it off at its end
+	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null
 	sleep 1
-	$NORMAL "$CPROF" --pid "$WL" -F $HZ --duration "$SECS" --output-dir "$RAW/$name.out" \
-		-v "${args[@]}" 2>"$RAW/$name.err" &
+	$NORMAL "$CPROF" --pid "$pids" -F $HZ --duration "$SECS" --output-dir "$RAW/$name.out" \
+		-v --json-summary "$RAW/$name.json" "${args[@]}" 2>"$RAW/$name.err" &
 	tool=$!
-	wait_first_sample "$tool" || die "$name: cprof-bpf never sampled"
+	if ! wait_first_sample "$tool"; then
+		log "$name: no run of cprof-bpf's programs seen (bpf_stats turned off meanwhile?): left out"
+		wait "$tool"
+		# shellcheck disable=SC2086
+		kill $WL 2>/dev/null
+		WL=""
+		return
+	fi
 	rt0=$P_RT cnt0=$P_CNT
 	sleep_until "$(near_end "$T_FIRST" "$SECS")"
 	prog_stats "$tool" "$FDS"
 	ns=$(ns_since "$rt0" "$cnt0")
 	wait "$tool"
-	kill "$WL" 2>/dev/null
-	wait "$WL" 2>/dev/null
+	# shellcheck disable=SC2086
+	kill $WL 2>/dev/null
+	# shellcheck disable=SC2086
+	wait $WL 2>/dev/null
 	WL=""
+	# the programs' runs that were the workload's samples, in percent
+	runs=$(python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["samples"]
+n = s["sampled"] + s["idle"] + s["filtered"]
+print("%.0f" % (100.0 * s["sampled"] / n) if n else "-")' "$RAW/$name.json" 2>/dev/null)
 	share=$(awk '/python: [0-9]+ processes, / { for (i = 1; i <= NF; i++) if ($i == "of") { print $(i - 1) "/" $(i + 2); exit } }' "$RAW/$name.err")
 	# "unwind: N stacks by CFI (M stopped early: ...), F by frame pointers only"
 	stopped=$(awk '/: unwind: [0-9]+ stacks by CFI/ { for (i = 1; i <= NF; i++) if ($i == "stacks") n = $(i - 1); sub(/^\(/, "", $7); print $7 "/" n + $(NF - 4); exit }' "$RAW/$name.err")
 	cp "$RAW/$name.err" "$RAW/$name.$rep.err"
-	echo "$name $ns ${share:--} ${stopped:--}" >>"$RAW/rows"
-	log "$name: $ns ns/sample, Python frames on ${share:--} samples, ${stopped:--} stacks stopped early"
+	echo "$name $ns ${share:--} ${stopped:--} ${runs:--}" >>"$RAW/rows"
+	log "$name: $ns ns/sample (${runs:--}% of the runs the workload's), Python frames on ${share:--} samples, ${stopped:--} stacks stopped early"
 }
 
+# the interpreters: pyenv's 3.12 and 3.9 by version, Debian's 3.11 by path
+python_of() {
+	local dir
+	if [ "$1" = deb3.11 ]; then
+		[ -x /usr/bin/python3.11 ] && echo /usr/bin/python3.11
+		return
+	fi
+	dir=$(ls -d "$PYENV/$1".* 2>/dev/null | sort -V | tail -n1)
+	[ -n "$dir" ] && echo "$dir/bin/python$1"
+}
+PYS="3.12 3.9 deb3.11"
+
 for rep in $(seq "$REPS"); do
-	for v in 3.12 3.9; do
-		dir=$(ls -d "$PYENV/$v".* 2>/dev/null | sort -V | tail -n1)
-		[ -n "$dir" ] || { log "CPython $v not installed: left out"; continue; }
-		measure "py$v" -- "$dir/bin/python$v" "$PYSPLIT" split 600
-		measure "py$v-nopy" --no-python -- "$dir/bin/python$v" "$PYSPLIT" split 600
-		[ "$v" = 3.12 ] && measure "py$v-perf" -- "$dir/bin/python$v" -X perf "$PYSPLIT" split 600
+	# a tick of no profiled thread (the programs run on every CPU's)
+	measure others 1 -- sleep 600
+	for v in $PYS; do
+		py=$(python_of "$v")
+		[ -n "$py" ] || { log "CPython $v not installed: left out"; continue; }
+		measure "py$v" 2 -- "$py" "$PYSPLIT" split 600
+		measure "py$v-nopy" 2 --no-python -- "$py" "$PYSPLIT" split 600
+		[ "$v" = 3.12 ] && measure "py$v-perf" 2 -- "$py" -X perf "$PYSPLIT" split 600
 	done
-	measure native -- "$NOFP" split 600
+	measure native 1 -- "$NOFP" split 600
 done
 
 # median of a config's ns over the repetitions
@@ -90,7 +134,17 @@ med() {
 	v=$(median_fmt %.0f $(awk -v n="$1" '$1 == n { print $2 }' "$RAW/rows"))
 	echo "${v:--}"
 }
-shares() { awk -v n="$1" -v f="${2:-3}" '$1 == n { printf "%s%s", s, $f; s = ", " }' "$RAW/rows"; }
+shares() { awk -v n="$1" -v f="${2:-3}" -v u="${3:-}" '$1 == n { printf "%s%s%s", s, $f, u; s = ", " }' "$RAW/rows"; }
+label() { [ "$1" = deb3.11 ] && echo "Debian's python3.11" || echo "CPython $1"; }
+# a workload sample's cost, estimated: the runs less the other ticks'
+# share at the cost of a tick of no profiled thread, over the runs' share
+est() {
+	local r
+	# shellcheck disable=SC2046
+	r=$(median_fmt %.3f $(awk -v n="$1" '$1 == n && $5 != "-" { print $5 / 100 }' "$RAW/rows"))
+	[ -n "$r" ] && [ "$(med "$1")" != - ] && [ "$(med others)" != - ] &&
+		calc "$r > 0 ? ($(med "$1") - (1 - $r) * $(med others)) / $r : 0" %.0f || echo -
+}
 
 NEW=$RAW/section.md
 {
@@ -99,29 +153,37 @@ NEW=$RAW/section.md
 	echo
 	echo "Written by \`bench/python.sh\` ($(date -u '+%Y-%m-%d %H:%M UTC'); build $BUILD_DESC;"
 	echo "$NCPU CPUs, load average $(cut -d' ' -f1 /proc/loadavg) at the end).  cprof-bpf --pid on one"
-	echo "workload, $HZ Hz, $SECS s, $REPS repetitions (median shown).  BPF ns/sample ="
+	echo "workload (two pysplit.py processes, or nofp split's two threads: a busy thread a CPU),"
+	echo "$HZ Hz, $SECS s, $REPS repetitions (median shown).  BPF ns/sample ="
 	echo "run_time_ns / run_cnt of cprof-bpf's perf_event programs (kernel.bpf_stats_enabled),"
-	echo "from its first sample to near its end.  Raw logs: \`$RAW\`."
+	echo "from its first sample to near its end; \"runs\": how many of those runs were the"
+	echo "workload's samples (the rest, other processes' ticks, cost a fraction of one:"
+	echo "$(med others) ns with no profiled thread running); \"a sample\": the workload's"
+	echo "sample so estimated, (ns/sample - (1 - runs) x $(med others)) / runs."
+	echo "Raw logs: \`$RAW\`."
 	echo
-	echo "| workload | BPF ns/sample | samples with Python frames | stacks stopped early |"
-	echo "|---|---|---|---|"
-	for v in 3.12 3.9; do
+	echo "| workload | BPF ns/sample | runs | a sample | samples with Python frames | stacks stopped early |"
+	echo "|---|---|---|---|---|---|"
+	for v in $PYS; do
 		[ -n "$(med "py$v")" ] && [ "$(med "py$v")" != - ] || continue
-		echo "| pysplit.py, CPython $v, Python frames | $(med "py$v") | $(shares "py$v") | $(shares "py$v" 4) |"
+		echo "| pysplit.py, $(label "$v"), Python frames | $(med "py$v") | $(shares "py$v" 5 %) | $(est "py$v") | $(shares "py$v") | $(shares "py$v" 4) |"
 		[ "$(med "py$v-perf")" != - ] &&
-			echo "| pysplit.py, CPython $v -X perf, Python frames | $(med "py$v-perf") | $(shares "py$v-perf") | $(shares "py$v-perf" 4) |"
-		echo "| pysplit.py, CPython $v, --no-python | $(med "py$v-nopy") | - | $(shares "py$v-nopy" 4) |"
+			echo "| pysplit.py, $(label "$v") -X perf, Python frames | $(med "py$v-perf") | $(shares "py$v-perf" 5 %) | $(est "py$v-perf") | $(shares "py$v-perf") | $(shares "py$v-perf" 4) |"
+		echo "| pysplit.py, $(label "$v"), --no-python | $(med "py$v-nopy") | $(shares "py$v-nopy" 5 %) | $(est "py$v-nopy") | - | $(shares "py$v-nopy" 4) |"
 	done
-	echo "| nofp split (native, DWARF unwinding) | $(med native) | - | $(shares native 4) |"
+	echo "| nofp split (native, DWARF unwinding) | $(med native) | $(shares native 5 %) | $(est native) | - | $(shares native 4) |"
 	echo
-	echo "The bar: a Python sample at most 2x a native DWARF sample."
-	for v in 3.12 3.9; do
-		[ -n "$(med "py$v")" ] && [ "$(med "py$v")" != - ] || continue
-		echo "CPython $v: $(calc "$(med "py$v") / $(med native)" %.2f)x the native sample;"
-		echo "reading its Python frames adds $(calc "$(med "py$v") - $(med "py$v-nopy")" %.0f) ns"
-		echo "to the same process's native DWARF walk ($(calc "100 * ($(med "py$v") - $(med "py$v-nopy")) / $(med "py$v-nopy")" %.0f)%)."
-		[ "$(med "py$v-perf")" != - ] || continue
-		echo "Run with -X perf: $(calc "$(med "py$v-perf") / $(med "py$v")" %.2f)x its plain sample, stacks as complete:"
+	echo "The bar: a Python sample at most 2x a native DWARF sample (by \"a sample\")."
+	n=$(est native)
+	for v in $PYS; do
+		p=$(est "py$v") np=$(est "py$v-nopy") pp=$(est "py$v-perf")
+		[ "$p" != - ] && [ "$n" != - ] || continue
+		echo "$(label "$v"): $(calc "$p / $n" %.2f)x the native sample;"
+		[ "$np" != - ] &&
+			echo "reading its Python frames adds $(calc "$p - $np" %.0f) ns to the same" \
+				"process's native DWARF walk ($(calc "100 * ($p - $np) / $np" %.0f)%)."
+		[ "$pp" != - ] || continue
+		echo "Run with -X perf: $(calc "$pp / $p" %.2f)x its plain sample, stacks as complete:"
 		echo "each Python call is then a native call of its own (_PyEval_EvalFrameDefault,"
 		echo "PyObject_Vectorcall, py_trampoline_evaluator, its trampoline), where the plain run"
 		echo "runs Python calls in one loop, so a stack has four more native frames a Python one."

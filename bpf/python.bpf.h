@@ -72,10 +72,24 @@ struct {
  */
 #define PY_TSTATE_MASK (CPROF_PY_TSTATE_READ - 1)
 #define PY_FRAME_MASK (CPROF_PY_FRAME_READ - 1)
+/*
+ * From 3.11 a thread's frames are pushed one after another on its data
+ * stack, so a caller's frame lies just below its callee's: a frame is
+ * read with up to PY_FRAMES_BACK bytes below it (within its page, as the
+ * data stack's first page may be the first of its mapping), and the
+ * frames in those need no read of their own.  pysplit.py on 3.12: three
+ * of its four frames by one read, of 2 reads a stack instead of 5
+ * (~100 ns each here).
+ */
+#define PY_FRAMES_BACK 1024
+#define PY_FRAMES_MASK (2 * PY_FRAMES_BACK - 1)
 struct py_walk {
 	struct cprof_py_proc p; /* the process's, copied */
 	__u8 tstate[CPROF_PY_TSTATE_READ + 8];
-	__u8 frame[CPROF_PY_FRAME_READ + 8];
+	__u8 frames[2 * PY_FRAMES_BACK + CPROF_PY_FRAME_READ + 8];
+	__u64 frames_lo;  /* the address of frames[0] */
+	__u32 frames_len; /* bytes of frames read; 0: none */
+	__u32 frames_pad;
 	__u64 want;   /* the thread's pthread_t: its fs base */
 	__u64 interp; /* the interpreter searched, then the thread's */
 	__u64 tstate_addr; /* the thread state looked at, then the thread's */
@@ -188,23 +202,24 @@ static __always_inline __u32 py_find_thread(struct py_walk *w, __u32 tid, __u64 
 	const __u8 *b = w->tstate;
 	__u32 unused = 0;
 
+	if (t && t->gen == gen && t->tstate) {
+		if (!py_read_tstate(w, t->tstate) &&
+		    py_word(b, l->tstate_thread_id, PY_TSTATE_MASK) == w->want &&
+		    py_word(b, l->tstate_interp, PY_TSTATE_MASK) == t->interp) {
+			w->tstate_addr = t->tstate;
+			return 0;
+		}
+		/* Freed, or another thread's now: search anew. */
+	}
+	/* the clock only off the usual path: a read of it costs ~50 ns here */
 	now.when = bpf_ktime_get_ns();
 	now.gen = gen;
 	now.wait = PY_RETRY_NS;
-	if (t && t->gen == gen) {
-		if (t->tstate) {
-			if (!py_read_tstate(w, t->tstate) &&
-			    py_word(b, l->tstate_thread_id, PY_TSTATE_MASK) == w->want &&
-			    py_word(b, l->tstate_interp, PY_TSTATE_MASK) == t->interp) {
-				w->tstate_addr = t->tstate;
-				return 0;
-			}
-			/* Freed, or another thread's now: search anew. */
-		} else if (now.when - t->when < t->wait) {
+	if (t && t->gen == gen && !t->tstate) {
+		if (now.when - t->when < t->wait)
 			return t->status;
-		} else if (t->wait < PY_RETRY_MAX_NS) {
+		if (t->wait < PY_RETRY_MAX_NS)
 			now.wait = 2 * t->wait;
-		}
 	}
 	w->tstate_addr = 0;
 	w->found = 0;
@@ -223,6 +238,28 @@ static __always_inline __u32 py_find_thread(struct py_walk *w, __u32 tid, __u64 
 }
 
 /*
+ * The frame at w->frame_addr, @size bytes, in w->frames: read unless it is
+ * there already; its offset in w->frames, or -1.
+ */
+static __always_inline int py_frame_at(struct py_walk *w, __u32 size)
+{
+	__u64 addr = w->frame_addr, lo, back;
+
+	if (addr < w->frames_lo || addr + size > w->frames_lo + w->frames_len) {
+		back = w->p.l.flags & CPROF_PY_F_LASTI_PTR ? addr & 4095 : 0;
+		if (back > PY_FRAMES_BACK)
+			back = PY_FRAMES_BACK;
+		lo = addr - back;
+		w->frames_len = 0;
+		if (bpf_probe_read_user(w->frames, back + size, (const void *)lo))
+			return -1;
+		w->frames_lo = lo;
+		w->frames_len = back + size;
+	}
+	return addr - w->frames_lo;
+}
+
+/*
  * One frame: record its code object and instruction position, and move
  * to the frame that called it.  Shims (3.12+) are not recorded; they mark
  * the frame before them as its native call's first.  bpf_loop callback.
@@ -235,11 +272,11 @@ static long py_frame_step(__u32 i, void *unused)
 	__u32 n, size, flags;
 	const __u8 *f;
 	__u64 code, pos;
+	int at;
 
 	if (!st || !w)
 		return 1;
 	l = &w->p.l;
-	f = w->frame;
 	size = l->frame_read;
 	flags = l->flags;
 	n = st->nr;
@@ -251,11 +288,11 @@ static long py_frame_step(__u32 i, void *unused)
 		w->status = CPROF_UNWIND_TRUNCATED;
 		return 1;
 	}
-	if (size == 0 || size > CPROF_PY_FRAME_READ ||
-	    bpf_probe_read_user(w->frame, size, (const void *)w->frame_addr)) {
+	if (size == 0 || size > CPROF_PY_FRAME_READ || (at = py_frame_at(w, size)) < 0) {
 		w->status = CPROF_UNWIND_READ;
 		return 1;
 	}
+	f = w->frames + (at & PY_FRAMES_MASK);
 	code = py_word(f, l->frame_code, PY_FRAME_MASK);
 	w->frame_addr = py_word(f, l->frame_back, PY_FRAME_MASK);
 	if ((flags & CPROF_PY_F_SHIMS) &&
@@ -351,6 +388,7 @@ __noinline __u64 python_stack(__u32 pid, __u32 tid, __u64 gen, __u64 fsbase, __u
 	if (!w->frame_addr)
 		return CPROF_PY_IDLE;
 	st->nr = 0;
+	w->frames_len = 0;
 	w->status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
 	/* Frames, and as many shims at most. */
 	bpf_loop(CPROF_MAX_FRAMES + 2, py_frame_step, &unused, 0);

@@ -63,18 +63,13 @@ static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u
 {
 	__u32 nr = st->nr, zero = 0;
 	struct stored_stacks *seen = bpf_map_lookup_elem(&stored, &zero);
-	__u64 *slot = NULL;
+	__u64 *slot = NULL, tag = h ^ (epoch + 1) * 0x9e3779b97f4a7c15ULL;
 	void *map;
 	long err;
 
 	if (seen) {
-		if (seen->epoch != epoch) {
-			/* the slots name stacks of a pair drained since */
-			__builtin_memset(seen->hash, 0, sizeof(seen->hash));
-			seen->epoch = epoch;
-		}
-		slot = &seen->hash[h & (STORED_SLOTS - 1)];
-		if (*slot == h)
+		slot = &seen->hash[(h >> 8) & (STORED_SLOTS - 1)];
+		if (*slot == tag)
 			return h;
 	}
 
@@ -101,7 +96,7 @@ static __always_inline __u64 store_stack(struct cprof_stack *st, __u32 pair, __u
 			*fresh = true;
 	}
 	if (slot)
-		*slot = h;
+		*slot = tag;
 	return h;
 }
 

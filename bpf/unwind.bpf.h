@@ -460,8 +460,9 @@ __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo 
  */
 
 /*
- * Fills the window from @addr on: w->next bytes, or up to the end of
- * @addr's page when that fails (the top of a stack may be nearer).
+ * Fills the window from @addr on: up to w->top the first time when that
+ * is above @addr and within a window, else w->next bytes; up to the end
+ * of @addr's page when that fails (the top of a stack may be nearer).
  */
 __noinline int fill_window(struct stack_window *w, __u64 addr)
 {
@@ -475,6 +476,13 @@ __noinline int fill_window(struct stack_window *w, __u64 addr)
 	if (size < WINDOW_FIRST)
 		size = WINDOW_FIRST;
 	w->next = size * 2;
+	w->ahead = WINDOW_AHEAD;
+	if (w->top > addr && w->top - addr <= STACK_WINDOW) {
+		/* the frames end there: only a deeper walk goes past it */
+		size = w->top - addr;
+		w->ahead = 0;
+	}
+	w->top = 0;
 	w->lo = addr;
 	w->len = size;
 	if (!bpf_probe_read_user(w->b, size, (const void *)addr))
@@ -673,7 +681,7 @@ static long unwind_step(__u32 i, void *data)
 	st->nr = n + 1;
 	c->hash = hash_mix(c->hash, c->pc);
 	/* This frame's saved registers lie a little above sp, mostly. */
-	if (c->sp < win->lo || c->sp + WINDOW_AHEAD > win->lo + win->len)
+	if (c->sp < win->lo || c->sp + win->ahead > win->lo + win->len)
 		fill_window(win, c->sp);
 	/* A return address is past its call; look up the call itself. */
 	lookup = c->exact ? c->pc : c->pc - 1;
@@ -728,7 +736,7 @@ static long unwind_step(__u32 i, void *data)
  * with an exact pc: the leaf's, not a return address), the process's
  * tables (its entry, or the kernel entry of its earlier samples before the
  * loader wrote one; none: frame pointers only), the scratch stack, this CPU's stack
- * window.  Returns the window's span slot of @pid for unwind_walk(), or
+ * window.  Returns the window's span slot of the current thread for unwind_walk(), or
  * NULL when a per-CPU map is missing.  The caller then sets the starting
  * registers in l->c.
  */
@@ -736,7 +744,7 @@ static __always_inline struct window_span *unwind_begin(struct unwind_loop *l, _
 {
 	struct window_span *span;
 	struct unwind_ctx *c;
-	__u32 zero = 0;
+	__u32 zero = 0, tid;
 
 	l->c = c = bpf_map_lookup_elem(&unwind_walks, &zero);
 	l->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
@@ -750,30 +758,31 @@ static __always_inline struct window_span *unwind_begin(struct unwind_loop *l, _
 	c->pid = pid;
 	c->exact = 1;
 	c->hash = HASH_SEED;
-	l->win->len = 0; /* another stack's */
+	l->win->len = 0; /* another stack's: the first frame fills it */
+	l->win->ahead = WINDOW_AHEAD;
 	l->win->next = WINDOW_FIRST;
-	span = &l->win->span[pid & (SPAN_SLOTS - 1)];
-	if (span->pid == pid && span->bytes > WINDOW_FIRST - WINDOW_AHEAD)
-		l->win->next = span->bytes + WINDOW_AHEAD;
-	span->pid = pid;
+	/* the walked thread is the current one, in a sample and at a block alike */
+	tid = bpf_get_current_pid_tgid();
+	span = &l->win->span[tid & (SPAN_SLOTS - 1)];
+	l->win->top = span->tid == tid ? span->top : 0;
+	span->tid = tid;
 	return span;
 }
 
 /*
  * Walks from l->c's pc, sp, bp: the frames into l->st (leaf first, their
  * hash in l->c->hash), how the walk ended into l->c->status.  @span learns
- * how much stack it took.
+ * where the walk ended: no frame of it read the stack above its last sp.
  */
 static __always_inline void unwind_walk(struct unwind_loop *l, struct window_span *span)
 {
 	struct unwind_ctx *c = l->c;
-	__u64 sp0 = c->sp;
 
 	l->st->nr = 0;
 	l->st->status = 0;
 	c->status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
 	bpf_loop(CPROF_MAX_FRAMES + 1, unwind_step, l, 0);
-	span->bytes = c->sp - sp0 < STACK_WINDOW ? c->sp - sp0 : STACK_WINDOW;
+	span->top = c->sp;
 }
 
 #endif
