@@ -27,8 +27,7 @@ extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *i
 extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
 
 struct exit_budget {
-	__u64 second;
-	__u64 used;
+	struct rate_budget records;
 	/* VMAs the record being made looked at: in the map, so that the
 	   verifier does not follow the loop value by value */
 	__u64 seen;
@@ -44,19 +43,11 @@ struct {
 /* This CPU's budget if it may send one more exit record this second, else NULL. */
 static __always_inline struct exit_budget *take_exit_record(void)
 {
-	__u64 second = bpf_ktime_get_ns() / 1000000000ULL;
 	__u32 zero = 0;
 	struct exit_budget *b = bpf_map_lookup_elem(&exit_budget, &zero);
 
-	if (!b)
+	if (!b || !budget_take(&b->records, bpf_ktime_get_ns(), CPROF_EXIT_RECORDS))
 		return NULL;
-	if (b->second != second) {
-		b->second = second;
-		b->used = 0;
-	}
-	if (b->used >= CPROF_EXIT_RECORDS)
-		return NULL;
-	b->used++;
 	b->seen = 0;
 	return b;
 }

@@ -49,19 +49,9 @@ static __always_inline __u64 switch_clock(struct task_struct *cur)
 static __always_inline bool take_walk(__u64 now)
 {
 	__u32 zero = 0;
-	struct offcpu_budget *b = bpf_map_lookup_elem(&offcpu_budget, &zero);
-	__u64 second = now / 1000000000ULL;
+	struct rate_budget *b = bpf_map_lookup_elem(&offcpu_budget, &zero);
 
-	if (!b)
-		return false;
-	if (b->second != second) {
-		b->second = second;
-		b->used = 0;
-	}
-	if (b->used >= offcpu_unwinds)
-		return false;
-	b->used++;
-	return true;
+	return b && budget_take(b, now, offcpu_unwinds);
 }
 
 /* The user stack @task (current) blocked in, from its registers at kernel entry. */

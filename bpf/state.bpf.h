@@ -90,17 +90,33 @@ struct {
 	__type(value, struct offcpu_task);
 } offcpu_tasks SEC(".maps");
 
-/* Stack walks this CPU made for waits in the current second. */
-struct offcpu_budget {
+/* What this CPU did of something it does at most so many times a second. */
+struct rate_budget {
 	__u64 second;
 	__u64 used;
 };
 
+/* One more of at most @limit a second on this CPU, counted in @b: false when spent. */
+static __always_inline bool budget_take(struct rate_budget *b, __u64 now, __u64 limit)
+{
+	__u64 second = now / 1000000000ULL;
+
+	if (b->second != second) {
+		b->second = second;
+		b->used = 0;
+	}
+	if (b->used >= limit)
+		return false;
+	b->used++;
+	return true;
+}
+
+/* Stack walks this CPU made for waits in the current second. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct offcpu_budget);
+	__type(value, struct rate_budget);
 } offcpu_budget SEC(".maps");
 
 struct {
