@@ -27,10 +27,6 @@ cleanup() {
 trap cleanup EXIT
 NAMES="short-lived named|replaced in place|replaced by a FIFO"
 
-skip_all() {
-	echo "$NAMES" | tr '|' '\n' | while read -r n; do skip "$n" "$1"; done
-	exit 0
-}
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 CG=cprof-e2e-exit-$$
 CGR=cprof-e2e-exitr-$$

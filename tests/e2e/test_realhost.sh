@@ -27,10 +27,6 @@ cleanup() {
 trap cleanup EXIT
 NAMES="clang-14|make -j2|short programs complete|short programs named|corrupt .eh_frame"
 
-skip_all() {
-	echo "$NAMES" | tr '|' '\n' | while read -r n; do skip "$n" "$1"; done
-	exit 0
-}
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 command -v clang-14 >/dev/null && command -v objcopy >/dev/null ||
 	skip_all "needs clang-14 and objcopy"
