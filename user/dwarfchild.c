@@ -6,6 +6,7 @@
  * from the files; every reply is bounded by DWARFWORKER_MAX_REPLY.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -277,4 +278,30 @@ void dwarfchild_main(const struct dwarfworker_opts *o, int sock, pid_t parent, u
 			_exit(2);
 		}
 	}
+}
+
+/* A decimal argument of the reader's argv, at most @max; false when malformed. */
+static bool arg_u64(const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end && *v <= max;
+}
+
+int dwarfworker_reader_main(int argc, char **argv)
+{
+	struct dwarfworker_opts o = { 0 };
+	uint64_t sock, parent, child;
+
+	if (argc < 2 || strcmp(argv[1], DWARFCHILD_ARGV1))
+		return -1;
+	if (argc != 6 || !arg_u64(argv[2], INT_MAX, &sock) ||
+	    !arg_u64(argv[3], DWARFINFO_MAX_BYTES, &o.max_bytes) ||
+	    !arg_u64(argv[4], INT_MAX, &parent) || !arg_u64(argv[5], UINT_MAX, &child))
+		return 2;
+	dwarfchild_main(&o, (int)sock, (pid_t)parent, (unsigned)child);
 }

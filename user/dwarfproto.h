@@ -68,6 +68,12 @@ static inline uint32_t make_handle(uint32_t gen, size_t slot)
 }
 
 /*
+ * argv of a child made with exec_self: { "cprof-bpf", DWARFCHILD_ARGV1,
+ * its socket's descriptor, max_bytes, the agent's pid, @child }.
+ */
+#define DWARFCHILD_ARGV1 "--dwarf-reader"
+
+/*
  * The child's life, in the sandbox: enters it (sandbox.c), says hello,
  * then serves requests on SANDBOX_SERVE_FD until the agent closes it.
  * @child counts the children started, for o->child_hook.

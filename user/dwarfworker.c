@@ -5,6 +5,8 @@
  * the protocol, dwarfchild.c the child).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -210,8 +212,43 @@ static int spawn_failed(struct dwarfworker *w, struct errbuf *err, const char *w
 	return errf(err, -ECHILD, "DWARF reader not started: %s: %s", what, strerror(errnum));
 }
 
+/* The argv a child made with exec_self starts with: written before fork(). */
+struct reader_argv {
+	char sock[16], max[24], parent[16], child[16];
+	char *argv[7];
+};
+
+static void reader_argv_init(struct reader_argv *a, const struct dwarfworker *w, int sock,
+			     pid_t parent)
+{
+	snprintf(a->sock, sizeof(a->sock), "%d", sock);
+	snprintf(a->max, sizeof(a->max), "%" PRIu64, w->o.max_bytes);
+	snprintf(a->parent, sizeof(a->parent), "%d", (int)parent);
+	snprintf(a->child, sizeof(a->child), "%u", w->st.spawned);
+	memcpy(a->argv, (char *[]){ "cprof-bpf", DWARFCHILD_ARGV1, a->sock, a->max, a->parent,
+				    a->child, NULL },
+	       sizeof(a->argv));
+}
+
+/*
+ * In the forked child: becomes the agent's binary started as the reader
+ * (dwarfworker_reader_main()), with nothing of the agent's memory.
+ * Returns only when the exec failed, the socket close-on-exec again.
+ */
+static void exec_reader(struct reader_argv *a, int sock)
+{
+	char *envp[] = { NULL };
+
+	if (fcntl(sock, F_SETFD, 0))
+		return;
+	/* The kernel's link to our own image: no path anyone else controls. */
+	execve("/proc/self/exe", a->argv, envp);
+	fcntl(sock, F_SETFD, FD_CLOEXEC);
+}
+
 static int spawn(struct dwarfworker *w, struct errbuf *err)
 {
+	struct reader_argv args;
 	int sv[2];
 	pid_t parent = getpid(), pid;
 	struct rep r;
@@ -219,6 +256,7 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return spawn_failed(w, err, "socketpair", errno);
+	reader_argv_init(&args, w, sv[1], parent);
 	/* The child leaves by _exit(): nothing buffered here is written twice. */
 	pid = fork();
 	if (pid < 0) {
@@ -229,6 +267,8 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 	}
 	if (pid == 0) {
 		close(sv[0]);
+		if (w->o.exec_self && !w->o.child_hook)
+			exec_reader(&args, sv[1]);
 		dwarfchild_main(&w->o, sv[1], parent, w->st.spawned);
 	}
 	/* The agent waits for its reader: it starts at the agent's priority. */

@@ -5,9 +5,11 @@
  * object's DWARF costs that object its lines, never the agent.  Rust v0
  * names are demangled there too (demangle.h says why).
  *
- * The child is a fork of the agent (no exec: the static binary works as
- * is), made on first use, confined as sandbox.h says before it reads a
- * byte.  It holds no path: the agent finds and checks an object's files
+ * The child is a fork of the agent, made on first use, which (with
+ * exec_self) becomes a fresh image of the agent's own binary started as
+ * the reader, dwarfworker_reader_main(): a fork alone would hold every
+ * page the agent had -- its tables, symbols and maps -- besides what
+ * libdw reads.  It is confined as sandbox.h says before it reads a byte.  It holds no path: the agent finds and checks an object's files
  * (dwarfinfo_locate()) and passes their descriptors over a socketpair
  * (SCM_RIGHTS); the child reads them into images (dwarfimage.h), opens
  * them with libdw and answers lookups, addresses batched per object.
@@ -52,6 +54,12 @@ struct dwarfworker_opts {
 	unsigned timeout_ms;  /* per request (0: DWARFWORKER_TIMEOUT_MS) */
 	/* No child: libdw in this process (tests and fuzzing), same interface. */
 	bool in_process;
+	/*
+	 * The child execs /proc/self/exe, whose main() must then call
+	 * dwarfworker_reader_main() first (the agent's and the tests' do);
+	 * when that exec fails the fork serves as it is.  Not with child_hook.
+	 */
+	bool exec_self;
 	/* Requests a child serves before it is replaced (0: DWARFWORKER_RECYCLE_REQUESTS). */
 	unsigned recycle_requests;
 	/*
@@ -64,6 +72,14 @@ struct dwarfworker_opts {
 struct dwarfworker;
 
 int dwarfworker_new(struct dwarfworker **out, const struct dwarfworker_opts *o);
+
+/*
+ * For main(), before anything else: when @argv is the one a child made
+ * with exec_self runs with, serves as the reader until the agent closes
+ * its socket and returns the exit status (2: @argv malformed); otherwise
+ * returns -1 and main() goes on.
+ */
+int dwarfworker_reader_main(int argc, char **argv);
 
 /* Stops the child (if any) and frees everything. */
 void dwarfworker_free(struct dwarfworker *w);

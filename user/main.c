@@ -24,6 +24,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "dwarfworker.h"
 #include "fdlru.h"
 #include "objcache.h"
 #include "options.h"
@@ -411,6 +412,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		.debug_root = "/usr/lib/debug",
 		.addresses_only = !o->symbolize,
 		.dwarf_max_bytes = (uint64_t)o->dwarf_kb * 1024,
+		.reader_exec_self = true,
 		.symbol_max_bytes = (uint64_t)o->symbol_kb * 1024,
 		.report = report_line,
 		.verbose = o->verbose,
@@ -669,6 +671,13 @@ int main(int argc, char **argv)
 	struct run r = { 0 };
 	int ret;
 
+	/* Started by ourselves as the DWARF reader: nothing else of main() runs. */
+	ret = dwarfworker_reader_main(argc, argv);
+	if (ret == 2)
+		fprintf(stderr, PROG ": %s is internal: cprof-bpf starts its DWARF reader so\n",
+			argv[1]);
+	if (ret >= 0)
+		return ret;
 	ret = options_parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;

@@ -223,6 +223,7 @@ static struct dwarfworker *worker_of(const struct symbolizer *s, struct symcache
 		.max_bytes = s->dwarf_max_bytes,
 		.timeout_ms = s->dwarf_timeout_ms,
 		.in_process = s->lines_in_process,
+		.exec_self = s->reader_exec_self,
 		.child_hook = s->dwarf_child_hook,
 	};
 

@@ -74,6 +74,11 @@ struct symbolizer {
 	 * DWARFINFO_MAX_BYTES.  libc6-dbg's libc is 8.6 MB.
 	 */
 	uint64_t dwarf_max_bytes;
+	/*
+	 * The DWARF reader execs the agent's binary (dwarfworker_opts's
+	 * exec_self): set by a main() that calls dwarfworker_reader_main().
+	 */
+	bool reader_exec_self;
 	/* Symbol tables and names held at once, across objects (0: the default). */
 	uint64_t symbol_max_bytes;
 	/*

@@ -30,6 +30,7 @@ struct window_opts {
 	const char *debug_root;
 	bool addresses_only;   /* --symbolize=none: see struct symbolizer */
 	uint64_t dwarf_max_bytes; /* see struct symbolizer */
+	bool reader_exec_self;    /* see struct symbolizer */
 	uint64_t symbol_max_bytes; /* see struct symbolizer */
 	/* where per-file problems are told (may be NULL) */
 	void (*report)(void *ctx, const char *msg);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "dwarfinfo.h"
+#include "dwarfproto.h"
 #include "dwarfworker.h"
 #include "elfobj.h"
 #include "sandbox.h"
@@ -177,6 +178,63 @@ static size_t fd_count(pid_t pid)
 	return n;
 }
 
+/* The confinement sandbox.h promises, read back from @pid's /proc entries. */
+static void check_confined(pid_t pid, const char *who)
+{
+	if (geteuid() == 0)
+		CHECK(pid > 0 && status_has(pid, "Uid:", fmt("%u", SANDBOX_ID)) &&
+		      status_has(pid, "Gid:", fmt("%u", SANDBOX_ID)) &&
+		      status_has(pid, "Groups:", "\n"),
+		      fmt("%s: runs as its own unprivileged user, no groups", who), "pid %d", (int)pid);
+	CHECK(pid > 0 && status_has(pid, "CapEff:", "0000000000000000") &&
+	      status_has(pid, "CapPrm:", "0000000000000000") &&
+	      status_has(pid, "CapBnd:", geteuid() ? "" : "0000000000000000") &&
+	      status_has(pid, "CapAmb:", "0000000000000000"),
+	      fmt("%s: no capabilities in any set", who), "pid %d", (int)pid);
+	CHECK(status_has(pid, "NoNewPrivs:", "1") && status_has(pid, "Seccomp:", "2"),
+	      fmt("%s: no_new_privs and a seccomp filter", who), "pid %d", (int)pid);
+	CHECK(limit_is(pid, "Max cpu time", "120") && limit_is(pid, "Max open files", "64") &&
+	      limit_is(pid, "Max file size", "0") && !limit_is(pid, "Max address space", "unlimited"),
+	      fmt("%s: CPU, descriptors, file writes and address space limited", who), "pid %d",
+	      (int)pid);
+	CHECK(fd_count(pid) == 4, fmt("%s: holds stdin, stdout, stderr and its socket only", who),
+	      "%zu descriptors", fd_count(pid));
+}
+
+/* A number field of /proc/PID/status (kB for memory), -1 when absent. */
+static long status_num(pid_t pid, const char *field)
+{
+	char line[256];
+	size_t fl = strlen(field);
+	FILE *f = fopen(fmt("/proc/%d/status", (int)pid), "r");
+	long v = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, fl)) {
+			v = strtol(line + fl, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Whether @pid's argv[@i] is @want. */
+static bool arg_is(pid_t pid, int i, const char *want)
+{
+	char buf[512];
+	FILE *f = fopen(fmt("/proc/%d/cmdline", (int)pid), "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	const char *p = buf;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	for (; i > 0 && p < buf + n; i--)
+		p += strlen(p) + 1;
+	return p < buf + n && !strcmp(p, want);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -185,7 +243,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static struct got in_proc, child;
 	struct dwarfworker_opts o = { .child_hook = hook };
@@ -200,6 +258,10 @@ int main(void)
 	long r;
 	int fd;
 
+	/* This binary is the DWARF reader its exec_self children run. */
+	r = dwarfworker_reader_main(argc, argv);
+	if (r >= 0)
+		return (int)r;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	snprintf(tmp, sizeof(tmp), "/tmp/cprof-dwarfworker-XXXXXX");
 	if (!mkdtemp(tmp) || build_fixture_inlines(tmp, "w", "fx")) {
@@ -227,23 +289,7 @@ int main(void)
 	      "sandboxed child: every address's frames as in process (names, files, lines)",
 	      "%ld answered, %zu alike: %s", r, same, err.msg);
 	dwarfworker_stats(w, &st);
-	if (geteuid() == 0)
-		CHECK(st.pid > 0 && status_has(st.pid, "Uid:", fmt("%u", SANDBOX_ID)) &&
-		      status_has(st.pid, "Gid:", fmt("%u", SANDBOX_ID)) &&
-		      status_has(st.pid, "Groups:", "\n"),
-		      "child: runs as its own unprivileged user, no groups", "pid %d", (int)st.pid);
-	CHECK(st.pid > 0 && status_has(st.pid, "CapEff:", "0000000000000000") &&
-	      status_has(st.pid, "CapPrm:", "0000000000000000") &&
-	      status_has(st.pid, "CapBnd:", geteuid() ? "" : "0000000000000000") &&
-	      status_has(st.pid, "CapAmb:", "0000000000000000"),
-	      "child: no capabilities in any set", "pid %d", (int)st.pid);
-	CHECK(status_has(st.pid, "NoNewPrivs:", "1") && status_has(st.pid, "Seccomp:", "2"),
-	      "child: no_new_privs and a seccomp filter", "pid %d", (int)st.pid);
-	CHECK(limit_is(st.pid, "Max cpu time", "120") && limit_is(st.pid, "Max open files", "64") &&
-	      limit_is(st.pid, "Max file size", "0") && !limit_is(st.pid, "Max address space", "unlimited"),
-	      "child: CPU, descriptors, file writes and address space limited", "pid %d", (int)st.pid);
-	CHECK(fd_count(st.pid) == 4, "child: holds stdin, stdout, stderr and its socket only",
-	      "%zu descriptors", fd_count(st.pid));
+	check_confined(st.pid, "child");
 	dwarfworker_close(w, h);
 
 	/* Inside the sandbox, opening a file and writing to stdout are refused. */
@@ -255,6 +301,38 @@ int main(void)
 	      "%ld answered: %s", r, err.msg);
 	probe_at = -1;
 	dwarfworker_free(w);
+
+	/*
+	 * exec_self: the child is this binary started anew as the reader, so
+	 * none of the parent's memory is resident in it (a fork holds it all:
+	 * here 64 MB, made resident first), and it answers as the fork does.
+	 */
+	{
+		size_t ballast_len = 64u << 20;
+		char *ballast = malloc(ballast_len);
+		long rss;
+
+		if (ballast)
+			memset(ballast, 1, ballast_len);
+		dwarfworker_new(&w, &(struct dwarfworker_opts){ .exec_self = true });
+		r = lookup(w, &src, addrs, na, &child, &err, &h);
+		same = 0;
+		for (size_t i = 0; i < na; i++)
+			same += !strcmp(in_proc.text[i], child.text[i]) && strchr(child.text[i], ';');
+		CHECK(r == (long)na && same == na,
+		      "exec_self: every address's frames as in process (names, files, lines)",
+		      "%ld answered, %zu alike: %s", r, same, err.msg);
+		dwarfworker_stats(w, &st);
+		rss = status_num(st.pid, "VmHWM:");
+		CHECK(ballast && st.pid > 0 && arg_is(st.pid, 1, DWARFCHILD_ARGV1) && rss > 0 &&
+		      rss < 32768,
+		      "exec_self: the child runs this binary as the reader, without our 64 MB",
+		      "pid %d, peak RSS %ld kB", (int)st.pid, rss);
+		check_confined(st.pid, "exec_self child");
+		dwarfworker_close(w, h);
+		dwarfworker_free(w);
+		free(ballast);
+	}
 
 	/* A crash in the middle: the batches before it are kept, the child reaped. */
 	crash_at = 1;
