@@ -17,7 +17,6 @@
 #ifndef CPROF_EXITMAPS_BPF_H
 #define CPROF_EXITMAPS_BPF_H
 
-#define VM_EXEC 0x00000004UL
 /* VMAs looked at, executable or not, before a record is cut */
 #define EXIT_VMAS_SEEN 4096
 

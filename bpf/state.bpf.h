@@ -304,13 +304,13 @@ struct {
 	__type(value, struct cprof_file_ref);
 } unwind_file_keys SEC(".maps");
 
-/* An empty entry, the first of a kernel entry (CPROF_PROC_MAPS_KERNEL). */
+/* An entry being rewritten (unwind.bpf.h's entry_add()): too big for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct cprof_proc_maps);
-} kernel_maps SEC(".maps");
+} entry_edits SEC(".maps");
 
 /* pid -> its executable mappings and their files, sorted by address. */
 struct {

@@ -133,6 +133,8 @@ struct vma_file {
 	__u64 start, end;          /* [start, end); end 0: none */
 	__u64 pgoff;               /* file offset of start, in pages */
 	struct cprof_file_key key; /* ino 0: none */
+	__u32 exec;                /* mapped executable */
+	__u32 pad;
 };
 
 /* The file mapped at @pc in the current task; -1: none, or not known now. */
@@ -156,65 +158,106 @@ static int exe_code_of(struct vma_file *out);
  * One walk of all the VMAs is no way round it: the bpf_iter_task_vma
  * kfuncs refuse to run with IRQs off (-EBUSY), as a perf event's program
  * does.  So the entry starts with the binary's code, which the kernel
- * tells without a lock (remember_exe()), each sample adds the file of its
- * first frame outside the entry, and the next samples of the process find
- * what the earlier ones did: a program in main() under
- * __libc_start_call_main is whole from its first sample (the binary from
- * the mm, libc by the lookup).
+ * tells without a lock (remember_exe(), at exec and at a first sample),
+ * the dynamic loader's mmap of each library adds it (vma.bpf.h's
+ * on_mmap, to the loader's entry as well: one read at exec comes before
+ * the libraries), and each sample adds the file of its first frame
+ * outside the entry: a short-lived program's first samples walk through
+ * its libraries, the binary and libc, not through one file of them.
  */
 #define KERNEL_ENTRY_MAPS 16
 
+/* What entry_add() may write to. */
+#define ENTRY_LOADER_TOO 1u /* the loader's entry too, not only a kernel entry */
+#define ENTRY_CREATE 2u     /* a kernel entry when the process has none */
+
+/*
+ * Adds mapping @add to the entry of @pid: to a kernel entry, to the
+ * loader's as well with ENTRY_LOADER_TOO, made if it has none with
+ * ENTRY_CREATE.  The mappings it overlaps go (a mapping made over them);
+ * the rest stay sorted by start.  The entry is rewritten whole through a
+ * per-CPU copy, so a walk on another CPU sees the old one or the new one.
+ * -1: not added (an entry it may not write, none to make, a kernel entry
+ * at KERNEL_ENTRY_MAPS, the loader's at CPROF_MAX_PROC_MAPS); 0 also when
+ * it was there already.  Two CPUs adding at once may lose one of the two:
+ * a later sample or mmap adds it again.  A global function: its loop is
+ * verified once.
+ */
+__noinline int entry_add(__u32 pid, const struct cprof_proc_map *add, __u32 how)
+{
+	const struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	__u32 zero = 0, n = 0, max = KERNEL_ENTRY_MAPS, flags = CPROF_PROC_MAPS_KERNEL;
+	struct cprof_proc_maps *out = bpf_map_lookup_elem(&entry_edits, &zero);
+	struct cprof_proc_map a;
+	bool placed = false;
+
+	if (!out || !add || add->start >= add->end)
+		return -1;
+	a = *add;
+	if (pm) {
+		flags = pm->flags;
+		if (!(flags & CPROF_PROC_MAPS_KERNEL)) {
+			if (!(how & ENTRY_LOADER_TOO))
+				return -1;
+			max = CPROF_MAX_PROC_MAPS;
+		}
+		n = pm->n;
+	} else if (!(how & ENTRY_CREATE)) {
+		return -1;
+	}
+	/*
+	 * The count of mappings written lives in the map value, not in a
+	 * register: the verifier then sees one state per step of the loop,
+	 * not one for each count a step may have.
+	 */
+	out->n = 0;
+	out->flags = flags;
+	for (__u32 i = 0; i < CPROF_MAX_PROC_MAPS + 1; i++) {
+		const struct cprof_proc_map *m = NULL;
+		__u32 w = *(volatile __u32 *)&out->n; /* read again: see above */
+
+		if (pm && i < n && i < CPROF_MAX_PROC_MAPS)
+			m = &pm->m[i];
+		if (m && m->start == a.start && m->end == a.end && m->bias == a.bias &&
+		    m->file == a.file)
+			return 0; /* known already: no rewrite */
+		if (m && m->start < a.end && m->end > a.start)
+			continue; /* made over */
+		if (!placed && (!m || m->start > a.start)) {
+			if (w >= max)
+				return -1;
+			out->m[w & (CPROF_MAX_PROC_MAPS - 1)] = a;
+			out->n = ++w;
+			placed = true;
+		}
+		if (!m)
+			break;
+		if (w >= max)
+			return -1;
+		out->m[w & (CPROF_MAX_PROC_MAPS - 1)] = *m;
+		out->n = w + 1;
+	}
+	return bpf_map_update_elem(&unwind_procs, &pid, out, pm ? BPF_EXIST : BPF_NOEXIST) ? -1 : 0;
+}
+
 /*
  * Adds [@start, @end) of file @file to the kernel entry of @pid, made if
- * it has none, kept sorted by start; -1 when the process has the loader's
- * entry or the kernel entry is full.  Two CPUs adding at once may repeat
- * a mapping: find_mapping() then finds one of the two.  A global function:
- * its loop is verified once.
+ * it has none; -1 when the process has the loader's entry or the kernel
+ * entry is full.
  */
-__noinline int remember_vma(__u32 pid, __u64 start, __u64 end, __u64 bias, __u32 file)
+static __always_inline int remember_vma(__u32 pid, __u64 start, __u64 end, __u64 bias,
+					__u32 file)
 {
-	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-	struct cprof_proc_map *m;
-	__u32 zero = 0, n;
+	struct cprof_proc_map m = { .start = start, .end = end, .bias = bias, .file = file };
 
-	if (!pm) {
-		struct cprof_proc_maps *empty = bpf_map_lookup_elem(&kernel_maps, &zero);
+	return entry_add(pid, &m, ENTRY_CREATE);
+}
 
-		if (!empty)
-			return -1;
-		empty->n = 0;
-		empty->flags = CPROF_PROC_MAPS_KERNEL;
-		bpf_map_update_elem(&unwind_procs, &pid, empty, BPF_NOEXIST);
-		pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-		if (!pm)
-			return -1;
-	}
-	if (!(pm->flags & CPROF_PROC_MAPS_KERNEL))
-		return -1; /* the loader's: it knows */
-	n = pm->n;
-	if (n >= KERNEL_ENTRY_MAPS)
-		return -1;
-	m = &pm->m[n & (CPROF_MAX_PROC_MAPS - 1)];
-	m->start = start;
-	m->end = end;
-	m->bias = bias;
-	m->file = file;
-	m->pad = 0;
-	pm->n = n + 1;
-	/*
-	 * One backward pass of a bubble sort puts it in its place among the
-	 * sorted ones: every step goes on, so the verifier's paths rejoin.
-	 */
-	for (__u32 i = KERNEL_ENTRY_MAPS - 1; i > 0; i--) {
-		struct cprof_proc_map t;
-
-		if (i > n || pm->m[i - 1].start <= pm->m[i].start)
-			continue;
-		t = pm->m[i];
-		pm->m[i] = pm->m[i - 1];
-		pm->m[i - 1] = t;
-	}
-	return 0;
+/* pc - bias = ELF address, for a mapping at @start of page @pgoff of a file @ref names. */
+static __always_inline __u64 mapping_bias(__u64 start, __u64 pgoff, const struct cprof_file_ref *ref)
+{
+	/* pc - bias = (pc - start + file offset of start) + vaddr_off */
+	return start - (pgoff << 12) - ref->vaddr_off;
 }
 
 /*
@@ -270,8 +313,7 @@ __noinline int find_vma_mapping(__u64 pc, __u32 pid, __u32 remember, struct cur_
 		return -1;
 	out->start = v.start;
 	out->end = v.end;
-	/* pc - bias = (pc - start + file offset of start) + vaddr_off */
-	out->bias = v.start - (v.pgoff << 12) - ref->vaddr_off;
+	out->bias = mapping_bias(v.start, v.pgoff, ref);
 	load_table(pid, ref->file, &out->tab);
 	if (remember)
 		remember_vma(pid, out->start, out->end, out->bias, ref->file);

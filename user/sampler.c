@@ -221,6 +221,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->file_tables = opts->unwind_rows > 0;
+	/* no tables, no entries for the libraries' mmaps to fill */
+	bpf_program__set_autoload(s->skel->progs.on_mmap, opts->unwind_rows > 0);
 	s->skel->rodata->python_stacks = opts->python_stacks;
 
 	if (opts->counts_max &&
@@ -296,6 +298,13 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	if (!s->skel->links.on_exec || !s->skel->links.on_exit) {
 		ret = errf(err, -errno, "attaching to sched tracepoints: %s", strerror(errno));
 		goto fail;
+	}
+	if (s->skel->rodata->file_tables) {
+		s->skel->links.on_mmap = bpf_program__attach(s->skel->progs.on_mmap);
+		if (!s->skel->links.on_mmap) {
+			ret = errf(err, -errno, "attaching to vm_mmap_pgoff: %s", strerror(errno));
+			goto fail;
+		}
 	}
 	if (opts->off_cpu) {
 		s->skel->links.on_switch = bpf_program__attach(s->skel->progs.on_switch);
