@@ -34,6 +34,8 @@ struct cur_map {
 	__u64 start, end;       /* [start, end); end 0: none */
 	__u64 bias;             /* runtime pc - ELF virtual address */
 	struct cprof_table tab; /* its file's table, copied; nrows 0: none */
+	__u32 added;            /* CPROF_MAP_ADDED: not in the loader's snapshot */
+	__u32 pad;
 };
 
 /*
@@ -179,27 +181,31 @@ static int exe_code_of(struct vma_file *out);
  * per-CPU copy, so a walk on another CPU sees the old one or the new one.
  * -1: not added (an entry it may not write, none to make, a kernel entry
  * at KERNEL_ENTRY_MAPS, the loader's at CPROF_MAX_PROC_MAPS); 0 also when
- * it was there already.  Two CPUs adding at once may lose one of the two:
+ * it was there already.  @out: room for the new entry (entry_add() picks it).  Two CPUs adding at once may lose one of the two:
  * a later sample or mmap adds it again.  A global function: its loop is
  * verified once.
  */
-__noinline int entry_add(__u32 pid, const struct cprof_proc_map *add, __u32 how)
+__noinline int entry_rewrite(__u32 pid, const struct cprof_proc_map *add, __u32 how,
+			     struct cprof_proc_maps *out)
 {
 	const struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-	__u32 zero = 0, n = 0, max = KERNEL_ENTRY_MAPS, flags = CPROF_PROC_MAPS_KERNEL;
-	struct cprof_proc_maps *out = bpf_map_lookup_elem(&entry_edits, &zero);
+	__u32 n = 0, max = KERNEL_ENTRY_MAPS, flags = CPROF_PROC_MAPS_KERNEL;
 	struct cprof_proc_map a;
 	bool placed = false;
 
 	if (!out || !add || add->start >= add->end)
 		return -1;
 	a = *add;
+	a.flags = 0;
 	if (pm) {
 		flags = pm->flags;
 		if (!(flags & CPROF_PROC_MAPS_KERNEL)) {
 			if (!(how & ENTRY_LOADER_TOO))
 				return -1;
 			max = CPROF_MAX_PROC_MAPS;
+			/* not in the loader's snapshot: a walk through it asks for a new one */
+			a.flags = CPROF_MAP_ADDED;
+			flags |= CPROF_PROC_MAPS_GROWN;
 		}
 		n = pm->n;
 	} else if (!(how & ENTRY_CREATE)) {
@@ -218,8 +224,8 @@ __noinline int entry_add(__u32 pid, const struct cprof_proc_map *add, __u32 how)
 
 		if (pm && i < n && i < CPROF_MAX_PROC_MAPS)
 			m = &pm->m[i];
-		if (m && m->start == a.start && m->end == a.end && m->bias == a.bias &&
-		    m->file == a.file)
+		if (m && m->start == add->start && m->end == add->end && m->bias == add->bias &&
+		    m->file == add->file)
 			return 0; /* known already: no rewrite */
 		if (m && m->start < a.end && m->end > a.start)
 			continue; /* made over */
@@ -238,6 +244,28 @@ __noinline int entry_add(__u32 pid, const struct cprof_proc_map *add, __u32 how)
 		out->n = w + 1;
 	}
 	return bpf_map_update_elem(&unwind_procs, &pid, out, pm ? BPF_EXIST : BPF_NOEXIST) ? -1 : 0;
+}
+
+/*
+ * entry_rewrite() through this CPU's first free copy (state.bpf.h,
+ * entry_edits): an interrupting sample finishes before what it interrupted
+ * goes on, so a flag set and cleared around the use is enough.
+ */
+static __always_inline int entry_add(__u32 pid, const struct cprof_proc_map *add, __u32 how)
+{
+	__u32 first = 0, second = 1;
+	struct entry_edit *e = bpf_map_lookup_elem(&entry_edits, &first);
+	int ret;
+
+	_Static_assert(ENTRY_EDIT_SLOTS == 2, "a rewrite and a sample's inside it");
+	if (e && e->busy)
+		e = bpf_map_lookup_elem(&entry_edits, &second);
+	if (!e || e->busy)
+		return -1;
+	e->busy = 1;
+	ret = entry_rewrite(pid, add, how, &e->pm);
+	e->busy = 0;
+	return ret;
 }
 
 /*
@@ -313,6 +341,7 @@ __noinline int find_vma_mapping(__u64 pc, __u32 pid, __u32 remember, struct cur_
 		return -1;
 	out->start = v.start;
 	out->end = v.end;
+	out->added = 0;
 	out->bias = mapping_bias(v.start, v.pgoff, ref);
 	load_table(pid, ref->file, &out->tab);
 	if (remember)
@@ -357,6 +386,7 @@ __noinline int find_mapping(const struct cprof_proc_maps *pm, __u64 pc, __u32 pi
 	out->start = m->start;
 	out->end = m->end;
 	out->bias = m->bias;
+	out->added = m->flags & CPROF_MAP_ADDED;
 	load_table(pid, m->file, &out->tab);
 	return 0;
 }
@@ -731,8 +761,12 @@ static long unwind_step(__u32 i, void *data)
 	/* Callers are mostly in the same object as the frame before. */
 	if (lookup < c->cur.start || lookup >= c->cur.end) {
 		mapped = l->pm && !find_mapping(l->pm, lookup, c->pid, &c->cur);
-		/* A kernel entry is no news: the loader is reading the process. */
-		if (!mapped && l->pm && !c->reported &&
+		/*
+		 * Code the loader's snapshot lacks, unmapped or added by an
+		 * mmap since: ask for a new one, as the frame is to be named.
+		 * A kernel entry is no news: the loader is reading the process.
+		 */
+		if ((!mapped || c->cur.added) && l->pm && !c->reported &&
 		    !(l->pm->flags & (CPROF_PROC_MAPS_TRUNCATED | CPROF_PROC_MAPS_KERNEL))) {
 			report_new_code(c->pid);
 			c->reported = 1;

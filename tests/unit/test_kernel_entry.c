@@ -120,10 +120,11 @@ static void test_mmap_loader_entry(void)
 	loader_entry_at_exec(&pm);
 	rc = bpfu_mmap_add(PID, &lib, false);
 	at = bpfu_entry(PID, &got) == 0 ? bpfu_find_mapping(&got, lib.start + 0x123) : -1;
-	CHECK(rc == 0 && got.n == 3 && got.flags == 0 && sorted(&got) && at == 1 &&
-		      got.m[1].file == 3 && got.m[1].bias == lib.bias && got.m[0].file == 1 &&
-		      got.m[2].file == 2,
-	      "mmap: a library mapped after the loader's read joins its entry, sorted",
+	CHECK(rc == 0 && got.n == 3 && got.flags == CPROF_PROC_MAPS_GROWN && sorted(&got) &&
+		      at == 1 && got.m[1].file == 3 && got.m[1].bias == lib.bias &&
+		      got.m[1].flags == CPROF_MAP_ADDED && got.m[0].file == 1 &&
+		      got.m[0].flags == 0 && got.m[2].file == 2 && got.m[2].flags == 0,
+	      "mmap: a library mapped after the loader's read joins its entry, sorted, marked added",
 	      "rc %d, n %u, flags %#x, found at %d", rc, got.n, got.flags, at);
 	rc = bpfu_mmap_add(PID, &lib, false);
 	CHECK(rc == 0 && bpfu_entry(PID, &got) == 0 && got.n == 3,
@@ -181,6 +182,41 @@ static void test_mmap_bounds(void)
 	bpfu_set_proc(PID, NULL);
 }
 
+/*
+ * A rewrite interrupted by a sample: the sample's goes through the other
+ * copy and leaves the interrupted one as it was; with both in use, none.
+ */
+static void test_nested_rewrite(void)
+{
+	static struct cprof_proc_maps pm, got;
+	struct cprof_proc_map lib = { .start = 0x7f0000050000, .end = 0x7f0000070000, .file = 3 };
+	uint32_t held;
+	int rc;
+
+	loader_entry_at_exec(&pm);
+	bpfu_edit_slot(0, false);
+	/* a first rewrite fills copy 0: three mappings */
+	bpfu_mmap_add(PID, &(struct cprof_proc_map){ .start = 0x7f0000030000,
+						     .end = 0x7f0000040000, .file = 4 },
+		      false);
+	held = bpfu_edit_slot(0, true);
+	rc = bpfu_mmap_add(PID, &lib, false);
+	CHECK(held == 3 && rc == 0 && bpfu_edit_slot(0, true) == held &&
+		      bpfu_entry(PID, &got) == 0 && got.n == 4 &&
+		      bpfu_find_mapping(&got, lib.start) == 2,
+	      "nested rewrite: the copy in use is left alone, the other one serves",
+	      "rc %d, copy 0 held %u now %u, n %u", rc, held, bpfu_edit_slot(0, true), got.n);
+	bpfu_edit_slot(1, true);
+	lib.start = 0x7f0000080000;
+	lib.end = 0x7f0000090000;
+	rc = bpfu_mmap_add(PID, &lib, false);
+	CHECK(rc == -1 && bpfu_entry(PID, &got) == 0 && got.n == 4,
+	      "nested rewrite: both copies in use, nothing written", "rc %d, n %u", rc, got.n);
+	bpfu_edit_slot(0, false);
+	bpfu_edit_slot(1, false);
+	bpfu_set_proc(PID, NULL);
+}
+
 int main(void)
 {
 	test_sorted();
@@ -189,5 +225,6 @@ int main(void)
 	test_mmap_loader_entry();
 	test_mmap_over();
 	test_mmap_bounds();
+	test_nested_rewrite();
 	return T_EXIT();
 }
