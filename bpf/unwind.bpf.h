@@ -181,9 +181,11 @@ static int exe_code_of(struct vma_file *out);
  * per-CPU copy, so a walk on another CPU sees the old one or the new one.
  * -1: not added (an entry it may not write, none to make, a kernel entry
  * at KERNEL_ENTRY_MAPS, the loader's at CPROF_MAX_PROC_MAPS); 0 also when
- * it was there already.  @out: room for the new entry (entry_add() picks it).  Two CPUs adding at once may lose one of the two:
- * a later sample or mmap adds it again.  A global function: its loop is
- * verified once.
+ * it was there already.  @out: room for the new entry (entry_add() picks
+ * it).  Two CPUs adding at once, or the loader writing its entry while
+ * this copies the old one, may lose one of the two writes: a later sample
+ * or mmap adds the mapping again.  A global function: its loop is verified
+ * once.
  */
 __noinline int entry_rewrite(__u32 pid, const struct cprof_proc_map *add, __u32 how,
 			     struct cprof_proc_maps *out)

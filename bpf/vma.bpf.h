@@ -90,7 +90,7 @@ static int exe_code_of(struct vma_file *out)
  * library, mostly) goes into its process's entry when the loader knows
  * the file: the loader reads a new program's mappings at its exec, before
  * the dynamic loader has mapped its libraries, and a sample has one
- * bpf_find_vma (see entry_add()), so without this a program that lives a
+ * bpf_find_vma (unwind.bpf.h, above KERNEL_ENTRY_MAPS), so without this a program that lives a
  * few samples walks no further than its second file.  Here, in the
  * syscall's own context, bpf_find_vma takes the mmap lock and gives it
  * back.  An entry is made only for a process announced to the loader
