@@ -313,8 +313,11 @@ struct {
 #define ENTRY_EDIT_SLOTS 2
 struct entry_edit {
 	__u32 busy;
+	__u32 placed;              /* the mapping added is in pm */
+	__s32 result;              /* of the copy: 1 nothing to write, -1 no room */
 	__u32 pad;
-	struct cprof_proc_maps pm;
+	struct cprof_proc_map add; /* the mapping added, flagged */
+	struct cprof_proc_maps pm; /* the new entry */
 };
 
 struct {

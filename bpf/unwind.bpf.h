@@ -174,6 +174,57 @@ static int exe_code_of(struct vma_file *out);
 #define ENTRY_CREATE 2u     /* a kernel entry when the process has none */
 
 /*
+ * What a step of entry_rewrite()'s copy is given: pointers and bounds set
+ * before the loop; what changes (the count written, whether @add is
+ * placed) lives in the map value, so the verifier checks the step once.
+ */
+struct entry_copy {
+	const struct cprof_proc_maps *pm; /* the entry now; NULL: none */
+	struct entry_edit *e;
+	__u32 n, max;                     /* mappings in pm; room in the new one */
+};
+
+/*
+ * Step @i: mapping i of the old entry into the new one, after e->add if
+ * that goes first, unless the new one is made over it.  bpf_loop callback.
+ */
+static long entry_copy_step(__u32 i, void *data)
+{
+	struct entry_copy *c = data;
+	struct entry_edit *e = c->e;
+	const struct cprof_proc_map *m = NULL;
+	__u32 w = e->pm.n;
+
+	if (c->pm && i < c->n) /* n <= CPROF_MAX_PROC_MAPS: the mask only bounds i for the verifier */
+		m = &c->pm->m[i & (CPROF_MAX_PROC_MAPS - 1)];
+	if (m && m->start == e->add.start && m->end == e->add.end && m->bias == e->add.bias &&
+	    m->file == e->add.file) {
+		e->result = 1; /* known already: no rewrite */
+		return 1;
+	}
+	if (m && m->start < e->add.end && m->end > e->add.start)
+		return 0; /* made over */
+	if (!e->placed && (!m || m->start > e->add.start)) {
+		if (w >= c->max) {
+			e->result = -1;
+			return 1;
+		}
+		e->pm.m[w & (CPROF_MAX_PROC_MAPS - 1)] = e->add;
+		e->pm.n = ++w;
+		e->placed = 1;
+	}
+	if (!m)
+		return 1;
+	if (w >= c->max) {
+		e->result = -1;
+		return 1;
+	}
+	e->pm.m[w & (CPROF_MAX_PROC_MAPS - 1)] = *m;
+	e->pm.n = w + 1;
+	return 0;
+}
+
+/*
  * Adds mapping @add to the entry of @pid: to a kernel entry, to the
  * loader's as well with ENTRY_LOADER_TOO, made if it has none with
  * ENTRY_CREATE.  The mappings it overlaps go (a mapping made over them);
@@ -181,71 +232,46 @@ static int exe_code_of(struct vma_file *out);
  * per-CPU copy, so a walk on another CPU sees the old one or the new one.
  * -1: not added (an entry it may not write, none to make, a kernel entry
  * at KERNEL_ENTRY_MAPS, the loader's at CPROF_MAX_PROC_MAPS); 0 also when
- * it was there already.  @out: room for the new entry (entry_add() picks
+ * it was there already.  @e: room for the new entry (entry_add() picks
  * it).  Two CPUs adding at once, or the loader writing its entry while
  * this copies the old one, may lose one of the two writes: a later sample
- * or mmap adds the mapping again.  A global function: its loop is verified
- * once.
+ * or mmap adds the mapping again.  A global function, verified once.
  */
 __noinline int entry_rewrite(__u32 pid, const struct cprof_proc_map *add, __u32 how,
-			     struct cprof_proc_maps *out)
+			     struct entry_edit *e)
 {
 	const struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-	__u32 n = 0, max = KERNEL_ENTRY_MAPS, flags = CPROF_PROC_MAPS_KERNEL;
-	struct cprof_proc_map a;
-	bool placed = false;
+	struct entry_copy c = { .pm = pm, .e = e, .max = KERNEL_ENTRY_MAPS };
+	__u32 flags = CPROF_PROC_MAPS_KERNEL;
 
-	if (!out || !add || add->start >= add->end)
+	if (!e || !add || add->start >= add->end)
 		return -1;
-	a = *add;
-	a.flags = 0;
+	e->add = *add;
+	e->add.flags = 0;
 	if (pm) {
 		flags = pm->flags;
 		if (!(flags & CPROF_PROC_MAPS_KERNEL)) {
 			if (!(how & ENTRY_LOADER_TOO))
 				return -1;
-			max = CPROF_MAX_PROC_MAPS;
+			c.max = CPROF_MAX_PROC_MAPS;
 			/* not in the loader's snapshot: a walk through it asks for a new one */
-			a.flags = CPROF_MAP_ADDED;
+			e->add.flags = CPROF_MAP_ADDED;
 			flags |= CPROF_PROC_MAPS_GROWN;
 		}
-		n = pm->n;
+		c.n = pm->n < CPROF_MAX_PROC_MAPS ? pm->n : CPROF_MAX_PROC_MAPS;
 	} else if (!(how & ENTRY_CREATE)) {
 		return -1;
 	}
-	/*
-	 * The count of mappings written lives in the map value, not in a
-	 * register: the verifier then sees one state per step of the loop,
-	 * not one for each count a step may have.
-	 */
-	out->n = 0;
-	out->flags = flags;
-	for (__u32 i = 0; i < CPROF_MAX_PROC_MAPS + 1; i++) {
-		const struct cprof_proc_map *m = NULL;
-		__u32 w = *(volatile __u32 *)&out->n; /* read again: see above */
-
-		if (pm && i < n && i < CPROF_MAX_PROC_MAPS)
-			m = &pm->m[i];
-		if (m && m->start == add->start && m->end == add->end && m->bias == add->bias &&
-		    m->file == add->file)
-			return 0; /* known already: no rewrite */
-		if (m && m->start < a.end && m->end > a.start)
-			continue; /* made over */
-		if (!placed && (!m || m->start > a.start)) {
-			if (w >= max)
-				return -1;
-			out->m[w & (CPROF_MAX_PROC_MAPS - 1)] = a;
-			out->n = ++w;
-			placed = true;
-		}
-		if (!m)
-			break;
-		if (w >= max)
-			return -1;
-		out->m[w & (CPROF_MAX_PROC_MAPS - 1)] = *m;
-		out->n = w + 1;
-	}
-	return bpf_map_update_elem(&unwind_procs, &pid, out, pm ? BPF_EXIST : BPF_NOEXIST) ? -1 : 0;
+	e->pm.n = 0;
+	e->pm.flags = flags;
+	e->placed = 0;
+	e->result = 0;
+	bpf_loop(CPROF_MAX_PROC_MAPS + 1, entry_copy_step, &c, 0);
+	if (e->result)
+		return e->result > 0 ? 0 : -1;
+	return bpf_map_update_elem(&unwind_procs, &pid, &e->pm, pm ? BPF_EXIST : BPF_NOEXIST) ?
+		       -1 :
+		       0;
 }
 
 /*
@@ -265,7 +291,7 @@ static __always_inline int entry_add(__u32 pid, const struct cprof_proc_map *add
 	if (!e || e->busy)
 		return -1;
 	e->busy = 1;
-	ret = entry_rewrite(pid, add, how, &e->pm);
+	ret = entry_rewrite(pid, add, how, e);
 	e->busy = 0;
 	return ret;
 }

@@ -50,8 +50,10 @@ static int vma_file_of(__u64 pc, struct vma_file *out)
 	vmas_looked = true;
 	for (size_t i = 0; i < nvmas; i++) {
 		if (pc >= vmas[i].start && pc < vmas[i].end) {
-			*out = (struct vma_file){ vmas[i].start, vmas[i].end, vmas[i].pgoff,
-						  vmas[i].key };
+			/* a pc's mapping: executable */
+			*out = (struct vma_file){ .start = vmas[i].start, .end = vmas[i].end,
+						  .pgoff = vmas[i].pgoff, .key = vmas[i].key,
+						  .exec = 1 };
 			return 0;
 		}
 	}
