@@ -129,12 +129,12 @@ int main(int argc, char **argv)
 	static int v[2000];
 	struct timespec t0, t;
 	long ms = argc > 1 ? atol(argv[1]) : 50;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0); /* CPU time: as many samples on a busy host */
 	do {
 		for (int i = 0; i < 2000; i++)
 			v[i] = (i * 7919) % 2003;
 		qsort(v, 2000, sizeof(v[0]), hop_cmp);
-		clock_gettime(CLOCK_MONOTONIC, &t);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 	return 0;
 }
