@@ -361,6 +361,8 @@ int BPF_PROG(on_exec, struct task_struct *task)
 	bpf_map_update_elem(&known_pids, &pid, &img, BPF_ANY);
 announce:
 	forget_entry(pid, true); /* the mappings of the old image */
+	/* the new one's binary, for the first samples and the libraries' mmaps */
+	remember_exe(pid);
 	/* The new image is announced now, while its mappings can be read. */
 	send_event(CPROF_EV_EXEC, task, img.gen, 0);
 	return 0;

@@ -391,8 +391,10 @@ struct cprof_proc_map {
 	__u64 start, end; /* [start, end) runtime addresses */
 	__u64 bias;       /* runtime pc - bias = ELF virtual address */
 	__u32 file;       /* its number in unwind_files; CPROF_NO_FILE: none */
-	__u32 pad;
+	__u32 flags;      /* CPROF_MAP_*; 0 as the loader writes it */
 };
+/* Added by BPF to the loader's entry (an mmap since the loader read it). */
+#define CPROF_MAP_ADDED 1u
 /*
  * The process maps more executable mappings than fit: the table has the
  * first CPROF_MAX_PROC_MAPS, and a pc outside them is no news (no
@@ -405,6 +407,11 @@ struct cprof_proc_map {
  * them is no news either: the loader reads the process anyway.
  */
 #define CPROF_PROC_MAPS_KERNEL 2u
+/*
+ * The loader's entry, with mappings BPF added since (CPROF_MAP_ADDED): its
+ * snapshot lacks them, so the process's exit sends its mappings.
+ */
+#define CPROF_PROC_MAPS_GROWN 4u
 struct cprof_proc_maps {
 	__u32 n;
 	__u32 flags; /* CPROF_PROC_MAPS_* */

@@ -17,7 +17,6 @@
 #ifndef CPROF_EXITMAPS_BPF_H
 #define CPROF_EXITMAPS_BPF_H
 
-#define VM_EXEC 0x00000004UL
 /* VMAs looked at, executable or not, before a record is cut */
 #define EXIT_VMAS_SEEN 4096
 
@@ -52,12 +51,15 @@ static __always_inline struct exit_budget *take_exit_record(void)
 	return b;
 }
 
-/* Whether the loader wrote its entry for @pid: it read the process's maps. */
+/*
+ * Whether the loader's entry for @pid holds what the process maps: it read
+ * the process's maps, and no mmap added to them since.
+ */
 static __always_inline bool loader_read(__u32 pid)
 {
 	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
 
-	return pm && !(pm->flags & CPROF_PROC_MAPS_KERNEL);
+	return pm && !(pm->flags & (CPROF_PROC_MAPS_KERNEL | CPROF_PROC_MAPS_GROWN));
 }
 
 /*

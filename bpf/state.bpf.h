@@ -304,13 +304,28 @@ struct {
 	__type(value, struct cprof_file_ref);
 } unwind_file_keys SEC(".maps");
 
-/* An empty entry, the first of a kernel entry (CPROF_PROC_MAPS_KERNEL). */
+/*
+ * An entry being rewritten (unwind.bpf.h's entry_add()): too big for the
+ * BPF stack.  Two a CPU, each taken while in use: a sample may interrupt
+ * a rewrite made in a process's context (its exec, its mmap) on the same
+ * CPU, and nothing interrupts a sample's.
+ */
+#define ENTRY_EDIT_SLOTS 2
+struct entry_edit {
+	__u32 busy;
+	__u32 placed;              /* the mapping added is in pm */
+	__s32 result;              /* of the copy: 1 nothing to write, -1 no room */
+	__u32 pad;
+	struct cprof_proc_map add; /* the mapping added, flagged */
+	struct cprof_proc_maps pm; /* the new entry */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, ENTRY_EDIT_SLOTS);
 	__type(key, __u32);
-	__type(value, struct cprof_proc_maps);
-} kernel_maps SEC(".maps");
+	__type(value, struct entry_edit);
+} entry_edits SEC(".maps");
 
 /* pid -> its executable mappings and their files, sorted by address. */
 struct {

@@ -34,6 +34,8 @@ struct cur_map {
 	__u64 start, end;       /* [start, end); end 0: none */
 	__u64 bias;             /* runtime pc - ELF virtual address */
 	struct cprof_table tab; /* its file's table, copied; nrows 0: none */
+	__u32 added;            /* CPROF_MAP_ADDED: not in the loader's snapshot */
+	__u32 pad;
 };
 
 /*
@@ -133,6 +135,8 @@ struct vma_file {
 	__u64 start, end;          /* [start, end); end 0: none */
 	__u64 pgoff;               /* file offset of start, in pages */
 	struct cprof_file_key key; /* ino 0: none */
+	__u32 exec;                /* mapped executable */
+	__u32 pad;
 };
 
 /* The file mapped at @pc in the current task; -1: none, or not known now. */
@@ -156,65 +160,160 @@ static int exe_code_of(struct vma_file *out);
  * One walk of all the VMAs is no way round it: the bpf_iter_task_vma
  * kfuncs refuse to run with IRQs off (-EBUSY), as a perf event's program
  * does.  So the entry starts with the binary's code, which the kernel
- * tells without a lock (remember_exe()), each sample adds the file of its
- * first frame outside the entry, and the next samples of the process find
- * what the earlier ones did: a program in main() under
- * __libc_start_call_main is whole from its first sample (the binary from
- * the mm, libc by the lookup).
+ * tells without a lock (remember_exe(), at exec and at a first sample),
+ * the dynamic loader's mmap of each library adds it (vma.bpf.h's
+ * on_mmap, to the loader's entry as well: one read at exec comes before
+ * the libraries), and each sample adds the file of its first frame
+ * outside the entry: a short-lived program's first samples walk through
+ * its libraries, the binary and libc, not through one file of them.
  */
 #define KERNEL_ENTRY_MAPS 16
 
+/* What entry_add() may write to. */
+#define ENTRY_LOADER_TOO 1u /* the loader's entry too, not only a kernel entry */
+#define ENTRY_CREATE 2u     /* a kernel entry when the process has none */
+
+/*
+ * What a step of entry_rewrite()'s copy is given: pointers and bounds set
+ * before the loop; what changes (the count written, whether @add is
+ * placed) lives in the map value, so the verifier checks the step once.
+ */
+struct entry_copy {
+	const struct cprof_proc_maps *pm; /* the entry now; NULL: none */
+	struct entry_edit *e;
+	__u32 n, max;                     /* mappings in pm; room in the new one */
+};
+
+/*
+ * Step @i: mapping i of the old entry into the new one, after e->add if
+ * that goes first, unless the new one is made over it.  bpf_loop callback.
+ */
+static long entry_copy_step(__u32 i, void *data)
+{
+	struct entry_copy *c = data;
+	struct entry_edit *e = c->e;
+	const struct cprof_proc_map *m = NULL;
+	__u32 w = e->pm.n;
+
+	if (c->pm && i < c->n) /* n <= CPROF_MAX_PROC_MAPS: the mask only bounds i for the verifier */
+		m = &c->pm->m[i & (CPROF_MAX_PROC_MAPS - 1)];
+	if (m && m->start == e->add.start && m->end == e->add.end && m->bias == e->add.bias &&
+	    m->file == e->add.file) {
+		e->result = 1; /* known already: no rewrite */
+		return 1;
+	}
+	if (m && m->start < e->add.end && m->end > e->add.start)
+		return 0; /* made over */
+	if (!e->placed && (!m || m->start > e->add.start)) {
+		if (w >= c->max) {
+			e->result = -1;
+			return 1;
+		}
+		e->pm.m[w & (CPROF_MAX_PROC_MAPS - 1)] = e->add;
+		e->pm.n = ++w;
+		e->placed = 1;
+	}
+	if (!m)
+		return 1;
+	if (w >= c->max) {
+		e->result = -1;
+		return 1;
+	}
+	e->pm.m[w & (CPROF_MAX_PROC_MAPS - 1)] = *m;
+	e->pm.n = w + 1;
+	return 0;
+}
+
+/*
+ * Adds mapping @add to the entry of @pid: to a kernel entry, to the
+ * loader's as well with ENTRY_LOADER_TOO, made if it has none with
+ * ENTRY_CREATE.  The mappings it overlaps go (a mapping made over them);
+ * the rest stay sorted by start.  The entry is rewritten whole through a
+ * per-CPU copy, so a walk on another CPU sees the old one or the new one.
+ * -1: not added (an entry it may not write, none to make, a kernel entry
+ * at KERNEL_ENTRY_MAPS, the loader's at CPROF_MAX_PROC_MAPS); 0 also when
+ * it was there already.  @e: room for the new entry (entry_add() picks
+ * it).  Two CPUs adding at once, or the loader writing its entry while
+ * this copies the old one, may lose one of the two writes: a later sample
+ * or mmap adds the mapping again.  A global function, verified once.
+ */
+__noinline int entry_rewrite(__u32 pid, const struct cprof_proc_map *add, __u32 how,
+			     struct entry_edit *e)
+{
+	const struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	struct entry_copy c = { .pm = pm, .e = e, .max = KERNEL_ENTRY_MAPS };
+	__u32 flags = CPROF_PROC_MAPS_KERNEL;
+
+	if (!e || !add || add->start >= add->end)
+		return -1;
+	e->add = *add;
+	e->add.flags = 0;
+	if (pm) {
+		flags = pm->flags;
+		if (!(flags & CPROF_PROC_MAPS_KERNEL)) {
+			if (!(how & ENTRY_LOADER_TOO))
+				return -1;
+			c.max = CPROF_MAX_PROC_MAPS;
+			/* not in the loader's snapshot: a walk through it asks for a new one */
+			e->add.flags = CPROF_MAP_ADDED;
+			flags |= CPROF_PROC_MAPS_GROWN;
+		}
+		c.n = pm->n < CPROF_MAX_PROC_MAPS ? pm->n : CPROF_MAX_PROC_MAPS;
+	} else if (!(how & ENTRY_CREATE)) {
+		return -1;
+	}
+	e->pm.n = 0;
+	e->pm.flags = flags;
+	e->placed = 0;
+	e->result = 0;
+	bpf_loop(CPROF_MAX_PROC_MAPS + 1, entry_copy_step, &c, 0);
+	if (e->result)
+		return e->result > 0 ? 0 : -1;
+	return bpf_map_update_elem(&unwind_procs, &pid, &e->pm, pm ? BPF_EXIST : BPF_NOEXIST) ?
+		       -1 :
+		       0;
+}
+
+/*
+ * entry_rewrite() through this CPU's first free copy (state.bpf.h,
+ * entry_edits): an interrupting sample finishes before what it interrupted
+ * goes on, so a flag set and cleared around the use is enough.
+ */
+static __always_inline int entry_add(__u32 pid, const struct cprof_proc_map *add, __u32 how)
+{
+	__u32 first = 0, second = 1;
+	struct entry_edit *e = bpf_map_lookup_elem(&entry_edits, &first);
+	int ret;
+
+	_Static_assert(ENTRY_EDIT_SLOTS == 2, "a rewrite and a sample's inside it");
+	if (e && e->busy)
+		e = bpf_map_lookup_elem(&entry_edits, &second);
+	if (!e || e->busy)
+		return -1;
+	e->busy = 1;
+	ret = entry_rewrite(pid, add, how, e);
+	e->busy = 0;
+	return ret;
+}
+
 /*
  * Adds [@start, @end) of file @file to the kernel entry of @pid, made if
- * it has none, kept sorted by start; -1 when the process has the loader's
- * entry or the kernel entry is full.  Two CPUs adding at once may repeat
- * a mapping: find_mapping() then finds one of the two.  A global function:
- * its loop is verified once.
+ * it has none; -1 when the process has the loader's entry or the kernel
+ * entry is full.
  */
-__noinline int remember_vma(__u32 pid, __u64 start, __u64 end, __u64 bias, __u32 file)
+static __always_inline int remember_vma(__u32 pid, __u64 start, __u64 end, __u64 bias,
+					__u32 file)
 {
-	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-	struct cprof_proc_map *m;
-	__u32 zero = 0, n;
+	struct cprof_proc_map m = { .start = start, .end = end, .bias = bias, .file = file };
 
-	if (!pm) {
-		struct cprof_proc_maps *empty = bpf_map_lookup_elem(&kernel_maps, &zero);
+	return entry_add(pid, &m, ENTRY_CREATE);
+}
 
-		if (!empty)
-			return -1;
-		empty->n = 0;
-		empty->flags = CPROF_PROC_MAPS_KERNEL;
-		bpf_map_update_elem(&unwind_procs, &pid, empty, BPF_NOEXIST);
-		pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-		if (!pm)
-			return -1;
-	}
-	if (!(pm->flags & CPROF_PROC_MAPS_KERNEL))
-		return -1; /* the loader's: it knows */
-	n = pm->n;
-	if (n >= KERNEL_ENTRY_MAPS)
-		return -1;
-	m = &pm->m[n & (CPROF_MAX_PROC_MAPS - 1)];
-	m->start = start;
-	m->end = end;
-	m->bias = bias;
-	m->file = file;
-	m->pad = 0;
-	pm->n = n + 1;
-	/*
-	 * One backward pass of a bubble sort puts it in its place among the
-	 * sorted ones: every step goes on, so the verifier's paths rejoin.
-	 */
-	for (__u32 i = KERNEL_ENTRY_MAPS - 1; i > 0; i--) {
-		struct cprof_proc_map t;
-
-		if (i > n || pm->m[i - 1].start <= pm->m[i].start)
-			continue;
-		t = pm->m[i];
-		pm->m[i] = pm->m[i - 1];
-		pm->m[i - 1] = t;
-	}
-	return 0;
+/* pc - bias = ELF address, for a mapping at @start of page @pgoff of a file @ref names. */
+static __always_inline __u64 mapping_bias(__u64 start, __u64 pgoff, const struct cprof_file_ref *ref)
+{
+	/* pc - bias = (pc - start + file offset of start) + vaddr_off */
+	return start - (pgoff << 12) - ref->vaddr_off;
 }
 
 /*
@@ -270,8 +369,8 @@ __noinline int find_vma_mapping(__u64 pc, __u32 pid, __u32 remember, struct cur_
 		return -1;
 	out->start = v.start;
 	out->end = v.end;
-	/* pc - bias = (pc - start + file offset of start) + vaddr_off */
-	out->bias = v.start - (v.pgoff << 12) - ref->vaddr_off;
+	out->added = 0;
+	out->bias = mapping_bias(v.start, v.pgoff, ref);
 	load_table(pid, ref->file, &out->tab);
 	if (remember)
 		remember_vma(pid, out->start, out->end, out->bias, ref->file);
@@ -315,6 +414,7 @@ __noinline int find_mapping(const struct cprof_proc_maps *pm, __u64 pc, __u32 pi
 	out->start = m->start;
 	out->end = m->end;
 	out->bias = m->bias;
+	out->added = m->flags & CPROF_MAP_ADDED;
 	load_table(pid, m->file, &out->tab);
 	return 0;
 }
@@ -689,8 +789,12 @@ static long unwind_step(__u32 i, void *data)
 	/* Callers are mostly in the same object as the frame before. */
 	if (lookup < c->cur.start || lookup >= c->cur.end) {
 		mapped = l->pm && !find_mapping(l->pm, lookup, c->pid, &c->cur);
-		/* A kernel entry is no news: the loader is reading the process. */
-		if (!mapped && l->pm && !c->reported &&
+		/*
+		 * Code the loader's snapshot lacks, unmapped or added by an
+		 * mmap since: ask for a new one, as the frame is to be named.
+		 * A kernel entry is no news: the loader is reading the process.
+		 */
+		if ((!mapped || c->cur.added) && l->pm && !c->reported &&
 		    !(l->pm->flags & (CPROF_PROC_MAPS_TRUNCATED | CPROF_PROC_MAPS_KERNEL))) {
 			report_new_code(c->pid);
 			c->reported = 1;

@@ -27,7 +27,7 @@ static bool file_tables;
 
 static struct cprof_stack scratch_st;
 static struct unwind_ctx walk_state;
-static struct cprof_proc_maps kernel_pm;
+static struct entry_edit edits[ENTRY_EDIT_SLOTS];
 static struct stack_window window;
 static struct row_cache cache;
 static union cprof_table_slot no_rows[1];
@@ -50,8 +50,10 @@ static int vma_file_of(__u64 pc, struct vma_file *out)
 	vmas_looked = true;
 	for (size_t i = 0; i < nvmas; i++) {
 		if (pc >= vmas[i].start && pc < vmas[i].end) {
-			*out = (struct vma_file){ vmas[i].start, vmas[i].end, vmas[i].pgoff,
-						  vmas[i].key };
+			/* a pc's mapping: executable */
+			*out = (struct vma_file){ .start = vmas[i].start, .end = vmas[i].end,
+						  .pgoff = vmas[i].pgoff, .key = vmas[i].key,
+						  .exec = 1 };
 			return 0;
 		}
 	}
@@ -73,7 +75,7 @@ static void setup(void)
 	done = true;
 	shim_array(&scratch, &scratch_st, sizeof(scratch_st), 1);
 	shim_array(&unwind_walks, &walk_state, sizeof(walk_state), 1);
-	shim_array(&kernel_maps, &kernel_pm, sizeof(kernel_pm), 1);
+	shim_array(&entry_edits, edits, sizeof(edits[0]), ENTRY_EDIT_SLOTS);
 	shim_array(&stack_window, &window, sizeof(window), 1);
 	shim_array(&row_cache, &cache, sizeof(cache), 1);
 	shim_array(&unwind_rows, no_rows, sizeof(no_rows[0]), 0);
@@ -178,6 +180,21 @@ int bpfu_remember(uint32_t pid, uint64_t start, uint64_t end, uint64_t bias, uin
 {
 	setup();
 	return remember_vma(pid, start, end, bias, file);
+}
+
+int bpfu_mmap_add(uint32_t pid, const struct cprof_proc_map *m, bool create)
+{
+	setup();
+	return entry_add(pid, m, ENTRY_LOADER_TOO | (create ? ENTRY_CREATE : 0));
+}
+
+uint32_t bpfu_edit_slot(unsigned slot, bool busy)
+{
+	setup();
+	if (slot >= ENTRY_EDIT_SLOTS)
+		return 0;
+	edits[slot].busy = busy;
+	return edits[slot].pm.n;
 }
 
 void bpfu_forget(uint32_t pid, bool any)

@@ -93,6 +93,18 @@ struct bpfu_walk {
  * process's entry, whichever it is (-1: none).
  */
 int bpfu_remember(uint32_t pid, uint64_t start, uint64_t end, uint64_t bias, uint32_t file);
+
+/*
+ * entry_add() as an mmap of an executable file calls it (vma.bpf.h's
+ * on_mmap): into the loader's entry too, made when none and @create.
+ */
+int bpfu_mmap_add(uint32_t pid, const struct cprof_proc_map *m, bool create);
+
+/*
+ * Marks this CPU's rewrite copy @slot in use (@busy), as a rewrite that a
+ * sample interrupted leaves it; returns the entry count it holds.
+ */
+uint32_t bpfu_edit_slot(unsigned slot, bool busy);
 void bpfu_forget(uint32_t pid, bool any);
 int bpfu_entry(uint32_t pid, struct cprof_proc_maps *out);
 

@@ -612,6 +612,8 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 	ret = sampler_open(&r->sampler, &sopts, err);
 	if (ret)
 		return ret;
+	if (sampler_note(r->sampler))
+		fprintf(stderr, PROG ": %s\n", sampler_note(r->sampler));
 	r->vdso = open_vdso();
 	fd_budget(o->max_files, &max_files, &max_roots);
 	fdlru_init(&r->lru, max_files);

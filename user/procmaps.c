@@ -425,6 +425,26 @@ const struct vma *procmaps_find(const struct vma_list *l, uint64_t addr)
 	return &l->v[lo - 1];
 }
 
+bool procmaps_extends(const struct vma_list *wider, const struct vma_list *l)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct vma *a = &l->v[i], *b = procmaps_find(wider, a->start);
+
+		/* [vsyscall]: in the kernel's half, no VMA of the process's */
+		if (a->kind == VMA_SPECIAL && a->start >> 63)
+			continue;
+		if (!b || a->end > b->end || a->kind != b->kind ||
+		    (a->kind != VMA_FILE && a->kind != VMA_SPECIAL) ||
+		    (a->kind == VMA_FILE && (a->inode != b->inode || a->dev_major != b->dev_major ||
+					     a->dev_minor != b->dev_minor)))
+			return false;
+		shown++;
+	}
+	return wider->n > shown;
+}
+
 int procmaps_from_exit(const struct cprof_exit_maps *rec, struct vma_list *out,
 		       struct errbuf *err)
 {

@@ -67,6 +67,14 @@ struct cprof_exit_maps;
 int procmaps_from_exit(const struct cprof_exit_maps *rec, struct vma_list *out,
 		       struct errbuf *err);
 
+/*
+ * Whether @wider shows every mapping of @l (each within one of @wider's of
+ * the same file: device and inode, or both the vDSO) and more besides: a
+ * snapshot taken before a process mapped its libraries, and its exit
+ * record.  Both sorted by start.
+ */
+bool procmaps_extends(const struct vma_list *wider, const struct vma_list *l);
+
 /* The mapping containing @addr, or NULL.  The list is sorted by start. */
 const struct vma *procmaps_find(const struct vma_list *l, uint64_t addr);
 

@@ -467,10 +467,15 @@ void proctab_exit_maps(struct proctab *t, const struct cprof_exit_maps *rec)
 
 	if (!p || p->gen != rec->gen)
 		p = find_retired(t, rec->pid, rec->gen);
-	/* read while it ran: what it showed then is what its samples were in */
-	if (!p || (p->have_maps && p->maps.n) || procmaps_from_exit(rec, &maps, NULL))
+	if (!p || procmaps_from_exit(rec, &maps, NULL))
 		return;
-	objs = calloc(maps.n ? maps.n : 1, sizeof(*objs));
+	/*
+	 * Read while it ran: what it showed then is what its samples were
+	 * in, unless the record shows all that and more (the libraries it
+	 * mapped after a read at its exec: BPF sends the record then).
+	 */
+	objs = p->have_maps && p->maps.n && !procmaps_extends(&maps, &p->maps) ? NULL :
+		calloc(maps.n ? maps.n : 1, sizeof(*objs));
 	if (!objs) {
 		procmaps_free(&maps);
 		return;

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -33,6 +34,7 @@ struct sampler {
 	/* drain buffers, sized for DRAIN_BATCH entries */
 	void *keys, *vals;
 	uint32_t rows_cap; /* unwind_rows entries; 0: unwinding off */
+	char note[ERRBUF_LEN]; /* what runs without: sampler_note() */
 };
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)
@@ -221,6 +223,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->file_tables = opts->unwind_rows > 0;
+	/* no tables, no entries for the libraries' mmaps to fill */
+	bpf_program__set_autoload(s->skel->progs.on_mmap, opts->unwind_rows > 0);
 	s->skel->rodata->python_stacks = opts->python_stacks;
 
 	if (opts->counts_max &&
@@ -297,6 +301,14 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		ret = errf(err, -errno, "attaching to sched tracepoints: %s", strerror(errno));
 		goto fail;
 	}
+	/* without it (no tracefs, say), new programs' first samples may stop early */
+	if (s->skel->rodata->file_tables) {
+		s->skel->links.on_mmap = bpf_program__attach(s->skel->progs.on_mmap);
+		if (!s->skel->links.on_mmap)
+			snprintf(s->note, sizeof(s->note),
+				 "libraries are not added to the unwind tables as they are mapped"
+				 " (tracepoint syscalls/sys_exit_mmap: %s)", strerror(errno));
+	}
 	if (opts->off_cpu) {
 		s->skel->links.on_switch = bpf_program__attach(s->skel->progs.on_switch);
 		if (!s->skel->links.on_switch) {
@@ -366,6 +378,11 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *c
 	s->ev_fn = NULL;
 	s->ev_ctx = NULL;
 	return n;
+}
+
+const char *sampler_note(const struct sampler *s)
+{
+	return s->note[0] ? s->note : NULL;
 }
 
 int sampler_unwind_rows(struct sampler *s, uint32_t *capacity)

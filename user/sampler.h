@@ -49,6 +49,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
  */
 int sampler_check_off_cpu(struct errbuf *err);
 
+/* What sampler_open() could not set up and sampling goes without; NULL: nothing. */
+const char *sampler_note(const struct sampler *s);
+
 /* Stops sampling (detaches from the perf events); drains still work. */
 void sampler_stop(struct sampler *s);
 

@@ -4,7 +4,8 @@
  * build of the unwinder, tests/bpfunwind.c): the mappings bpf_find_vma
  * found for a process the loader has not read yet, kept sorted for
  * find_mapping(), never written over the loader's entry, bounded, and
- * dropped at exec and exit.
+ * dropped at exec and exit; and the mappings an mmap adds (entry_add() as
+ * on_mmap calls it), to the loader's entry too, over the ones they replace.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -96,10 +97,134 @@ static void test_loader_entry(void)
 	      got.n);
 }
 
+/* The loader's entry as read at exec: the binary and the dynamic loader. */
+static void loader_entry_at_exec(struct cprof_proc_maps *pm)
+{
+	memset(pm, 0, sizeof(*pm));
+	pm->n = 2;
+	pm->m[0] = (struct cprof_proc_map){ .start = 0x550000001000, .end = 0x550000009000,
+					    .bias = 0x550000000000, .file = 1 };
+	pm->m[1] = (struct cprof_proc_map){ .start = 0x7f0000100000, .end = 0x7f0000120000,
+					    .bias = 0x7f00000ff000, .file = 2 };
+	bpfu_set_proc(PID, pm);
+}
+
+/* A library mapped after the loader read the process goes into its entry, in order. */
+static void test_mmap_loader_entry(void)
+{
+	static struct cprof_proc_maps pm, got;
+	struct cprof_proc_map lib = { .start = 0x7f0000050000, .end = 0x7f0000070000,
+				      .bias = 0x7f000004f000, .file = 3 };
+	int rc, at;
+
+	loader_entry_at_exec(&pm);
+	rc = bpfu_mmap_add(PID, &lib, false);
+	at = bpfu_entry(PID, &got) == 0 ? bpfu_find_mapping(&got, lib.start + 0x123) : -1;
+	CHECK(rc == 0 && got.n == 3 && got.flags == CPROF_PROC_MAPS_GROWN && sorted(&got) &&
+		      at == 1 && got.m[1].file == 3 && got.m[1].bias == lib.bias &&
+		      got.m[1].flags == CPROF_MAP_ADDED && got.m[0].file == 1 &&
+		      got.m[0].flags == 0 && got.m[2].file == 2 && got.m[2].flags == 0,
+	      "mmap: a library mapped after the loader's read joins its entry, sorted, marked added",
+	      "rc %d, n %u, flags %#x, found at %d", rc, got.n, got.flags, at);
+	rc = bpfu_mmap_add(PID, &lib, false);
+	CHECK(rc == 0 && bpfu_entry(PID, &got) == 0 && got.n == 3,
+	      "mmap: a mapping the entry has already is not added twice", "rc %d, n %u", rc,
+	      got.n);
+}
+
+/* A mapping made over others (MAP_FIXED, a library unmapped and another put there) replaces them. */
+static void test_mmap_over(void)
+{
+	static struct cprof_proc_maps pm, got;
+	/* over the end of the binary's and the start of libc's */
+	struct cprof_proc_map over = { .start = 0x550000008000, .end = 0x7f0000101000,
+				       .bias = 0x550000000000, .file = 9 };
+	int rc;
+
+	loader_entry_at_exec(&pm);
+	rc = bpfu_mmap_add(PID, &over, false);
+	CHECK(rc == 0 && bpfu_entry(PID, &got) == 0 && got.n == 1 && got.m[0].file == 9 &&
+		      bpfu_find_mapping(&got, 0x550000001000) == -1 &&
+		      bpfu_find_mapping(&got, 0x7f0000110000) == -1,
+	      "mmap: the mappings a new one is made over leave the entry",
+	      "rc %d, n %u, first file %u", rc, got.n, got.m[0].file);
+}
+
+/* No entry: one made only for a process announced to the loader; a full one refuses. */
+static void test_mmap_bounds(void)
+{
+	static struct cprof_proc_maps pm, got;
+	struct cprof_proc_map lib = { .start = 0x7f0000050000, .end = 0x7f0000070000, .file = 3 };
+	int rc, refused = 0;
+
+	bpfu_set_proc(PID, NULL);
+	rc = bpfu_mmap_add(PID, &lib, false);
+	CHECK(rc == -1 && bpfu_entry(PID, &got) == -1,
+	      "mmap: no entry made for a process the loader was not told of", "rc %d", rc);
+	rc = bpfu_mmap_add(PID, &lib, true);
+	CHECK(rc == 0 && bpfu_entry(PID, &got) == 0 && got.n == 1 &&
+		      got.flags == CPROF_PROC_MAPS_KERNEL,
+	      "mmap: a kernel entry made for an announced process", "rc %d, n %u, flags %#x",
+	      rc, got.n, got.flags);
+	memset(&pm, 0, sizeof(pm));
+	pm.n = CPROF_MAX_PROC_MAPS;
+	for (uint32_t i = 0; i < pm.n; i++)
+		pm.m[i] = (struct cprof_proc_map){ .start = 0x10000 * (i + 1),
+						   .end = 0x10000 * (i + 1) + 0x1000, .file = 1 };
+	bpfu_set_proc(PID, &pm);
+	refused += bpfu_mmap_add(PID, &lib, false) != 0;
+	lib.start = lib.end = 0x7f0000090000;
+	refused += bpfu_mmap_add(PID, &lib, true) != 0;
+	CHECK(refused == 2 && bpfu_entry(PID, &got) == 0 && got.n == CPROF_MAX_PROC_MAPS &&
+		      got.m[CPROF_MAX_PROC_MAPS - 1].start == pm.m[CPROF_MAX_PROC_MAPS - 1].start,
+	      "mmap: a full loader's entry and an empty mapping are refused, the entry unchanged",
+	      "refused %d, n %u", refused, got.n);
+	bpfu_set_proc(PID, NULL);
+}
+
+/*
+ * A rewrite interrupted by a sample: the sample's goes through the other
+ * copy and leaves the interrupted one as it was; with both in use, none.
+ */
+static void test_nested_rewrite(void)
+{
+	static struct cprof_proc_maps pm, got;
+	struct cprof_proc_map lib = { .start = 0x7f0000050000, .end = 0x7f0000070000, .file = 3 };
+	uint32_t held;
+	int rc;
+
+	loader_entry_at_exec(&pm);
+	bpfu_edit_slot(0, false);
+	/* a first rewrite fills copy 0: three mappings */
+	bpfu_mmap_add(PID, &(struct cprof_proc_map){ .start = 0x7f0000030000,
+						     .end = 0x7f0000040000, .file = 4 },
+		      false);
+	held = bpfu_edit_slot(0, true);
+	rc = bpfu_mmap_add(PID, &lib, false);
+	CHECK(held == 3 && rc == 0 && bpfu_edit_slot(0, true) == held &&
+		      bpfu_entry(PID, &got) == 0 && got.n == 4 &&
+		      bpfu_find_mapping(&got, lib.start) == 2,
+	      "nested rewrite: the copy in use is left alone, the other one serves",
+	      "rc %d, copy 0 held %u now %u, n %u", rc, held, bpfu_edit_slot(0, true), got.n);
+	bpfu_edit_slot(1, true);
+	lib.start = 0x7f0000080000;
+	lib.end = 0x7f0000090000;
+	rc = bpfu_mmap_add(PID, &lib, false);
+	CHECK(rc == -1 && bpfu_entry(PID, &got) == 0 && got.n == 4,
+	      "nested rewrite: both copies in use, nothing written", "rc %d, n %u", rc, got.n);
+	bpfu_edit_slot(0, false);
+	bpfu_edit_slot(1, false);
+	bpfu_set_proc(PID, NULL);
+}
+
 int main(void)
 {
 	test_sorted();
 	test_bounded();
 	test_loader_entry();
+	test_mmap_loader_entry();
+	test_mmap_over();
+	test_mmap_bounds();
+	test_nested_rewrite();
 	return T_EXIT();
 }

@@ -387,9 +387,51 @@ static void test_exit_record(void)
 	procmaps_free(&l);
 }
 
+/* maps text of an executable file mapping (or the vDSO) at @start. */
+#define XLINE(start, end, ino, path) start "-" end " r-xp 00001000 08:02 " ino " " path "\n"
+
+/* A snapshot at exec and an exit record that shows it and the libraries mapped since. */
+static void test_extends(void)
+{
+	static const char at_exec[] =
+		XLINE("555500001000", "555500009000", "11", "/usr/bin/as")
+		XLINE("7f0000101000", "7f0000120000", "12", "/lib/ld-linux.so")
+		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0 [vdso]\n"
+		"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
+	static const char at_exit[] =
+		XLINE("555500001000", "555500009000", "11", "/usr/bin/as")
+		XLINE("7f0000030000", "7f0000050000", "13", "/lib/libbfd.so")
+		XLINE("7f0000100000", "7f0000120000", "12", "/lib/ld-linux.so")
+		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0 [vdso]\n";
+	static const char moved[] =
+		XLINE("555500001000", "555500009000", "11", "/usr/bin/as")
+		XLINE("7f0000030000", "7f0000050000", "13", "/lib/libbfd.so")
+		XLINE("7f0000101000", "7f0000120000", "14", "/lib/other.so")
+		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0 [vdso]\n";
+	struct vma_list a, b, c;
+
+	if (procmaps_parse(at_exec, sizeof(at_exec) - 1, &a, NULL) ||
+	    procmaps_parse(at_exit, sizeof(at_exit) - 1, &b, NULL) ||
+	    procmaps_parse(moved, sizeof(moved) - 1, &c, NULL)) {
+		CHECK(0, "extends: the maps parse", "no");
+		return;
+	}
+	CHECK(procmaps_extends(&b, &a), "extends: a record with the libraries mapped since extends the snapshot at exec ([vsyscall] aside)",
+	      "no");
+	CHECK(!procmaps_extends(&a, &b), "extends: a snapshot with less does not extend the record",
+	      "it does");
+	CHECK(!procmaps_extends(&b, &b), "extends: the same mappings are not more", "they are");
+	CHECK(!procmaps_extends(&c, &a), "extends: another file where the snapshot had one does not",
+	      "it does");
+	procmaps_free(&a);
+	procmaps_free(&b);
+	procmaps_free(&c);
+}
+
 int main(void)
 {
 	test_exit_record();
+	test_extends();
 	test_crafted();
 	test_edge_inputs();
 	test_self();

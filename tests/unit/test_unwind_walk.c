@@ -398,6 +398,22 @@ static void check_new_code(const char *variant, uint32_t pid, struct bpf_side *s
 		  s->h.place),
 	      "status %u, %u frames, %zu right, flags %#x", w.status, w.st.nr, agreeing(&w, s),
 	      w.st.status);
+	/*
+	 * The mapping there, added by an mmap since the loader's read: the
+	 * walk goes through it, and asks for a snapshot that names it.
+	 * Another pid: the first one's NEW_CODE holds its next for 200 ms.
+	 */
+	pm = side->pm;
+	pm.m[gone].flags = CPROF_MAP_ADDED;
+	pm.flags |= CPROF_PROC_MAPS_GROWN;
+	rc = walk(pid + 1, &pm, s, s->h.stack_len, &w);
+	CHECK(rc == 0 && w.new_code == 1 && w.new_code_pid == pid + 1 &&
+		      w.status == CPROF_UNWIND_OK && agreeing(&w, s) == s->h.nframes &&
+		      !(w.st.status & CPROF_STACK_F_FP),
+	      fmt("%s %s: through a mapping an mmap added, every frame by CFI and one NEW_CODE",
+		  variant, s->h.place),
+	      "rc %d, %zu events (pid %u), status %u, %zu right, flags %#x", rc, w.new_code,
+	      w.new_code_pid, w.status, agreeing(&w, s), w.st.status);
 }
 
 static void test_variant(const char *dir, const char *tmp, const char *variant,
