@@ -41,6 +41,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #include "unwind.bpf.h"
 #include "vma.bpf.h"
 #include "exitmaps.bpf.h"
+#include "ldstate.bpf.h"
 #include "python.bpf.h"
 
 #define PF_EXITING 0x00000004

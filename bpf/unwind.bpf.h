@@ -161,9 +161,9 @@ static int exe_code_of(struct vma_file *out);
  * kfuncs refuse to run with IRQs off (-EBUSY), as a perf event's program
  * does.  So the entry starts with the binary's code, which the kernel
  * tells without a lock (remember_exe(), at exec and at a first sample),
- * the dynamic loader's mmap of each library adds it (vma.bpf.h's
- * on_mmap, to the loader's entry as well: one read at exec comes before
- * the libraries), and each sample adds the file of its first frame
+ * the dynamic loader's libraries join it once it has mapped them
+ * (ldstate.bpf.h's on_ld_state, to the loader's entry as well: one read
+ * at exec comes before the libraries), and each sample adds the file of its first frame
  * outside the entry: a short-lived program's first samples walk through
  * its libraries, the binary and libc, not through one file of them.
  */

@@ -2,8 +2,7 @@
 /*
  * vma.bpf.h: the file mapped at an address of the current task, from the
  * kernel's VMA (bpf_find_vma), for the unwinder (unwind.bpf.h declares
- * vma_file_of()), and the program that adds a library to a process's
- * entry as it is mapped (on_mmap).  Kept apart because it is the one part
+ * vma_file_of()).  Kept apart because it is the one part
  * of the unwinder that reads kernel structures: the userspace build of the
  * unwinder (tests/bpfunwind.c) gives its own, from a test's made-up
  * mappings.
@@ -83,54 +82,6 @@ static int exe_code_of(struct vma_file *out)
 	out->start = BPF_CORE_READ(task, mm, start_code);
 	out->end = BPF_CORE_READ(task, mm, end_code);
 	return out->key.ino && out->start && out->end > out->start ? 0 : -1;
-}
-
-/*
- * An executable file newly mapped by mmap (the dynamic loader mapping a
- * library, mostly) goes into its process's entry when the loader knows
- * the file: the loader reads a new program's mappings at its exec, before
- * the dynamic loader has mapped its libraries, and a sample has one
- * bpf_find_vma (unwind.bpf.h, above KERNEL_ENTRY_MAPS), so without this a program that lives a
- * few samples walks no further than its second file.  Here, in the
- * syscall's own context, bpf_find_vma takes the mmap lock and gives it
- * back.  An entry is made only for a process announced to the loader
- * (known_pids: at its exec, or sampled), so that a process never sampled
- * leaves none behind (its exit drops it); another process's mmap costs a
- * hash lookup.  Costs an mmap, not a sample.
- */
-struct sys_exit_args { /* events/syscalls/sys_exit_mmap/format */
-	__u64 common;
-	__s32 syscall_nr;
-	__s32 pad;
-	__s64 ret;
-};
-
-SEC("tracepoint/syscalls/sys_exit_mmap")
-int on_mmap(struct sys_exit_args *ctx)
-{
-	__u64 ret = ctx->ret, pid = bpf_get_current_pid_tgid() >> 32;
-	const struct cprof_file_ref *ref;
-	struct cprof_proc_map m = {};
-	struct vma_file v;
-	__u32 how = ENTRY_LOADER_TOO, key = pid;
-
-	if (!file_tables || ret >= (__u64)-4095)
-		return 0;
-	if (bpf_map_lookup_elem(&known_pids, &key))
-		how |= ENTRY_CREATE;
-	else if (!bpf_map_lookup_elem(&unwind_procs, &key))
-		return 0;
-	if (vma_file_of(ret, &v) || !v.exec)
-		return 0;
-	ref = bpf_map_lookup_elem(&unwind_file_keys, &v.key);
-	if (!ref)
-		return 0; /* a file the loader has not seen: its read finds it */
-	m.start = v.start;
-	m.end = v.end;
-	m.bias = mapping_bias(v.start, v.pgoff, ref);
-	m.file = ref->file;
-	entry_add(key, &m, how);
-	return 0;
 }
 
 #endif

@@ -96,7 +96,7 @@ int bpfu_remember(uint32_t pid, uint64_t start, uint64_t end, uint64_t bias, uin
 
 /*
  * entry_add() as an mmap of an executable file calls it (vma.bpf.h's
- * on_mmap): into the loader's entry too, made when none and @create.
+ * on_ld_state): into the loader's entry too, made when none and @create.
  */
 int bpfu_mmap_add(uint32_t pid, const struct cprof_proc_map *m, bool create);
 

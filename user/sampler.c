@@ -186,6 +186,42 @@ static void warm_stack_caches(struct sampler *s)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
+/*
+ * The host's dynamic loader: programs of a container with an ld.so of its
+ * own get their libraries into the unwind tables when the loader reads
+ * their maps, as without the probe.
+ */
+#if defined(__x86_64__)
+#define LD_SO_PATH "/lib64/ld-linux-x86-64.so.2"
+#elif defined(__aarch64__)
+#define LD_SO_PATH "/lib/ld-linux-aarch64.so.1"
+#else
+#define LD_SO_PATH NULL
+#endif
+
+/*
+ * A uprobe on ld.so's _dl_debug_state(), which it calls once a program's
+ * libraries are mapped (ldstate.bpf.h); sampling goes on without it, and
+ * says so.
+ */
+static void attach_ld_state(struct sampler *s)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
+
+	if (!LD_SO_PATH) {
+		snprintf(s->note, sizeof(s->note),
+			 "new programs' libraries reach the unwind tables once their maps are read"
+			 " (no dynamic loader known on this architecture)");
+		return;
+	}
+	s->skel->links.on_ld_state =
+		bpf_program__attach_uprobe_opts(s->skel->progs.on_ld_state, -1, LD_SO_PATH, 0, &uo);
+	if (!s->skel->links.on_ld_state)
+		snprintf(s->note, sizeof(s->note),
+			 "new programs' libraries reach the unwind tables once their maps are read"
+			 " (uprobe on %s's _dl_debug_state: %s)", LD_SO_PATH, strerror(errno));
+}
+
 int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		 struct errbuf *err)
 {
@@ -224,7 +260,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->file_tables = opts->unwind_rows > 0;
 	/* no tables, no entries for the libraries' mmaps to fill */
-	bpf_program__set_autoload(s->skel->progs.on_mmap, opts->unwind_rows > 0);
+	bpf_program__set_autoload(s->skel->progs.on_ld_state, opts->unwind_rows > 0);
 	s->skel->rodata->python_stacks = opts->python_stacks;
 
 	if (opts->counts_max &&
@@ -301,14 +337,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		ret = errf(err, -errno, "attaching to sched tracepoints: %s", strerror(errno));
 		goto fail;
 	}
-	/* without it (no tracefs, say), new programs' first samples may stop early */
-	if (s->skel->rodata->file_tables) {
-		s->skel->links.on_mmap = bpf_program__attach(s->skel->progs.on_mmap);
-		if (!s->skel->links.on_mmap)
-			snprintf(s->note, sizeof(s->note),
-				 "libraries are not added to the unwind tables as they are mapped"
-				 " (tracepoint syscalls/sys_exit_mmap: %s)", strerror(errno));
-	}
+	/* without it, new programs' first samples may stop early */
+	if (s->skel->rodata->file_tables)
+		attach_ld_state(s);
 	if (opts->off_cpu) {
 		s->skel->links.on_switch = bpf_program__attach(s->skel->progs.on_switch);
 		if (!s->skel->links.on_switch) {

@@ -107,7 +107,7 @@ check "short programs named: >=90% of their user stacks complete and fully named
 # binary: its first samples walk libhop -> libc -> the binary, each file
 # mapped after the loader read the process at its exec (the dynamic loader
 # maps libraries after that), and a sample resolves one file by itself.  The
-# libraries' mmaps put them in the process's entry (bpf/vma.bpf.h on_mmap).
+# libraries go into the process's entry once ld.so has mapped them (bpf/ldstate.bpf.h on_ld_state).
 # One run first, so that the loader knows the files (a file never seen
 # before is another matter: the loader must open it).
 cat >"$T/hop.c" <<'HOP'

@@ -5,7 +5,7 @@
  * found for a process the loader has not read yet, kept sorted for
  * find_mapping(), never written over the loader's entry, bounded, and
  * dropped at exec and exit; and the mappings an mmap adds (entry_add() as
- * on_mmap calls it), to the loader's entry too, over the ones they replace.
+ * on_ld_state calls it), to the loader's entry too, over the ones they replace.
  */
 #include <stdbool.h>
 #include <stdint.h>
