@@ -134,8 +134,10 @@ void bpfu_set_vmas(const struct bpfu_vma *v, size_t n, bool file_tables_on)
 
 int bpfu_search_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out)
 {
+	__u32 first, last;
+
 	setup();
-	return search_row(t, rel, out);
+	return search_row(t, rel, out, &first, &last);
 }
 
 int bpfu_find_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out)
