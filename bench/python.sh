@@ -3,6 +3,12 @@
 #
 #   sudo sh bench/python.sh                  # ~2 minutes; `make bench` runs it last
 #   sudo PY_SECS=3 PY_REPS=1 sh bench/python.sh   # quick check of the script
+#   sudo PY_BASE=/tmp/old/cprof-bpf sh bench/python.sh   # before and after
+#
+# PY_BASE: another build of cprof-bpf, measured on each workload right
+# before this one, so that both see the same host: on a shared host the
+# load moves a figure more than most changes do.  Its figures are the
+# table's "a sample, PY_BASE" column.
 #
 # cprof-bpf --pid on one CPU-bound workload at a time, at 999 Hz for
 # PY_SECS (8) each, PY_REPS (3) times, in turn:
@@ -38,9 +44,14 @@ FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
 
 
-bench_require "$CPROF" "$NOFP"
+bench_require "$CPROF" "$NOFP" ${PY_BASE:+"$PY_BASE"}
 . "$ROOT/bench/lib.sh"
 bench_init cprof-bench-python
+BASE=""
+if [ -n "${PY_BASE:-}" ]; then
+	BASE=$RAW/base-cprof-bpf
+	cp "$PY_BASE" "$BASE" || die "cannot copy $PY_BASE"
+fi
 
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 WL=""
@@ -53,10 +64,17 @@ trap cleanup EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
 
 # measure NAME COPIES ARGS -- WORKLOAD...: one run of COPIES copies of
-# WORKLOAD; appends "NAME ns share stopped runs" to $RAW/rows.
+# WORKLOAD, with PY_BASE's build first (as NAME~base) when given.
 measure() {
-	local name=$1 copies=$2 args=() tool rt0 cnt0 ns share stopped runs pids i
-	shift 2
+	[ -n "$BASE" ] && measure_with "$BASE" "$1~base" "${@:2}"
+	measure_with "$CPROF" "$@"
+}
+
+# measure_with CPROF NAME COPIES ARGS -- WORKLOAD...: one run; appends
+# "NAME ns share stopped runs" to $RAW/rows.
+measure_with() {
+	local bin=$1 name=$2 copies=$3 args=() tool rt0 cnt0 ns share stopped runs pids i
+	shift 3
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	shift
 	WL=""
@@ -68,7 +86,7 @@ measure() {
 	# again each run: another bench on the host may have turned it off at its end
 	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null
 	sleep 1
-	$NORMAL "$CPROF" --pid "$pids" -F $HZ --duration "$SECS" --output-dir "$RAW/$name.out" \
+	$NORMAL "$bin" --pid "$pids" -F $HZ --duration "$SECS" --output-dir "$RAW/$name.out" \
 		-v --json-summary "$RAW/$name.json" "${args[@]}" 2>"$RAW/$name.err" &
 	tool=$!
 	if ! wait_first_sample "$tool"; then
@@ -116,7 +134,7 @@ PYS="3.12 3.9 deb3.11"
 
 for rep in $(seq "$REPS"); do
 	# a tick of no profiled thread (the programs run on every CPU's)
-	measure others 1 -- sleep 600
+	measure_with "$CPROF" others 1 -- sleep 600
 	for v in $PYS; do
 		py=$(python_of "$v")
 		[ -n "$py" ] || { log "CPython $v not installed: left out"; continue; }
@@ -146,6 +164,23 @@ est() {
 		calc "$r > 0 ? ($(med "$1") - (1 - $r) * $(med others)) / $r : 0" %.0f || echo -
 }
 
+# row LABEL NAME [PY]: the table's row of NAME (PY: it has Python frames)
+row() {
+	local py=- base=""
+	[ -n "${3:-}" ] && py=$(shares "$2")
+	[ -n "$BASE" ] && base=" $(est "$2~base") |"
+	echo "| $1 | $(med "$2") | $(shares "$2" 5 %) | $(est "$2") |$base $py | $(shares "$2" 4) |"
+}
+# ratio_line WHAT P N: "WHAT: Rx the native sample" (and PY_BASE's ratio)
+ratio_line() {
+	local b="" pb nb
+	if [ -n "$BASE" ]; then
+		pb=$(est "$2~base") nb=$(est "native~base")
+		[ "$pb" != - ] && [ "$nb" != - ] && b=" (PY_BASE: $(calc "$pb / $nb" %.2f)x)"
+	fi
+	echo "$1: $(calc "$(est "$2") / $(est native)" %.2f)x the native sample$b;"
+}
+
 NEW=$RAW/section.md
 {
 	echo "<!-- BEGIN python -->"
@@ -160,25 +195,31 @@ NEW=$RAW/section.md
 	echo "workload's samples (the rest, other processes' ticks, cost a fraction of one:"
 	echo "$(med others) ns with no profiled thread running); \"a sample\": the workload's"
 	echo "sample so estimated, (ns/sample - (1 - runs) x $(med others)) / runs."
+	[ -n "$BASE" ] &&
+		echo "\"a sample, PY_BASE\": the same of $PY_BASE, run on each workload right before this build."
 	echo "Raw logs: \`$RAW\`."
 	echo
-	echo "| workload | BPF ns/sample | runs | a sample | samples with Python frames | stacks stopped early |"
-	echo "|---|---|---|---|---|---|"
+	if [ -n "$BASE" ]; then
+		echo "| workload | BPF ns/sample | runs | a sample | a sample, PY_BASE | samples with Python frames | stacks stopped early |"
+		echo "|---|---|---|---|---|---|---|"
+	else
+		echo "| workload | BPF ns/sample | runs | a sample | samples with Python frames | stacks stopped early |"
+		echo "|---|---|---|---|---|---|"
+	fi
 	for v in $PYS; do
 		[ -n "$(med "py$v")" ] && [ "$(med "py$v")" != - ] || continue
-		echo "| pysplit.py, $(label "$v"), Python frames | $(med "py$v") | $(shares "py$v" 5 %) | $(est "py$v") | $(shares "py$v") | $(shares "py$v" 4) |"
-		[ "$(med "py$v-perf")" != - ] &&
-			echo "| pysplit.py, $(label "$v") -X perf, Python frames | $(med "py$v-perf") | $(shares "py$v-perf" 5 %) | $(est "py$v-perf") | $(shares "py$v-perf") | $(shares "py$v-perf" 4) |"
-		echo "| pysplit.py, $(label "$v"), --no-python | $(med "py$v-nopy") | $(shares "py$v-nopy" 5 %) | $(est "py$v-nopy") | - | $(shares "py$v-nopy" 4) |"
+		row "pysplit.py, $(label "$v"), Python frames" "py$v" py
+		[ "$(med "py$v-perf")" != - ] && row "pysplit.py, $(label "$v") -X perf, Python frames" "py$v-perf" py
+		row "pysplit.py, $(label "$v"), --no-python" "py$v-nopy"
 	done
-	echo "| nofp split (native, DWARF unwinding) | $(med native) | $(shares native 5 %) | $(est native) | - | $(shares native 4) |"
+	row "nofp split (native, DWARF unwinding)" native
 	echo
 	echo "The bar: a Python sample at most 2x a native DWARF sample (by \"a sample\")."
 	n=$(est native)
 	for v in $PYS; do
 		p=$(est "py$v") np=$(est "py$v-nopy") pp=$(est "py$v-perf")
 		[ "$p" != - ] && [ "$n" != - ] || continue
-		echo "$(label "$v"): $(calc "$p / $n" %.2f)x the native sample;"
+		ratio_line "$(label "$v")" "py$v"
 		[ "$np" != - ] &&
 			echo "reading its Python frames adds $(calc "$p - $np" %.0f) ns to the same" \
 				"process's native DWARF walk ($(calc "100 * ($p - $np) / $np" %.0f)%)."
