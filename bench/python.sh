@@ -5,10 +5,13 @@
 #   sudo PY_SECS=3 PY_REPS=1 sh bench/python.sh   # quick check of the script
 #   sudo PY_BASE=/tmp/old/cprof-bpf sh bench/python.sh   # before and after
 #
-# PY_BASE: another build of cprof-bpf, measured on each workload right
-# before this one, so that both see the same host: on a shared host the
-# load moves a figure more than most changes do.  Its figures are the
-# table's "a sample, PY_BASE" column.
+# PY_BASE: another build of cprof-bpf, profiling each workload at the same
+# time as this one, so that both see the same host: on a shared host the
+# load moves a figure more than most changes do, and runs one after the
+# other differ by more than the builds.  (Each tool's programs run on
+# their own timers, so neither runs right after the other's on a tick
+# and finds the stack warm.)  Its figures are the table's "a sample,
+# PY_BASE" column.
 #
 # cprof-bpf --pid on one CPU-bound workload at a time, at 999 Hz for
 # PY_SECS (8) each, PY_REPS (3) times, in turn:
@@ -64,17 +67,13 @@ trap cleanup EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
 
 # measure NAME COPIES ARGS -- WORKLOAD...: one run of COPIES copies of
-# WORKLOAD, with PY_BASE's build first (as NAME~base) when given.
+# WORKLOAD, profiled by this build and, when given, by PY_BASE's at the
+# same time (as NAME~base): each tool's programs are its own, and both
+# see the same host.  Appends "NAME ns share stopped runs" to $RAW/rows
+# for each.
 measure() {
-	[ -n "$BASE" ] && measure_with "$BASE" "$1~base" "${@:2}"
-	measure_with "$CPROF" "$@"
-}
-
-# measure_with CPROF NAME COPIES ARGS -- WORKLOAD...: one run; appends
-# "NAME ns share stopped runs" to $RAW/rows.
-measure_with() {
-	local bin=$1 name=$2 copies=$3 args=() tool rt0 cnt0 ns share stopped runs pids i
-	shift 3
+	local name=$1 copies=$2 args=() names=() tools=() fds=() rt0=() cnt0=() nss=() t0="" bin pids i
+	shift 2
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	shift
 	WL=""
@@ -86,27 +85,47 @@ measure_with() {
 	# again each run: another bench on the host may have turned it off at its end
 	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null
 	sleep 1
-	$NORMAL "$bin" --pid "$pids" -F $HZ --duration "$SECS" --output-dir "$RAW/$name.out" \
-		-v --json-summary "$RAW/$name.json" "${args[@]}" 2>"$RAW/$name.err" &
-	tool=$!
-	if ! wait_first_sample "$tool"; then
-		log "$name: no run of cprof-bpf's programs seen (bpf_stats turned off meanwhile?): left out"
-		wait "$tool"
-		# shellcheck disable=SC2086
-		kill $WL 2>/dev/null
-		WL=""
-		return
-	fi
-	rt0=$P_RT cnt0=$P_CNT
-	sleep_until "$(near_end "$T_FIRST" "$SECS")"
-	prog_stats "$tool" "$FDS"
-	ns=$(ns_since "$rt0" "$cnt0")
-	wait "$tool"
+	names=("$name")
+	[ -n "$BASE" ] && names+=("$name~base")
+	for i in "${!names[@]}"; do
+		bin=$CPROF
+		[ "$i" -gt 0 ] && bin=$BASE
+		$NORMAL "$bin" --pid "$pids" -F $HZ --duration "$SECS" \
+			--output-dir "$RAW/${names[i]}.out" -v --json-summary "$RAW/${names[i]}.json" \
+			"${args[@]}" 2>"$RAW/${names[i]}.err" &
+		tools+=($!)
+	done
+	for i in "${!tools[@]}"; do
+		if ! wait_first_sample "${tools[i]}"; then
+			log "$name: no run of cprof-bpf's programs seen (bpf_stats turned off meanwhile?): left out"
+			wait "${tools[@]}"
+			# shellcheck disable=SC2086
+			kill $WL 2>/dev/null
+			WL=""
+			return
+		fi
+		fds+=("$FDS") rt0+=("$P_RT") cnt0+=("$P_CNT")
+		[ -n "$t0" ] || t0=$T_FIRST
+	done
+	sleep_until "$(near_end "$t0" "$SECS")"
+	for i in "${!tools[@]}"; do
+		prog_stats "${tools[i]}" "${fds[i]}"
+		nss[i]=$(ns_since "${rt0[i]}" "${cnt0[i]}")
+	done
+	wait "${tools[@]}"
 	# shellcheck disable=SC2086
 	kill $WL 2>/dev/null
 	# shellcheck disable=SC2086
 	wait $WL 2>/dev/null
 	WL=""
+	for i in "${!names[@]}"; do
+		record "${names[i]}" "${nss[i]}"
+	done
+}
+
+# record NAME NS: the row of one tool's run, from its summaries.
+record() {
+	local name=$1 ns=$2 share stopped runs
 	# the programs' runs that were the workload's samples, in percent
 	runs=$(python3 -c 'import json, sys
 s = json.load(open(sys.argv[1]))["samples"]
@@ -134,7 +153,7 @@ PYS="3.12 3.9 deb3.11"
 
 for rep in $(seq "$REPS"); do
 	# a tick of no profiled thread (the programs run on every CPU's)
-	measure_with "$CPROF" others 1 -- sleep 600
+	measure others 1 -- sleep 600
 	for v in $PYS; do
 		py=$(python_of "$v")
 		[ -n "$py" ] || { log "CPython $v not installed: left out"; continue; }
@@ -196,7 +215,7 @@ NEW=$RAW/section.md
 	echo "$(med others) ns with no profiled thread running); \"a sample\": the workload's"
 	echo "sample so estimated, (ns/sample - (1 - runs) x $(med others)) / runs."
 	[ -n "$BASE" ] &&
-		echo "\"a sample, PY_BASE\": the same of $PY_BASE, run on each workload right before this build."
+		echo "\"a sample, PY_BASE\": the same of $PY_BASE, profiling each workload at the same time as this build."
 	echo "Raw logs: \`$RAW\`."
 	echo
 	if [ -n "$BASE" ]; then
