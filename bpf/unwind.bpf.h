@@ -447,8 +447,6 @@ __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo 
 	key = row_key(t, rel);
 	if (!key)
 		return -1;
-	pkey = row_key(t, rel >> (t->index_shift & 31)) | ROW_PAGE_KEY;
-	off = rel & ((1u << (t->index_shift & 31)) - 1);
 	if (rc) {
 		e = &rc->slot[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
 		if (e->key == key && e->gen == gen) {
@@ -456,6 +454,11 @@ __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo 
 			memo->rule = e->rule;
 			return 0;
 		}
+	}
+	/* the page's span: only once the exact lookup missed, as return addresses do not */
+	pkey = row_key(t, rel >> (t->index_shift & 31)) | ROW_PAGE_KEY;
+	off = rel & ((1u << (t->index_shift & 31)) - 1);
+	if (rc) {
 		p = &rc->slot[(pkey * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
 		if (p->key == pkey && p->gen == gen && off >= p->first && off <= p->last) {
 			memo->key = key;
