@@ -3,6 +3,15 @@
 #
 #   sudo sh bench/python.sh                  # ~2 minutes; `make bench` runs it last
 #   sudo PY_SECS=3 PY_REPS=1 sh bench/python.sh   # quick check of the script
+#   sudo PY_BASE=/tmp/old/cprof-bpf sh bench/python.sh   # before and after
+#
+# PY_BASE: another build of cprof-bpf, profiling each workload at the same
+# time as this one, so that both see the same host: on a shared host the
+# load moves a figure more than most changes do, and runs one after the
+# other differ by more than the builds.  (Each tool's programs run on
+# their own timers, so neither runs right after the other's on a tick
+# and finds the stack warm.)  Its figures are the table's "a sample,
+# PY_BASE" column.
 #
 # cprof-bpf --pid on one CPU-bound workload at a time, at 999 Hz for
 # PY_SECS (8) each, PY_REPS (3) times, in turn:
@@ -38,9 +47,14 @@ FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
 
 
-bench_require "$CPROF" "$NOFP"
+bench_require "$CPROF" "$NOFP" ${PY_BASE:+"$PY_BASE"}
 . "$ROOT/bench/lib.sh"
 bench_init cprof-bench-python
+BASE=""
+if [ -n "${PY_BASE:-}" ]; then
+	BASE=$RAW/base-cprof-bpf
+	cp "$PY_BASE" "$BASE" || die "cannot copy $PY_BASE"
+fi
 
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 WL=""
@@ -53,9 +67,12 @@ trap cleanup EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
 
 # measure NAME COPIES ARGS -- WORKLOAD...: one run of COPIES copies of
-# WORKLOAD; appends "NAME ns share stopped runs" to $RAW/rows.
+# WORKLOAD, profiled by this build and, when given, by PY_BASE's at the
+# same time (as NAME~base): each tool's programs are its own, and both
+# see the same host.  Appends "NAME ns share stopped runs" to $RAW/rows
+# for each.
 measure() {
-	local name=$1 copies=$2 args=() tool rt0 cnt0 ns share stopped runs pids i
+	local name=$1 copies=$2 args=() names=() tools=() fds=() rt0=() cnt0=() nss=() t0="" bin pids i
 	shift 2
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	shift
@@ -68,27 +85,47 @@ measure() {
 	# again each run: another bench on the host may have turned it off at its end
 	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null
 	sleep 1
-	$NORMAL "$CPROF" --pid "$pids" -F $HZ --duration "$SECS" --output-dir "$RAW/$name.out" \
-		-v --json-summary "$RAW/$name.json" "${args[@]}" 2>"$RAW/$name.err" &
-	tool=$!
-	if ! wait_first_sample "$tool"; then
-		log "$name: no run of cprof-bpf's programs seen (bpf_stats turned off meanwhile?): left out"
-		wait "$tool"
-		# shellcheck disable=SC2086
-		kill $WL 2>/dev/null
-		WL=""
-		return
-	fi
-	rt0=$P_RT cnt0=$P_CNT
-	sleep_until "$(near_end "$T_FIRST" "$SECS")"
-	prog_stats "$tool" "$FDS"
-	ns=$(ns_since "$rt0" "$cnt0")
-	wait "$tool"
+	names=("$name")
+	[ -n "$BASE" ] && names+=("$name~base")
+	for i in "${!names[@]}"; do
+		bin=$CPROF
+		[ "$i" -gt 0 ] && bin=$BASE
+		$NORMAL "$bin" --pid "$pids" -F $HZ --duration "$SECS" \
+			--output-dir "$RAW/${names[i]}.out" -v --json-summary "$RAW/${names[i]}.json" \
+			"${args[@]}" 2>"$RAW/${names[i]}.err" &
+		tools+=($!)
+	done
+	for i in "${!tools[@]}"; do
+		if ! wait_first_sample "${tools[i]}"; then
+			log "$name: no run of cprof-bpf's programs seen (bpf_stats turned off meanwhile?): left out"
+			wait "${tools[@]}"
+			# shellcheck disable=SC2086
+			kill $WL 2>/dev/null
+			WL=""
+			return
+		fi
+		fds+=("$FDS") rt0+=("$P_RT") cnt0+=("$P_CNT")
+		[ -n "$t0" ] || t0=$T_FIRST
+	done
+	sleep_until "$(near_end "$t0" "$SECS")"
+	for i in "${!tools[@]}"; do
+		prog_stats "${tools[i]}" "${fds[i]}"
+		nss[i]=$(ns_since "${rt0[i]}" "${cnt0[i]}")
+	done
+	wait "${tools[@]}"
 	# shellcheck disable=SC2086
 	kill $WL 2>/dev/null
 	# shellcheck disable=SC2086
 	wait $WL 2>/dev/null
 	WL=""
+	for i in "${!names[@]}"; do
+		record "${names[i]}" "${nss[i]}"
+	done
+}
+
+# record NAME NS: the row of one tool's run, from its summaries.
+record() {
+	local name=$1 ns=$2 share stopped runs
 	# the programs' runs that were the workload's samples, in percent
 	runs=$(python3 -c 'import json, sys
 s = json.load(open(sys.argv[1]))["samples"]
@@ -146,6 +183,23 @@ est() {
 		calc "$r > 0 ? ($(med "$1") - (1 - $r) * $(med others)) / $r : 0" %.0f || echo -
 }
 
+# row LABEL NAME [PY]: the table's row of NAME (PY: it has Python frames)
+row() {
+	local py=- base=""
+	[ -n "${3:-}" ] && py=$(shares "$2")
+	[ -n "$BASE" ] && base=" $(est "$2~base") |"
+	echo "| $1 | $(med "$2") | $(shares "$2" 5 %) | $(est "$2") |$base $py | $(shares "$2" 4) |"
+}
+# ratio_line WHAT P N: "WHAT: Rx the native sample" (and PY_BASE's ratio)
+ratio_line() {
+	local b="" pb nb
+	if [ -n "$BASE" ]; then
+		pb=$(est "$2~base") nb=$(est "native~base")
+		[ "$pb" != - ] && [ "$nb" != - ] && b=" (PY_BASE: $(calc "$pb / $nb" %.2f)x)"
+	fi
+	echo "$1: $(calc "$(est "$2") / $(est native)" %.2f)x the native sample$b;"
+}
+
 NEW=$RAW/section.md
 {
 	echo "<!-- BEGIN python -->"
@@ -160,25 +214,31 @@ NEW=$RAW/section.md
 	echo "workload's samples (the rest, other processes' ticks, cost a fraction of one:"
 	echo "$(med others) ns with no profiled thread running); \"a sample\": the workload's"
 	echo "sample so estimated, (ns/sample - (1 - runs) x $(med others)) / runs."
+	[ -n "$BASE" ] &&
+		echo "\"a sample, PY_BASE\": the same of $PY_BASE, profiling each workload at the same time as this build."
 	echo "Raw logs: \`$RAW\`."
 	echo
-	echo "| workload | BPF ns/sample | runs | a sample | samples with Python frames | stacks stopped early |"
-	echo "|---|---|---|---|---|---|"
+	if [ -n "$BASE" ]; then
+		echo "| workload | BPF ns/sample | runs | a sample | a sample, PY_BASE | samples with Python frames | stacks stopped early |"
+		echo "|---|---|---|---|---|---|---|"
+	else
+		echo "| workload | BPF ns/sample | runs | a sample | samples with Python frames | stacks stopped early |"
+		echo "|---|---|---|---|---|---|"
+	fi
 	for v in $PYS; do
 		[ -n "$(med "py$v")" ] && [ "$(med "py$v")" != - ] || continue
-		echo "| pysplit.py, $(label "$v"), Python frames | $(med "py$v") | $(shares "py$v" 5 %) | $(est "py$v") | $(shares "py$v") | $(shares "py$v" 4) |"
-		[ "$(med "py$v-perf")" != - ] &&
-			echo "| pysplit.py, $(label "$v") -X perf, Python frames | $(med "py$v-perf") | $(shares "py$v-perf" 5 %) | $(est "py$v-perf") | $(shares "py$v-perf") | $(shares "py$v-perf" 4) |"
-		echo "| pysplit.py, $(label "$v"), --no-python | $(med "py$v-nopy") | $(shares "py$v-nopy" 5 %) | $(est "py$v-nopy") | - | $(shares "py$v-nopy" 4) |"
+		row "pysplit.py, $(label "$v"), Python frames" "py$v" py
+		[ "$(med "py$v-perf")" != - ] && row "pysplit.py, $(label "$v") -X perf, Python frames" "py$v-perf" py
+		row "pysplit.py, $(label "$v"), --no-python" "py$v-nopy"
 	done
-	echo "| nofp split (native, DWARF unwinding) | $(med native) | $(shares native 5 %) | $(est native) | - | $(shares native 4) |"
+	row "nofp split (native, DWARF unwinding)" native
 	echo
 	echo "The bar: a Python sample at most 2x a native DWARF sample (by \"a sample\")."
 	n=$(est native)
 	for v in $PYS; do
 		p=$(est "py$v") np=$(est "py$v-nopy") pp=$(est "py$v-perf")
 		[ "$p" != - ] && [ "$n" != - ] || continue
-		echo "$(label "$v"): $(calc "$p / $n" %.2f)x the native sample;"
+		ratio_line "$(label "$v")" "py$v"
 		[ "$np" != - ] &&
 			echo "reading its Python frames adds $(calc "$p - $np" %.0f) ns to the same" \
 				"process's native DWARF walk ($(calc "100 * ($p - $np) / $np" %.0f)%)."

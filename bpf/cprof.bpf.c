@@ -321,18 +321,21 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	 * once an exiting task has let its memory go (exit_mm()).
 	 */
 	no_user = exec || (flags & PF_KTHREAD) || ((flags & PF_EXITING) && !task->mm);
+	if (epoch & 1)
+		key.ustack = no_user ? CPROF_STACK_NONE :
+				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s);
+	else
+		key.ustack = no_user ? CPROF_STACK_NONE :
+				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s);
+	/* right after the user walk: it reads what CPython keeps on the C stack from its window */
 	key.pystack = python_stacks && !no_user ?
 			      python_stack(pid, tid, key.gen, task->thread.fsbase, epoch) :
 			      CPROF_PY_NONE;
 	if (epoch & 1) {
-		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s);
 		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 1, epoch, 0, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts1, &lost1, &key);
 	} else {
-		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s);
 		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 0, epoch, 0, 0) :
 							   CPROF_STACK_NONE;
 		count_sample(&counts0, &lost0, &key);

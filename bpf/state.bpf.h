@@ -345,10 +345,12 @@ struct {
 #define ROW_CACHE_BITS 9
 #define ROW_CACHE_SLOTS (1 << ROW_CACHE_BITS)
 struct row_cache_slot {
-	__u64 key;
+	__u64 key; /* row_key() of the lookup, or of its page | ROW_PAGE_KEY */
 	__u32 gen; /* rows_gen when found */
 	struct cprof_unwind_rule rule;
+	__u16 first, last; /* a page's: the offsets the rule holds from and to */
 };
+#define ROW_PAGE_KEY (1ULL << 63)
 
 struct row_cache {
 	struct row_cache_slot slot[ROW_CACHE_SLOTS];

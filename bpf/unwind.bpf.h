@@ -468,10 +468,12 @@ static __always_inline int rule_number(const struct cprof_table *t, __u32 idx, _
 /*
  * The rule of the last row at or below @rel in table @t: the rows of
  * @rel's page by binary search over their 16-bit pcs, or the row before
- * them, which covers the page's start.
+ * them, which covers the page's start.  *@first and *@last: the offsets in
+ * the page from and to which that row holds (it may hold beyond them, in
+ * the pages next to it).
  */
 static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
-				      struct cprof_unwind_rule *out)
+				      struct cprof_unwind_rule *out, __u32 *first, __u32 *last)
 {
 	__u32 nrows = t->nrows, shift = t->index_shift & 31, lo, len, half, idx, a, b, num;
 	const union cprof_table_slot *s;
@@ -480,6 +482,8 @@ static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
 	if (!nrows)
 		return -1;
 	page = rel >> shift;
+	*first = 0;
+	*last = (1u << shift) - 1;
 	if (page >= t->npages) {
 		/* past the last row's page: the last row */
 		lo = nrows;
@@ -503,6 +507,11 @@ static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
 			lo += le_bit(s->pc[idx & 3], off) * (len - half);
 			len = half;
 		}
+		/* the row's own pc and the next row's, where they are in the page */
+		if (lo > a && (s = table_slot(CPROF_TABLE_PCS_AT(t) + (lo - 1) / 4)))
+			*first = s->pc[(lo - 1) & 3];
+		if (lo < b && (s = table_slot(CPROF_TABLE_PCS_AT(t) + lo / 4)))
+			*last = s->pc[lo & 3] - 1;
 	}
 	if (lo == 0)
 		return -1; /* below the first row */
@@ -517,17 +526,21 @@ static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
 
 /*
  * Leaves in memo->rule the rule of the last row at or below @rel in table
- * @t, from this CPU's row cache when there; -1: none.  A global function,
- * checked once by the verifier rather than at every frame of the walk in
- * that frame's state.
+ * @t, from this CPU's row cache when there; -1: none.  The cache holds the
+ * rules of exact lookups (return addresses recur) and, by page, the span
+ * of a page the rule found there holds over: a leaf pc varies from sample
+ * to sample, mostly within one row (the interpreter loop of CPython is
+ * two rows of 20 and 30 KiB), and was a search each sample.  A global
+ * function, checked once by the verifier rather than at every frame of the
+ * walk in that frame's state.
  */
 __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo *memo)
 {
 	__u32 zero = 0;
 	struct row_cache *rc = bpf_map_lookup_elem(&row_cache, &zero);
-	struct row_cache_slot *e = NULL;
-	__u32 gen = rows_gen;
-	__u64 key;
+	struct row_cache_slot *e = NULL, *p = NULL;
+	__u32 gen = rows_gen, off, first, last;
+	__u64 key, pkey;
 
 	if (!t || !memo)
 		return -1;
@@ -542,13 +555,31 @@ __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo 
 			return 0;
 		}
 	}
-	if (search_row(t, rel, &memo->rule))
+	/* the page's span: only once the exact lookup missed, as return addresses do not */
+	pkey = row_key(t, rel >> (t->index_shift & 31)) | ROW_PAGE_KEY;
+	off = rel & ((1u << (t->index_shift & 31)) - 1);
+	if (rc) {
+		p = &rc->slot[(pkey * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
+		if (p->key == pkey && p->gen == gen && off >= p->first && off <= p->last) {
+			memo->key = key;
+			memo->rule = p->rule;
+			return 0;
+		}
+	}
+	if (search_row(t, rel, &memo->rule, &first, &last))
 		return -1;
 	memo->key = key;
 	if (e) {
 		e->key = key;
 		e->gen = gen;
 		e->rule = memo->rule;
+	}
+	if (p && first <= off && off <= last) {
+		p->key = pkey;
+		p->gen = gen;
+		p->rule = memo->rule;
+		p->first = first;
+		p->last = last;
 	}
 	return 0;
 }

@@ -17,6 +17,7 @@ static bool file_tables;
 #include "stacks.bpf.h"
 #include "pytramp.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 #include "bpfunwind.h"
 
@@ -136,8 +137,10 @@ void bpfu_set_vmas(const struct bpfu_vma *v, size_t n, bool file_tables_on)
 
 int bpfu_search_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out)
 {
+	__u32 first, last;
+
 	setup();
-	return search_row(t, rel, out);
+	return search_row(t, rel, out, &first, &last);
 }
 
 int bpfu_find_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind_rule *out)
@@ -275,5 +278,43 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	}
 	if (ev->submitted > EVENTS_MAX / 2)
 		ev->submitted = 0; /* read: room for the next walks */
+	return 0;
+}
+
+void bpfu_set_window(uint64_t lo, const void *bytes, uint32_t len)
+{
+	setup();
+	len = len < STACK_WINDOW ? len : STACK_WINDOW;
+	window.lo = lo;
+	window.len = len;
+	memcpy(window.b, bytes, len);
+}
+
+int bpfu_py_stack_word(const struct bpfu_memory *mem, uint64_t addr, uint64_t *out,
+		       size_t *reads)
+{
+	__u64 v = 0;
+	int rc;
+
+	setup();
+	shim_mem = (struct shim_memory){ mem->lo, mem->bytes, mem->len };
+	shim_reads = 0;
+	rc = py_stack_word(addr, &v);
+	*out = v;
+	*reads = shim_reads;
+	return rc;
+}
+
+int bpfu_py_frame_from_window(uint64_t addr, uint32_t size, uint8_t out[CPROF_PY_FRAME_READ])
+{
+	static struct py_walk w;
+
+	setup();
+	memset(&w, 0, sizeof(w));
+	if (py_frame_from_window(&w, addr, size))
+		return -1;
+	if (w.frames_lo != addr || w.frames_len != size)
+		return -2; /* the walk would look for it elsewhere */
+	memcpy(out, w.frames, CPROF_PY_FRAME_READ);
 	return 0;
 }

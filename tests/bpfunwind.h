@@ -126,4 +126,23 @@ void bpfu_set_proc(uint32_t pid, const struct cprof_proc_maps *pm);
 int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_regs *regs,
 	      const struct bpfu_memory *mem, struct bpfu_walk *out);
 
+/*
+ * The stack window as a user walk leaves it (unwind.bpf.h): @len bytes
+ * (at most STACK_WINDOW) of the thread's stack at @lo, which are @bytes.
+ * A test may make them differ from the memory there, to tell which one a
+ * read was answered from.
+ */
+void bpfu_set_window(uint64_t lo, const void *bytes, uint32_t len);
+
+/*
+ * python.bpf.h's reads of what CPython keeps on the C stack after the
+ * walk: the word at @addr (py_stack_word: the window's, else read from
+ * @mem; *@reads: bpf_probe_read_user calls), and the frame of @size bytes
+ * at @addr copied from the window (py_frame_from_window: -1 when the
+ * window does not hold it; its first CPROF_PY_FRAME_READ bytes in @out).
+ */
+int bpfu_py_stack_word(const struct bpfu_memory *mem, uint64_t addr, uint64_t *out,
+		       size_t *reads);
+int bpfu_py_frame_from_window(uint64_t addr, uint32_t size, uint8_t out[CPROF_PY_FRAME_READ]);
+
 #endif

@@ -42,8 +42,9 @@ static bool same_rule(const struct cprof_unwind_rule *a, const struct cprof_unwi
 
 /*
  * Every address from below the first row to past the last row's page:
- * search_row at each, find_row (row cache first) at every row's start and
- * the byte before, against a walk of the rows.  Returns the mismatches.
+ * search_row and find_row (row cache first) at each, find_row again at
+ * every row's start and the byte before, against a walk of the rows.
+ * Returns the mismatches.
  */
 static size_t every_address(const struct unwind_table *t, size_t *checked)
 {
@@ -60,6 +61,8 @@ static size_t every_address(const struct unwind_table *t, size_t *checked)
 			r++;
 		want = a >= t->base && r ? unwind_rule(t, r - 1) : NULL;
 		bad += !same_rule(row_at_uncached(t, a), want);
+		/* in order: the row cache answers by the span of a page a row holds over */
+		bad += !same_rule(row_at(t, a), want);
 		if (r && t->base + t->pcs[r - 1] == a) {
 			bad += !same_rule(row_at(t, a), want);
 			bad += a > t->base && !same_rule(row_at(t, a - 1),
