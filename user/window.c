@@ -12,7 +12,6 @@
 #include "kallsyms.h"
 #include "output.h"
 #include "profile.h"
-#include "rootfs.h"
 #include "symbolize.h"
 #include "window.h"
 
@@ -72,7 +71,7 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 	uint64_t *addrs = NULL;
 	size_t na = 0, cap = 0;
 	FILE *f;
-	int ret = 0, fd;
+	int ret = 0;
 
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct agg_entry *e;
@@ -99,15 +98,8 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 		return 1;
 	}
 	qsort(addrs, na, sizeof(*addrs), cmp_u64);
-	/* A host file, but opened as any other: non-blocking, regular only. */
-	fd = rootfs_open_host("/proc/kallsyms");
-	f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	if (!f) {
-		ret = fd < 0 ? fd : -errno;
-		if (fd >= 0)
-			close(fd);
-		ret = errf(err, ret, "/proc/kallsyms: %s", strerror(-ret));
-	} else {
+	ret = kallsyms_open(&f, err);
+	if (!ret) {
 		ret = kallsyms_resolve(f, addrs, na, out, err);
 		fclose(f);
 	}
