@@ -96,9 +96,9 @@ static __always_inline bool arrivals_kept(void)
 }
 
 /*
- * When @task (current), stamped in @t, came back: its last switch in, which
- * is past the stamp unless it never got there (a task started before the
- * profiler, say), when now is the best bound.
+ * When @task (current), stamped in @t, came back: its last switch in, past
+ * the stamp unless the kernel left that one unrecorded (it records an
+ * arrival after a queueing it saw), when now bounds it.
  */
 static __always_inline __u64 wait_end(struct task_struct *task, struct offcpu_task *t)
 {
@@ -217,8 +217,9 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	bool blocks;
 
 	/*
-	 * Idle and kernel threads never wait (they are never stamped): half
-	 * the switches of a host that idles.
+	 * Only where the kernel does not keep when a task came back: its wait
+	 * ends here.  Idle and kernel threads never wait (they are never
+	 * stamped): half the switches of a host that idles.
 	 */
 	if (!arrivals_kept() && next->pid && !(next->flags & PF_KTHREAD)) {
 		t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
