@@ -131,8 +131,11 @@ static __always_inline void end_wait(void *ctx, struct offcpu_task *t, struct ta
 	t->short_site = 0;
 	key.pid = t->pid;
 	key.tid = task->pid;
-	/* Known only now, for most waits: the short ones never need it. */
-	key.gen = note_process(t->pid, task, false, false);
+	/*
+	 * Known only now, for most waits: the short ones never need it.  (An
+	 * exiting thread's process may be marked gone already: not new.)
+	 */
+	key.gen = note_process(t->pid, task, false, task->flags & PF_EXITING);
 	if (key.gen != t->gen) {
 		/* walked in another image of the process, or not at all */
 		t->ustack = t->kstack = CPROF_STACK_UNWALKED;

@@ -28,11 +28,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "addrsearch.h"
 #include "kallsyms.h"
-#include "rootfs.h"
 
 /* KSYM_NAME_LEN is 512 including the NUL; longer names are truncated. */
 #define NAME_MAX_LEN 511
@@ -377,22 +375,6 @@ const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr)
 {
 	_Static_assert(offsetof(struct ksym, addr) == 0, "addr_search needs the address first");
 	return addr_search(t->syms, t->n, sizeof(*t->syms), addr);
-}
-
-int kallsyms_open(FILE **out, struct errbuf *err)
-{
-	/* A host file, but opened as any other: non-blocking, regular only. */
-	int fd = rootfs_open_host("/proc/kallsyms"), ret;
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-
-	if (!f) {
-		ret = fd < 0 ? fd : -errno;
-		if (fd >= 0)
-			close(fd);
-		return errf(err, ret, "/proc/kallsyms: %s", strerror(-ret));
-	}
-	*out = f;
-	return 0;
 }
 
 int kallsyms_text_range(FILE *f, const char *name, uint64_t *start, uint64_t *end,

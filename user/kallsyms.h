@@ -42,9 +42,6 @@ int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
 /* Entry for @addr in a resolved table, or NULL. */
 const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr);
 
-/* The host's /proc/kallsyms, opened as rootfs_open_host() opens: 0 or -errno, one line in @err. */
-int kallsyms_open(FILE **out, struct errbuf *err);
-
 /*
  * The core kernel's text symbol @name in the kallsyms text of @f (read
  * twice: @f is rewound): [@start, @end), @end the next text symbol's

@@ -12,6 +12,7 @@
 #include "kallsyms.h"
 #include "output.h"
 #include "profile.h"
+#include "rootfs.h"
 #include "symbolize.h"
 #include "window.h"
 
@@ -98,8 +99,10 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 		return 1;
 	}
 	qsort(addrs, na, sizeof(*addrs), cmp_u64);
-	ret = kallsyms_open(&f, err);
-	if (!ret) {
+	f = rootfs_fopen_host("/proc/kallsyms");
+	if (!f) {
+		ret = errf(err, -errno, "/proc/kallsyms: %s", strerror(errno));
+	} else {
 		ret = kallsyms_resolve(f, addrs, na, out, err);
 		fclose(f);
 	}
