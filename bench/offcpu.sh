@@ -274,7 +274,9 @@ S=$RAW/section.md
 	echo "${rps:-?} runs a second host-wide during the pingpong,"
 	echo "$(calc "${own:-0} * ${rps:-0} / 1e7 / $NCPU" %.1f)% of the host's CPU time.  The pingpong's waits are all"
 	echo "shorter than the minimum, so after its first wait from each place nothing is"
-	echo "walked.  Target: --off-cpu costs < 3% of the throughput.  Per run:"
+	echo "walked; a switch in runs nothing of the program's own (a wait is charged when"
+	echo "its thread next leaves the CPU).  Target: --off-cpu costs < 3% of the"
+	echo "throughput.  Per run:"
 	echo
 	for m in none cpu off; do
 		printf '%s: ' "$m"

@@ -118,8 +118,9 @@ struct cprof_lost {
 
 /*
  * Off-CPU time (--off-cpu).  A thread that blocks is stamped, and its
- * stacks walked, when it leaves the CPU; when it comes back, a wait of
- * at least the minimum is charged, in ns, to those stacks, in maps keyed
+ * stacks walked, when it leaves the CPU; when it next leaves it again
+ * after it came back, a wait of at least the minimum (to its return) is
+ * charged, in ns, to those stacks, in maps keyed
  * like the counts (struct cprof_sample_key).  Each CPU walks at most so
  * many stacks a second.
  */

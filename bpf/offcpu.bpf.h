@@ -2,18 +2,24 @@
 /*
  * offcpu.bpf.h: off-CPU time (--off-cpu), loaded only when asked for.
  *
- * One program on the scheduler's switch.  A profiled thread that blocks
- * (leaves the CPU not preempted) is stamped, and its stacks walked while
- * it is still current: the sampler's own code, stored in the live pair.
- * When it is switched back in, a wait of at least the minimum is charged
- * to those stacks in the live pair of off-CPU maps, so a wait spanning
- * windows is charged to the window it ends in (its stacks, drained
- * before, carry the CPROF_STACK_F_OFFCPU mark that has the loader keep
- * them); a shorter one is only counted.
+ * One program on the scheduler's switch, which works on the task leaving
+ * the CPU only.  A profiled thread that blocks (leaves the CPU not
+ * preempted) is stamped, and its stacks walked while it is still current:
+ * the sampler's own code, stored in the live pair.  Its wait is charged at
+ * its next switch off the CPU (it blocks again, is preempted or exits),
+ * from the stamp to when the scheduler last brought it in, which the
+ * kernel keeps in the task (sched_info.last_arrival): a wait of at least
+ * the minimum to those stacks in the live pair of off-CPU maps (its
+ * stacks, drained before, carry the CPROF_STACK_F_OFFCPU mark that has
+ * the loader keep them), a shorter one only counted.  So the switch in,
+ * which is on the path of whatever woke the thread, costs nothing but the
+ * program's dispatch, and a wait spanning windows is charged whole to one
+ * window: the one where its thread next leaves the CPU.
  *
  * sched_switch fires very often: the wait lives in the task's own storage
- * (no hashing), its ends are read from the scheduler's clock (no clocksource
- * read), and a block is walked only within a per-CPU budget and unless the
+ * (no hashing), a task never stamped is told by a pointer of its own (no
+ * helper call), the stamp is the scheduler's clock (no clocksource read),
+ * and a block is walked only within a per-CPU budget and unless the
  * thread's last wait from the same place (where it entered the kernel) was
  * a short one, which it most likely is again.
  *
@@ -25,6 +31,14 @@
  */
 #ifndef CPROF_OFFCPU_BPF_H
 #define CPROF_OFFCPU_BPF_H
+
+/*
+ * Where the scheduler's __schedule() is (the loader reads it from kallsyms;
+ * 0: unknown): an off-CPU kernel stack starts at its frame, whatever runs
+ * between it and this program (another program watching the switch sends
+ * the kernel through __traceiter_sched_switch, one frame more).
+ */
+const volatile __u64 sched_text_lo = 0, sched_text_hi = 0;
 
 /*
  * Now, at a switch on this CPU (@cur, its current task, is on this CPU's
@@ -71,14 +85,39 @@ static __always_inline __u64 blocked_user_stack(struct task_struct *task, struct
 	return walk_user_stack(&l, span, pair, epoch, CPROF_STACK_F_OFFCPU, s);
 }
 
-/* @t's wait, of @task, ended at @now: charged, or only counted when short. */
+/*
+ * Whether the kernel keeps when a task was last switched in
+ * (CONFIG_SCHED_INFO, in every distribution's kernel): then a wait is
+ * charged when its thread next leaves the CPU, else when it comes back.
+ */
+static __always_inline bool arrivals_kept(void)
+{
+	return bpf_core_field_exists(((struct task_struct *)0)->sched_info.last_arrival);
+}
+
+/*
+ * When @task (current), stamped in @t, came back: its last switch in, past
+ * the stamp unless the kernel left that one unrecorded (it records an
+ * arrival after a queueing it saw), when now bounds it.
+ */
+static __always_inline __u64 wait_end(struct task_struct *task, struct offcpu_task *t)
+{
+	__u64 arrived;
+
+	if (!arrivals_kept()) /* (the field's read would not load) */
+		return switch_clock(task);
+	arrived = task->sched_info.last_arrival;
+	return arrived > t->start ? arrived : switch_clock(task);
+}
+
+/* @t's wait, of @task, ended at @end: charged, or only counted when short. */
 static __always_inline void end_wait(void *ctx, struct offcpu_task *t, struct task_struct *task,
-				     __u64 now)
+				     __u64 end)
 {
 	struct cprof_stats *s = get_stats();
 	struct cprof_sample_key key = {};
 	/* (where sched_clock is not stable, CPUs' clocks may disagree a little) */
-	__u64 wait = now > t->start ? now - t->start : 0;
+	__u64 wait = end > t->start ? end - t->start : 0;
 
 	t->start = 0;
 	if (!s)
@@ -92,8 +131,11 @@ static __always_inline void end_wait(void *ctx, struct offcpu_task *t, struct ta
 	t->short_site = 0;
 	key.pid = t->pid;
 	key.tid = task->pid;
-	/* Known only now, for most waits: the short ones never need it. */
-	key.gen = note_process(t->pid, task, false, false);
+	/*
+	 * Known only now, for most waits: the short ones never need it.  (An
+	 * exiting thread's process may be marked gone already: not new.)
+	 */
+	key.gen = note_process(t->pid, task, false, task->flags & PF_EXITING);
 	if (key.gen != t->gen) {
 		/* walked in another image of the process, or not at all */
 		t->ustack = t->kstack = CPROF_STACK_UNWALKED;
@@ -151,8 +193,9 @@ static __always_inline void begin_wait(void *ctx, struct offcpu_task *t, struct 
 	t->pid = pid;
 	t->gen = note_process(pid, prev, exec, false);
 	t->walked_site = site;
-	/* less this program and the tracepoint's caller: from __schedule on */
-	t->kstack = kernel_stacks ? kernel_stack(ctx, epoch & 1, epoch, 2, CPROF_STACK_F_OFFCPU) :
+	/* less this program and the tracepoint's caller at least: from __schedule on */
+	t->kstack = kernel_stacks ? kernel_stack_from(ctx, epoch & 1, epoch, 2, CPROF_STACK_F_OFFCPU,
+						      sched_text_lo, sched_text_hi) :
 				    CPROF_STACK_NONE;
 	t->ustack = exec ? CPROF_STACK_NONE :
 			   blocked_user_stack(prev, regs, pid, epoch & 1, epoch, s);
@@ -173,31 +216,40 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	struct offcpu_task *t = NULL;
-	__u64 now = 0; /* read only when needed: most switches need no time */
+	struct offcpu_task *t;
+	bool blocks;
 
 	/*
-	 * Idle and kernel threads never wait (they are never stamped): half
-	 * the switches of a host that idles.
+	 * Only where the kernel does not keep when a task came back: its wait
+	 * ends here.  Idle and kernel threads never wait (they are never
+	 * stamped): half the switches of a host that idles.
 	 */
-	if (next->pid && !(next->flags & PF_KTHREAD))
+	if (!arrivals_kept() && next->pid && !(next->flags & PF_KTHREAD)) {
 		t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
-	if (t && t->start) {
-		now = switch_clock(prev);
-		end_wait(ctx, t, next, now);
+		if (t && t->start)
+			end_wait(ctx, t, next, switch_clock(prev));
 	}
+	if (prev->pid == 0 || (prev->flags & PF_KTHREAD))
+		return 0;
 	/*
-	 * Preempted, it still wants the CPU: not a wait.  Idle never blocks;
-	 * kernel threads wait for work, which is idleness too; an exiting
-	 * task does not come back.
+	 * Preempted, it still wants the CPU: not a wait.  Kernel threads wait
+	 * for work, which is idleness too; an exiting task does not come back.
+	 * Whichever, a wait of its that ended is charged now: a thread that
+	 * has no task storage at all was never stamped.
 	 */
-	if (preempt || !prev_state || prev->pid == 0 || (prev->flags & (PF_KTHREAD | PF_EXITING)))
+	blocks = !preempt && prev_state && !(prev->flags & PF_EXITING) && wanted(prev->tgid, prev);
+	if (blocks)
+		t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else if (arrivals_kept() && prev->bpf_storage)
+		t = bpf_task_storage_get(&offcpu_tasks, prev, 0, 0);
+	else
 		return 0;
-	if (!wanted(prev->tgid, prev))
+	if (!t)
 		return 0;
-	t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (t)
-		begin_wait(ctx, t, prev, now ? now : switch_clock(prev));
+	if (t->start)
+		end_wait(ctx, t, prev, wait_end(prev, t));
+	if (blocks)
+		begin_wait(ctx, t, prev, switch_clock(prev));
 	return 0;
 }
 

@@ -241,19 +241,14 @@ static void free_slots(struct slot *q, size_t m)
 	free(q);
 }
 
-/* Streams @f into the slots. */
-static int scan(FILE *f, struct slot *q, size_t m, struct errbuf *err)
+/*
+ * The next kallsyms line of @f parsed into @s (pointing into @line): true,
+ * or false at the end.  Lines that are not kallsyms are passed over.
+ */
+static bool next_sym(FILE *f, char (*line)[LINE_MAX_LEN], struct sym *s)
 {
-	char line[LINE_MAX_LEN];
-	size_t parsed = 0;
-	bool nonzero = false;
-
-	while (fgets(line, sizeof(line), f)) {
-		struct sym s;
-		struct slot *sl;
-		size_t i;
-
-		if (!strchr(line, '\n') && !feof(f)) {
+	while (fgets(*line, sizeof(*line), f)) {
+		if (!strchr(*line, '\n') && !feof(f)) {
 			/* Too long to be kallsyms: drop the rest of the line. */
 			int c;
 
@@ -261,8 +256,24 @@ static int scan(FILE *f, struct slot *q, size_t m, struct errbuf *err)
 				;
 			continue;
 		}
-		if (!parse_line(line, &s))
-			continue;
+		if (parse_line(*line, s))
+			return true;
+	}
+	return false;
+}
+
+/* Streams @f into the slots. */
+static int scan(FILE *f, struct slot *q, size_t m, struct errbuf *err)
+{
+	char line[LINE_MAX_LEN];
+	size_t parsed = 0;
+	bool nonzero = false;
+	struct sym s;
+
+	while (next_sym(f, &line, &s)) {
+		struct slot *sl;
+		size_t i;
+
 		parsed++;
 		/* kptr_restrict shows every address as 0. */
 		if (!s.addr)
@@ -364,6 +375,38 @@ const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr)
 {
 	_Static_assert(offsetof(struct ksym, addr) == 0, "addr_search needs the address first");
 	return addr_search(t->syms, t->n, sizeof(*t->syms), addr);
+}
+
+int kallsyms_text_range(FILE *f, const char *name, uint64_t *start, uint64_t *end,
+			struct errbuf *err)
+{
+	char line[LINE_MAX_LEN];
+	size_t len = strlen(name);
+	uint64_t lo = 0, hi = UINT64_MAX;
+	struct sym s;
+
+	while (next_sym(f, &line, &s))
+		if (s.addr && is_text(s.type) && !s.mod_len && s.name_len == len &&
+		    !memcmp(s.name, name, len)) {
+			lo = s.addr;
+			break;
+		}
+	if (ferror(f))
+		return errf(err, -EIO, "kallsyms: read error");
+	if (!lo)
+		return errf(err, -ENOENT, "kallsyms: no text symbol %s", name);
+	/* Its end: the lowest text symbol above it, wherever listed. */
+	rewind(f);
+	while (next_sym(f, &line, &s))
+		if (is_text(s.type) && s.addr > lo && s.addr < hi)
+			hi = s.addr;
+	if (ferror(f))
+		return errf(err, -EIO, "kallsyms: read error");
+	if (hi == UINT64_MAX)
+		return errf(err, -ENOENT, "kallsyms: nothing after %s to end it", name);
+	*start = lo;
+	*end = hi;
+	return 0;
 }
 
 void kallsyms_free(struct ksym_table *t)

@@ -42,6 +42,15 @@ int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
 /* Entry for @addr in a resolved table, or NULL. */
 const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr);
 
+/*
+ * The core kernel's text symbol @name in the kallsyms text of @f (read
+ * twice: @f is rewound): [@start, @end), @end the next text symbol's
+ * address above it.  -ENOENT with one line in @err when it is not there
+ * (or every address is hidden).
+ */
+int kallsyms_text_range(FILE *f, const char *name, uint64_t *start, uint64_t *end,
+			struct errbuf *err);
+
 void kallsyms_free(struct ksym_table *t);
 
 #endif

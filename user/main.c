@@ -26,6 +26,7 @@
 
 #include "dwarfworker.h"
 #include "fdlru.h"
+#include "kallsyms.h"
 #include "objcache.h"
 #include "options.h"
 #include "output.h"
@@ -581,6 +582,23 @@ static void gather(struct run *r, struct summary *sum)
 	py_tramps_get_stats(r->tramps, &sum->py.tramps);
 }
 
+/*
+ * Where __schedule() is, for off-CPU kernel stacks to start there.  Not
+ * found (kallsyms hidden), they start two frames above the program, as
+ * the tracepoint's own call reaches it: one frame too high while another
+ * program watches the switch.
+ */
+static void sched_text(struct sampler_opts *sopts)
+{
+	struct errbuf err = { "" };
+	FILE *f = rootfs_fopen_host("/proc/kallsyms");
+
+	if (!f)
+		return;
+	kallsyms_text_range(f, "__schedule", &sopts->sched_text_lo, &sopts->sched_text_hi, &err);
+	fclose(f);
+}
+
 /* Sets up every part of a run; on failure what was made is left for run_free. */
 static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 {
@@ -609,6 +627,8 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 	if (ret < 0)
 		return ret;
 	r->out_open = true;
+	if (o->off_cpu)
+		sched_text(&sopts);
 	ret = sampler_open(&r->sampler, &sopts, err);
 	if (ret)
 		return ret;

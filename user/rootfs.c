@@ -100,6 +100,24 @@ int rootfs_open_host(const char *path)
 	return open_checked(open(path, O_PATH | O_CLOEXEC), NULL, NULL);
 }
 
+FILE *rootfs_fopen_host(const char *path)
+{
+	int fd = rootfs_open_host(path), e;
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 /* --- process roots -------------------------------------------------------- */
 
 struct rootfs_root {

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include "errbuf.h"
@@ -57,6 +58,9 @@ int rootfs_open_magic(const char *path, const struct rootfs_want *want, struct s
 
 /* Opens a host file (debug files, /proc): regular files only. */
 int rootfs_open_host(const char *path);
+
+/* The same, for stdio: NULL with errno set when it cannot be opened. */
+FILE *rootfs_fopen_host(const char *path);
 
 /* Does @st match the device and inode of @want (see rootfs_want)? */
 bool rootfs_ident_matches(const struct rootfs_want *want, const struct stat *st,

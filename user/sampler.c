@@ -142,6 +142,8 @@ static int setup_off_cpu(struct cprof_bpf *skel, const struct sampler_opts *opts
 		bpf_program__set_autoload(skel->progs.on_switch, false);
 	}
 	skel->rodata->offcpu_min_ns = opts->off_cpu_min_ns;
+	skel->rodata->sched_text_lo = opts->sched_text_lo;
+	skel->rodata->sched_text_hi = opts->sched_text_hi;
 	if (bpf_map__set_max_entries(skel->maps.offcpu0, size) ||
 	    bpf_map__set_max_entries(skel->maps.offcpu1, size))
 		return -EINVAL;

@@ -28,6 +28,8 @@ struct sampler_opts {
 	uint32_t counts_max;  /* entries per counts map; 0: CPROF_COUNTS_MAX */
 	bool off_cpu;         /* charge waits too (cprof.h: off-CPU time) */
 	uint64_t off_cpu_min_ns; /* shorter waits are only counted */
+	/* __schedule()'s text, where off-CPU kernel stacks start; 0: unknown */
+	uint64_t sched_text_lo, sched_text_hi;
 };
 
 struct sampler;

@@ -72,7 +72,7 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 	uint64_t *addrs = NULL;
 	size_t na = 0, cap = 0;
 	FILE *f;
-	int ret = 0, fd;
+	int ret = 0;
 
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct agg_entry *e;
@@ -99,14 +99,9 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 		return 1;
 	}
 	qsort(addrs, na, sizeof(*addrs), cmp_u64);
-	/* A host file, but opened as any other: non-blocking, regular only. */
-	fd = rootfs_open_host("/proc/kallsyms");
-	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	f = rootfs_fopen_host("/proc/kallsyms");
 	if (!f) {
-		ret = fd < 0 ? fd : -errno;
-		if (fd >= 0)
-			close(fd);
-		ret = errf(err, ret, "/proc/kallsyms: %s", strerror(-ret));
+		ret = errf(err, -errno, "/proc/kallsyms: %s", strerror(errno));
 	} else {
 		ret = kallsyms_resolve(f, addrs, na, out, err);
 		fclose(f);

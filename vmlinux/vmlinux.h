@@ -77,8 +77,18 @@ struct sched_entity {
 	struct cfs_rq *cfs_rq; /* CONFIG_FAIR_GROUP_SCHED */
 };
 
+/* CONFIG_SCHED_INFO: when the scheduler last switched the task in (rq->clock). */
+struct sched_info {
+	unsigned long long last_arrival;
+};
+
+/* A task's BPF storage, of any map: NULL until some program gave it one. */
+struct bpf_local_storage;
+
 struct task_struct {
 	struct sched_entity se;
+	struct sched_info sched_info;
+	struct bpf_local_storage *bpf_storage;
 	pid_t pid;
 	pid_t tgid;
 	unsigned int flags;

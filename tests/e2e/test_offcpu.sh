@@ -6,7 +6,8 @@
 T=$(mktemp -d)
 BG=
 CG=
-trap 'stop_all; cgroup_gone "$CG"; rm -rf "$T"' EXIT
+HOLD=
+trap 'stop_all; [ -z "$HOLD" ] || kill "$HOLD"; cgroup_gone "$CG"; rm -rf "$T"' EXIT
 
 # --- bad input (no privileges needed: refused before anything loads) --------
 for bad in 2x -1 0 0.5ms 61s 1h ""; do
@@ -20,6 +21,8 @@ check "--off-cpu-min without --off-cpu: exit 2" \
 
 require_root "off-CPU share of the sleeping function" "CPU + off-CPU cover the window" \
 	"default sample type stays cpu" "summary reports off-CPU" \
+	"kernel stacks start at __schedule" \
+	"kernel stacks start at __schedule while another program watches the switch" \
 	"mutex waiter through pthread_mutex_lock" "wait spanning windows" \
 	"--cgroup: the process in it charged" "--cgroup: the process outside it not" \
 	"python: the sleeping Python function on off-CPU stacks"
@@ -61,6 +64,40 @@ min=$(jget "$T/sleep.json" off_cpu.min_ns)
 check "summary reports off-CPU (waits=$waits, min_ns=$min)" \
 	sh -c "grep -q 'off-CPU: [1-9][0-9]* waits charged' '$T/sleep.err' &&
 	       [ '${waits:-0}' -gt 0 ] && [ '$min' = 1000000 ]"
+
+# at_schedule NAME FILE: all of FILE's off-CPU time on kernel stacks whose
+# first frame (the leaf) is __schedule, where the thread switched out.
+at_schedule() {
+	_all=$(off_cpu "$2" .)
+	_at=$(sum_where "$2.off" ';schedule;__schedule$')
+	check "$1 ($_at of $_all ns; leaves: $(awk '$1 + 0 > 0' "$2.off" | grep -o '[^;]*$' | sort -u | tr '\n' ' '))" \
+		awk -v a="$_at" -v n="$_all" 'BEGIN { exit !(n >= 1e9 && a == n) }'
+}
+at_schedule "kernel stacks start at __schedule" "$F"
+
+# --- the same while another program watches sched_switch -------------------
+# With two programs on it the kernel calls them through
+# __traceiter_sched_switch: one frame more between __schedule and ours.
+python3 "$(dirname "$0")/../../bench/bpfhold.py" empty sched_switch >"$T/hold" 2>&1 &
+HOLD=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	[ -s "$T/hold" ] && break
+	sleep 0.5
+done
+if [ "$(cat "$T/hold")" != ready ]; then
+	fail "kernel stacks start at __schedule while another program watches the switch" \
+		"bench/bpfhold.py empty sched_switch: $(head -n1 "$T/hold")"
+else
+	start PID $BUILD/workloads/offcpu sleep 6
+	sleep 0.3
+	$CPROF --off-cpu --pid "$PID" --duration 3 --output-dir "$T/twice" 2>"$T/twice.err"
+	stop_all
+	at_schedule "kernel stacks start at __schedule while another program watches the switch" \
+		"$T/twice/offcpu-$PID.pb.gz"
+fi
+kill "$HOLD"
+wait "$HOLD" 2>/dev/null
+HOLD=
 
 # --- two threads, one mutex: the waiter blocks in pthread_mutex_lock -------
 start PID $BUILD/workloads/offcpu mutex 9

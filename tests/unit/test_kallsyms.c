@@ -350,10 +350,57 @@ static void test_real(void)
 	free(all);
 }
 
+static int range_text(const char *text, const char *name, uint64_t *lo, uint64_t *hi,
+		      struct errbuf *err)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = kallsyms_text_range(f, name, lo, hi, err);
+	fclose(f);
+	return ret;
+}
+
+/* A function's range: to the next text symbol above it, wherever listed. */
+static void test_text_range(void)
+{
+	static const char text[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000500 t __schedule\t[mod_a]\n" /* a module's: not it */
+		"ffffffff81000200 t schedule_tail\n"
+		"ffffffff81000100 t __schedule\n"
+		"ffffffff81000180 d not_text\n"
+		"ffffffff81000100 T __schedule_alias\n"
+		"ffffffff81000300 T schedule\n"
+		"ffffffff810001c0 t __schedule.cold\n"; /* listed later, still its end */
+	struct errbuf err = { "" };
+	uint64_t lo = 0, hi = 0;
+	int ret;
+
+	ret = range_text(text, "__schedule", &lo, &hi, &err);
+	CHECK(ret == 0 && lo == 0xffffffff81000100 && hi == 0xffffffff810001c0,
+	      "text range: from the core kernel's symbol to the next text above it",
+	      "ret %d (%s) %" PRIx64 "-%" PRIx64, ret, err.msg, lo, hi);
+	ret = range_text(text, "__sched", &lo, &hi, &err);
+	CHECK(ret == -ENOENT && strstr(err.msg, "__sched"),
+	      "text range: a name's prefix is not the name", "ret %d: %s", ret, err.msg);
+	ret = range_text(text, "not_text", &lo, &hi, &err);
+	CHECK(ret == -ENOENT, "text range: data symbols are not functions", "ret %d", ret);
+	ret = range_text("0000000000000000 t __schedule\n0000000000000000 T schedule\n",
+			 "__schedule", &lo, &hi, &err);
+	CHECK(ret == -ENOENT, "text range: hidden addresses give no range", "ret %d", ret);
+	ret = range_text("ffffffff81000100 t __schedule\n", "__schedule", &lo, &hi, &err);
+	CHECK(ret == -ENOENT && strstr(err.msg, "end"), "text range: nothing above it, no end",
+	      "ret %d: %s", ret, err.msg);
+}
+
 int main(void)
 {
 	test_crafted();
 	test_errors();
+	test_text_range();
 	test_random();
 	test_real();
 	return T_EXIT();
