@@ -178,6 +178,16 @@ static size_t fd_count(pid_t pid)
 	return n;
 }
 
+/* Of the first @n addresses, how many have the same frames in @a and @b, and some. */
+static size_t alike(const struct got *a, const struct got *b, size_t n)
+{
+	size_t same = 0;
+
+	for (size_t i = 0; i < n; i++)
+		same += !strcmp(a->text[i], b->text[i]) && strchr(b->text[i], ';');
+	return same;
+}
+
 /* The confinement sandbox.h promises, read back from @pid's /proc entries. */
 static void check_confined(pid_t pid, const char *who)
 {
@@ -283,8 +293,7 @@ int main(int argc, char **argv)
 	CHECK(r == (long)na && na > 10, "in process: every address of outer_w() answered",
 	      "%ld of %zu: %s", r, na, err.msg);
 	r = lookup(w, &src, addrs, na, &child, &err, &h);
-	for (size_t i = 0; i < na; i++)
-		same += !strcmp(in_proc.text[i], child.text[i]) && strchr(child.text[i], ';');
+	same = alike(&in_proc, &child, na);
 	CHECK(r == (long)na && same == na,
 	      "sandboxed child: every address's frames as in process (names, files, lines)",
 	      "%ld answered, %zu alike: %s", r, same, err.msg);
@@ -316,9 +325,7 @@ int main(int argc, char **argv)
 			memset(ballast, 1, ballast_len);
 		dwarfworker_new(&w, &(struct dwarfworker_opts){ .exec_self = true });
 		r = lookup(w, &src, addrs, na, &child, &err, &h);
-		same = 0;
-		for (size_t i = 0; i < na; i++)
-			same += !strcmp(in_proc.text[i], child.text[i]) && strchr(child.text[i], ';');
+		same = alike(&in_proc, &child, na);
 		CHECK(r == (long)na && same == na,
 		      "exec_self: every address's frames as in process (names, files, lines)",
 		      "%ld answered, %zu alike: %s", r, same, err.msg);
