@@ -25,10 +25,13 @@ extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struc
 extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
 extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
 
-struct exit_budget {
-	struct rate_budget records;
-	/* VMAs the record being made looked at: in the map, so that the
-	   verifier does not follow the loop value by value */
+/*
+ * A VMA walk's budget: walks a second on this CPU, and the VMAs the walk
+ * under way looked at (in the map, so that the verifier does not follow
+ * the loop value by value).  The exit records' and ldstate.bpf.h's.
+ */
+struct vma_walk {
+	struct rate_budget walks;
 	__u64 seen;
 };
 
@@ -36,19 +39,19 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct exit_budget);
-} exit_budget SEC(".maps");
+	__type(value, struct vma_walk);
+} exit_walks SEC(".maps");
 
-/* This CPU's budget if it may send one more exit record this second, else NULL. */
-static __always_inline struct exit_budget *take_exit_record(void)
+/* @map's (a vma_walk array) if this CPU may walk once more this second, else NULL. */
+static __always_inline struct vma_walk *take_vma_walk(void *map, __u32 per_second)
 {
 	__u32 zero = 0;
-	struct exit_budget *b = bpf_map_lookup_elem(&exit_budget, &zero);
+	struct vma_walk *w = bpf_map_lookup_elem(map, &zero);
 
-	if (!b || !budget_take(&b->records, bpf_ktime_get_ns(), CPROF_EXIT_RECORDS))
+	if (!w || !budget_take(&w->walks, bpf_ktime_get_ns(), per_second))
 		return NULL;
-	b->seen = 0;
-	return b;
+	w->seen = 0;
+	return w;
 }
 
 /*
@@ -72,13 +75,13 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 	struct cprof_exit_maps *rec;
-	struct exit_budget *b;
+	struct vma_walk *b;
 	__u32 n = 0;
 	__u64 vdso;
 
 	if (!bpf_iter_task_vma_new || loader_read(pid) || !task->mm)
 		return;
-	if (!(b = take_exit_record())) {
+	if (!(b = take_vma_walk(&exit_walks, CPROF_EXIT_RECORDS))) {
 		if (s)
 			s->exit_maps_capped++;
 		return;

@@ -27,28 +27,21 @@
 #define LD_VMAS_SEEN 1024
 #define LD_WALKS     256
 
-struct ld_walk {
-	struct rate_budget walks;
-	/* VMAs this walk looked at: in the map, so that the verifier does
-	   not follow the loop value by value */
-	__u64 seen;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ld_walk);
-} ld_walk SEC(".maps");
+	__type(value, struct vma_walk);
+} ld_walks SEC(".maps");
 
 SEC("uprobe")
 int on_ld_state(struct pt_regs *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 pid = bpf_get_current_pid_tgid() >> 32, how = ENTRY_LOADER_TOO, zero = 0;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, how = ENTRY_LOADER_TOO;
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
-	struct ld_walk *w;
+	struct vma_walk *w;
 
 	if (!file_tables || !bpf_iter_task_vma_new)
 		return 0;
@@ -56,10 +49,9 @@ int on_ld_state(struct pt_regs *ctx)
 		how |= ENTRY_CREATE;
 	else if (!bpf_map_lookup_elem(&unwind_procs, &pid))
 		return 0;
-	w = bpf_map_lookup_elem(&ld_walk, &zero);
-	if (!w || !budget_take(&w->walks, bpf_ktime_get_ns(), LD_WALKS))
+	w = take_vma_walk(&ld_walks, LD_WALKS);
+	if (!w)
 		return 0;
-	w->seen = 0;
 	bpf_iter_task_vma_new(&it, task, 0);
 	while ((vma = bpf_iter_task_vma_next(&it))) {
 		const struct cprof_file_ref *ref;
