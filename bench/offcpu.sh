@@ -13,13 +13,14 @@
 #             thread to its switch-in, waits >= 1 ms) stands in, and the
 #             table says so.  Each tool's share is of its own window.
 #   overhead  `offcpu pingpong` (two processes sending a byte back and
-#             forth over pipes: > 50k voluntary switches a second): round
-#             trips a second with no profiler, with cprof-bpf sampling the
-#             whole host without --off-cpu, and with --off-cpu (default
-#             minimum), REPS runs of each interleaved, with the BPF run-time
-#             statistics off; then REPS more with them on, for the
-#             sched_switch program's ns per run beside an empty program's
-#             on the same tracepoint.
+#             forth over pipes: > 50k voluntary switches a second), placed
+#             one on each CPU and both on one: round trips a second with
+#             no profiler, with only an empty program on sched_switch, with
+#             cprof-bpf sampling the whole host without --off-cpu, and with
+#             --off-cpu (default minimum), PP_REPS rounds of each, with the
+#             BPF run-time statistics off; then 3 more with them on, for
+#             the sched_switch program's ns per run beside an empty
+#             program's on the same tracepoint.
 #
 # Results replace the "offcpu" section of bench/RESULTS.md.  Needs root.
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -156,59 +157,110 @@ per_run() {
 		n = y[2] - x[2]; if (n > 0) printf "%.1f %d", (y[1] - x[1]) / n, n }'
 }
 
-# run_pingpong MODE REP: one pingpong run under MODE (none, cpu: cprof-bpf
-# without --off-cpu, off: with it, stats: with it and the statistics on).
+# The pingpong's two processes are placed, not left to the scheduler:
+# where it puts them moves the throughput by a third between runs of one
+# configuration (both on one CPU is twice as fast as one on each).  So
+# each placement is measured on its own: "split", one process a CPU, each
+# wakes the other across CPUs that idle in between (four switches a round
+# trip, two of them from idle); "same", both on one CPU (two switches a
+# round trip, task to task: the most switches a second, the worst case).
+PP_SECS=${OFFCPU_PP_SECS:-3}
+PP_REPS=${OFFCPU_PP_REPS:-8}
+LAYOUTS="split same"
+MODES="none empty cpu off"
+
+# run_pingpong MODE LAYOUT REP: one pingpong run under MODE: none; empty
+# (no profiler, an empty program on sched_switch: what any program there
+# costs); cpu (cprof-bpf without --off-cpu); off (with it); stats (with it
+# and the BPF statistics on).
 declare -A TRIPS SW NS EMPTY RUNS
 STATS_SEEN=0
 run_pingpong() {
-	local mode=$1 r=$2 c="" out b0="" b1="" e0="" e1="" seen
-	out=$RAW/pp.$mode.$r
+	local mode=$1 lay=$2 r=$3 c="" out b0="" b1="" e0="" e1="" seen
+	out=$RAW/pp.$mode.$lay.$r
 	case $mode in
-	cpu) $NORMAL "$CPROF" --duration $((SECS + 3)) -o "$RAW/pp.o.$mode.$r" 2>"$out.err" & c=$! ;;
-	off | stats) $NORMAL "$CPROF" --off-cpu --duration $((SECS + 3)) -o "$RAW/pp.o.$mode.$r" \
+	cpu) $NORMAL "$CPROF" --duration $((PP_SECS + 30)) -o "$RAW/pp.o.$mode.$r" 2>"$out.err" & c=$! ;;
+	off | stats) $NORMAL "$CPROF" --off-cpu --duration $((PP_SECS + 30)) -o "$RAW/pp.o.$mode.$r" \
 		2>"$out.err" & c=$! ;;
+	empty) hold_start empty sched_switch ;;
 	esac
-	[ -n "$c" ] && sleep 1.5 # sampling has begun (it takes ~0.4 s)
+	[ -n "$c" ] && { wait_sampling "$c" || die "pingpong $mode: cprof-bpf never sampled"; }
 	[ "$mode" = stats ] && b0=$(prog_runs "$c" on_switch) e0=$(prog_runs "$HOLD_PID" empty)
 	seen=$(sysctl -n kernel.bpf_stats_enabled)
-	$NORMAL "$OFFCPU" pingpong "$SECS" >"$out"
+	$NORMAL "$OFFCPU" pingpong "$PP_SECS" "$lay" >"$out"
 	# someone else's, at the start or the end of a throughput run
 	[ "$mode" != stats ] && [ "$seen$(sysctl -n kernel.bpf_stats_enabled)" != 00 ] &&
 		STATS_SEEN=$((STATS_SEEN + 1))
 	if [ "$mode" = stats ]; then
 		b1=$(prog_runs "$c" on_switch) e1=$(prog_runs "$HOLD_PID" empty)
-		read -r NS[$r] RUNS[$r] <<<"$(per_run "$b0" "$b1")"
-		EMPTY[$r]=$(per_run "$e0" "$e1" | cut -d' ' -f1)
+		read -r NS[$lay.$r] RUNS[$lay.$r] <<<"$(per_run "$b0" "$b1")"
+		EMPTY[$lay.$r]=$(per_run "$e0" "$e1" | cut -d' ' -f1)
 	fi
-	[ -n "$c" ] && wait "$c"
-	TRIPS[$mode.$r]=$(awk 'NR == 2 { print $1 }' "$out")
-	SW[$mode.$r]=$(awk 'NR == 2 { print $2 }' "$out")
-	log "pingpong $mode $r: ${TRIPS[$mode.$r]} trips/s, ${SW[$mode.$r]} switches/s" \
-		"${NS[$r]:+(on_switch ${NS[$r]} ns a run, an empty program ${EMPTY[$r]})}"
+	[ "$mode" = empty ] && hold_stop
+	if [ -n "$c" ]; then
+		kill -INT "$c"
+		wait "$c"
+	fi
+	TRIPS[$mode.$lay.$r]=$(awk 'NR == 2 { print $1 }' "$out")
+	SW[$mode.$lay.$r]=$(awk 'NR == 2 { print $2 }' "$out")
+	log "pingpong $lay $mode $r: ${TRIPS[$mode.$lay.$r]} trips/s, ${SW[$mode.$lay.$r]} switches/s" \
+		"${NS[$lay.$r]:+(on_switch ${NS[$lay.$r]} ns a run, an empty program ${EMPTY[$lay.$r]})}"
 }
 LOAD_PP=$(cut -d' ' -f1 /proc/loadavg)
 [ "${OFFCPU_STATS_OFF:-}" = 1 ] && [ "$OLD_STATS" = 1 ] &&
 	log "kernel.bpf_stats_enabled 1 -> 0 for the throughput runs" &&
 	sysctl -q -w kernel.bpf_stats_enabled=0 >/dev/null
-for r in $(seq "$REPS"); do
-	for m in none cpu off; do run_pingpong $m "$r"; done
+# Each round runs every mode once, in an order turned by one each round,
+# so that a drift of the host's speed falls on every mode alike; each
+# mode's figure is the median over rounds of its run against the same
+# round's run with no profiler.
+for lay in $LAYOUTS; do
+	for r in $(seq "$PP_REPS"); do
+		set -- $MODES
+		for _ in $(seq $(((r - 1) % 4))); do set -- "$@" "$1"; shift; done
+		for m in "$@"; do run_pingpong "$m" "$lay" "$r"; done
+	done
 done
 [ "$(sysctl -n kernel.bpf_stats_enabled)" = "$OLD_STATS" ] ||
 	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
 LOAD_PP_END=$(cut -d' ' -f1 /proc/loadavg)
+STATS_REPS=3
 hold_start stats empty sched_switch
-for r in $(seq "$REPS"); do run_pingpong stats "$r"; done
+for lay in $LAYOUTS; do
+	for r in $(seq "$STATS_REPS"); do run_pingpong stats "$lay" "$r"; done
+done
 hold_stop
 
-med() { local m=$1 v=() r; for r in $(seq "$REPS"); do v+=("${TRIPS[$m.$r]:-}"); done; median_fmt %.0f "${v[@]}"; }
-none=$(med none) cpu=$(med cpu) off=$(med off)
-sw=$(median_fmt %.0f $(for r in $(seq "$REPS"); do echo "${SW[none.$r]:-}"; done))
-ns=$(median_fmt %.0f "${NS[@]}")
-ens=$(median_fmt %.0f "${EMPTY[@]}")
-own=$(median_fmt %.0f $(for r in $(seq "$REPS"); do
-	[ -n "${NS[$r]:-}" ] && [ -n "${EMPTY[$r]:-}" ] && calc "${NS[$r]} - ${EMPTY[$r]}" '%.1f\n'; done))
-rps=$(median_fmt %.0f $(for r in $(seq "$REPS"); do
-	[ -n "${RUNS[$r]:-}" ] && calc "${RUNS[$r]} / $SECS" '%.0f\n'; done))
+# med MODE LAYOUT: the median round trips a second; rel MODE BASE LAYOUT:
+# the median over rounds of MODE's against BASE's of the same round, as
+# a change in percent.
+med() {
+	local v=() r
+	for r in $(seq "$PP_REPS"); do v+=("${TRIPS[$1.$2.$r]:-}"); done
+	median_fmt %.0f "${v[@]}"
+}
+rel() {
+	local v=() r a b
+	for r in $(seq "$PP_REPS"); do
+		a=${TRIPS[$1.$3.$r]:-} b=${TRIPS[$2.$3.$r]:-}
+		[ -n "$a" ] && [ -n "$b" ] && v+=("$(calc "100 * ($a - $b) / $b" '%.2f')")
+	done
+	median_fmt %+.1f "${v[@]}"
+}
+# stat KIND LAYOUT: the median of NS, EMPTY or own (NS less EMPTY) ns a run
+stat_of() {
+	local v=() r n e
+	for r in $(seq "$STATS_REPS"); do
+		n=${NS[$2.$r]:-} e=${EMPTY[$2.$r]:-}
+		case $1 in
+		ns) v+=("$n") ;;
+		empty) v+=("$e") ;;
+		own) [ -n "$n" ] && [ -n "$e" ] && v+=("$(calc "$n - $e" '%.1f')") ;;
+		rps) [ -n "${RUNS[$2.$r]:-}" ] && v+=("$(calc "${RUNS[$2.$r]} / $PP_SECS" '%.0f')") ;;
+		esac
+	done
+	median_fmt %.0f "${v[@]}"
+}
 tc=$(median_fmt %.4f "${T_CPROF[@]}") tr=$(median_fmt %.4f "${T_REF[@]}")
 to=$(median_fmt %.4f "${T_OWN[@]}")
 
@@ -245,21 +297,25 @@ S=$RAW/section.md
 	echo "profile's duration; $REF_NAME: from its start to its end), so that their"
 	echo "different start-up times do not count.  Target: within 5% of each other."
 	echo
-	echo "### Overhead: \`offcpu pingpong\`, ${sw:-?} voluntary switches a second"
+	echo "### Overhead: \`offcpu pingpong\`, round trips a second"
 	echo
-	echo "| profiler | round trips/s (median) | vs none | vs without --off-cpu |"
-	echo "|---|---|---|---|"
-	echo "| none | $none | | |"
-	echo "| cprof-bpf, whole host, 99 Hz | $cpu | $(calc "100 * ($cpu - $none) / $none" %+.1f)% | |"
-	echo "| cprof-bpf --off-cpu (min 1 ms) | $off | $(calc "100 * ($off - $none) / $none" %+.1f)% |" \
-		"$(calc "100 * ($off - $cpu) / $cpu" %+.1f)% |"
+	echo "| placement | voluntary switches/s | none | an empty program on sched_switch | cprof-bpf | cprof-bpf --off-cpu (min 1 ms) | --off-cpu vs none | vs without --off-cpu | the empty program vs none |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	for lay in $LAYOUTS; do
+		sw=$(median_fmt %.0f $(for r in $(seq "$PP_REPS"); do echo "${SW[none.$lay.$r]:-}"; done))
+		echo "| $lay | $sw | $(med none $lay) | $(med empty $lay) | $(med cpu $lay) |" \
+			"$(med off $lay) | **$(rel off none $lay)%** | $(rel off cpu $lay)% | $(rel empty none $lay)% |"
+	done
 	echo
-	echo "Runs interleaved (none, without, with; $REPS times), the host shared with other"
-	echo "developers' builds and tests: single runs vary, so the medians, and the"
-	echo "program's own cost, are the figures.  The BPF run-time statistics were off"
+	echo "Medians of $PP_REPS rounds of ${PP_SECS} s runs; a round runs each configuration once,"
+	echo "in an order turned by one each round, and the changes are the medians of"
+	echo "each round's against the same round's run with no profiler (or without"
+	echo "--off-cpu).  split: one process on each CPU; same: both on one.  The"
+	echo "host is shared with other developers' builds and tests, whose load"
+	echo "moves single runs.  The BPF run-time statistics were off"
 	if [ "$STATS_SEEN" -gt 0 ]; then
 		echo "as far as this script goes, but someone else on the host had"
-		echo "kernel.bpf_stats_enabled on at the start or end of $STATS_SEEN of the $((3 * REPS)) runs: under"
+		echo "kernel.bpf_stats_enabled on at the start or end of $STATS_SEEN of the throughput runs: under"
 		echo "cprof-bpf, those pay ~60 ns a program run more."
 	elif [ "$OLD_STATS" = 1 ]; then
 		echo "for these runs: kernel.bpf_stats_enabled, which someone else had left on,"
@@ -268,21 +324,30 @@ S=$RAW/section.md
 		echo "for these runs (kernel.bpf_stats_enabled 0 throughout)."
 	fi
 	echo
-	echo "The sched_switch program took ${ns:-?} ns a run, and an empty program on the"
-	echo "same tracepoint ${ens:-?} ns (medians of $REPS more pingpong runs with the statistics"
-	echo "on, which add their own clock reads to both): ${own:-?} ns a run of its own, at"
-	echo "${rps:-?} runs a second host-wide during the pingpong,"
-	echo "$(calc "${own:-0} * ${rps:-0} / 1e7 / $NCPU" %.1f)% of the host's CPU time.  The pingpong's waits are all"
-	echo "shorter than the minimum, so after its first wait from each place nothing is"
-	echo "walked; a switch in runs nothing of the program's own (a wait is charged when"
-	echo "its thread next leaves the CPU).  Target: --off-cpu costs < 3% of the"
-	echo "throughput.  Per run:"
+	echo "The sched_switch program's own cost, from $STATS_REPS more runs of each placement"
+	echo "with the statistics on (which add their own clock reads to every run):"
 	echo
-	for m in none cpu off; do
-		printf '%s: ' "$m"
-		for r in $(seq "$REPS"); do printf '%s ' "${TRIPS[$m.$r]:-}"; done
-		echo
-		echo
+	echo "| placement | on_switch ns a run | an empty program's | its own | runs a second |"
+	echo "|---|---|---|---|---|"
+	for lay in $LAYOUTS; do
+		echo "| $lay | $(stat_of ns $lay) | $(stat_of empty $lay) | $(stat_of own $lay) | $(stat_of rps $lay) |"
+	done
+	echo
+	echo "The pingpong's waits are all shorter than the minimum, so after its first"
+	echo "wait from each place nothing is walked: a switch out of a thread that"
+	echo "blocks stamps it in its task storage, and charges (counts) its last wait."
+	echo "A switch in runs nothing of the program's own.  What is left is the"
+	echo "kernel's dispatch of any program on the tracepoint (the empty program's"
+	echo "column) and one task-storage lookup a switch.  Target: --off-cpu costs"
+	echo "< 3% of the throughput.  Per run (round trips/s, rounds in order):"
+	echo
+	for lay in $LAYOUTS; do
+		for m in $MODES; do
+			printf '%s, %s: ' "$lay" "$m"
+			for r in $(seq "$PP_REPS"); do printf '%s ' "${TRIPS[$m.$lay.$r]:-}"; done
+			echo
+			echo
+		done
 	done
 	echo "<!-- END offcpu -->"
 } >"$S"

@@ -83,6 +83,42 @@ static __always_inline bool wanted(__u32 pid, struct task_struct *task)
 	return true;
 }
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/*
+ * The user registers the kernel saved at @task's entry: task_pt_regs(),
+ * at a fixed distance from the bottom of its kernel stack.  The helper
+ * bpf_task_pt_regs() is a call, and on hosts whose kernel returns through
+ * a mitigation thunk (AMD's Safe RET, say) a call costs ~20 ns: as much
+ * as all the rest of a short wait's path at a switch, which reads these
+ * at every block.  So the distance is learnt from the helper once, among
+ * the layouts the kernel may have (THREAD_SIZE 16, 32 or 64 KiB, with or
+ * without FRED's 16 bytes of padding above the registers), and the
+ * registers then read through a read-only cast the verifier inlines.
+ */
+static __always_inline struct pt_regs *user_regs(struct task_struct *task)
+{
+	__u64 stack = (__u64)task->stack, off = user_regs_off, regs_size;
+	struct pt_regs *regs;
+
+	if (off && off != USER_REGS_UNKNOWN && bpf_rdonly_cast)
+		return bpf_rdonly_cast((void *)(stack + off), bpf_core_type_id_kernel(struct pt_regs));
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (off || !bpf_rdonly_cast)
+		return regs;
+	regs_size = bpf_core_type_size(struct pt_regs);
+	off = USER_REGS_UNKNOWN;
+	for (__u64 size = 16384; size <= 65536; size *= 2) {
+		/* (a pointer compared with a number: allowed a CAP_PERFMON loader) */
+		if ((__u64)regs == stack + size - regs_size)
+			off = size - regs_size;
+		else if ((__u64)regs == stack + size - regs_size - 16)
+			off = size - regs_size - 16;
+	}
+	user_regs_off = off;
+	return regs;
+}
+
 static __always_inline struct cprof_stats *get_stats(void)
 {
 	__u32 zero = 0;
@@ -195,7 +231,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 	c->bp = ctx->regs.bp;
 	if (in_kernel) {
 		/* The user registers saved at kernel entry (direct BTF loads). */
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		struct pt_regs *regs = user_regs(task);
 
 		c->pc = regs->ip;
 		c->sp = regs->sp;
@@ -296,7 +332,7 @@ static __always_inline __u64 note_process(__u32 pid, struct task_struct *task, b
 	if (bpf_map_update_elem(&known_pids, &pid, &img, k ? BPF_EXIST : BPF_NOEXIST) == 0) {
 		/* the user registers saved at kernel entry, or at the sample's interrupt */
 		send_event(CPROF_EV_NEW_PROC, task, img.gen,
-			   exec ? 0 : ((struct pt_regs *)bpf_task_pt_regs(task))->ip);
+			   exec ? 0 : user_regs(task)->ip);
 		return img.gen;
 	}
 	/* Another CPU announced it first. */

@@ -173,7 +173,7 @@ static __always_inline __u64 block_site(const struct pt_regs *regs)
 static __always_inline void begin_wait(void *ctx, struct offcpu_task *t, struct task_struct *prev,
 				       __u64 now)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	struct pt_regs *regs = user_regs(prev);
 	__u64 epoch, site = block_site(regs);
 	__u32 pid = prev->tgid;
 	struct cprof_stats *s;

@@ -36,6 +36,14 @@ __u64 live_epoch = 0;
  */
 __u32 rows_gen = 0;
 
+/*
+ * Where a task's user registers are from its kernel stack (see
+ * user_regs()): 0 until a program has learnt it, USER_REGS_UNKNOWN when
+ * no guess matched.
+ */
+#define USER_REGS_UNKNOWN (~0ULL)
+__u64 user_regs_off = 0;
+
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, CPROF_COUNTS_MAX);

@@ -86,6 +86,7 @@ struct sched_info {
 struct bpf_local_storage;
 
 struct task_struct {
+	void *stack; /* its kernel stack: the user registers at the top */
 	struct sched_entity se;
 	struct sched_info sched_info;
 	struct bpf_local_storage *bpf_storage;

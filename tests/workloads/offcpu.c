@@ -14,15 +14,19 @@
  *   offcpu mutex SECS     two threads, one mutex: "holder" keeps it ~4 ms
  *                         at a time, "waiter" takes it in wait_for_lock()
  *                         and so mostly waits in pthread_mutex_lock.
- *   offcpu pingpong SECS  two processes sending a byte back and forth over
- *                         a pair of pipes; prints round trips a second and
- *                         the two processes' voluntary context switches a
- *                         second.
+ *   offcpu pingpong SECS [same|split]
+ *                         two processes sending a byte back and forth over
+ *                         a pair of pipes, both on one CPU (same), on two
+ *                         (split) or where the scheduler puts them; prints
+ *                         round trips a second, the two processes'
+ *                         voluntary context switches a second, and round
+ *                         trips a second of their CPU time.
  *
  * Each prints its pid first, then runs SECS seconds (default 10).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -153,21 +157,53 @@ static int run_mutex(int secs)
 	return 0;
 }
 
-static int run_pingpong(int secs)
+static double tv_secs(struct timeval tv)
 {
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/* Pins the calling thread to @cpu; -1 leaves it where the scheduler likes. */
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * @cpus: "same" runs both processes on the host's last CPU (every round
+ * trip two switches, task to task), "split" the parent on CPU 0 and the
+ * child on the last (each wakes the other across CPUs, which go idle in
+ * between); anything else lets the scheduler place them, which moves
+ * the throughput between those two as it changes its mind.
+ */
+static int run_pingpong(int secs, const char *cpus)
+{
+	int last = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	int parent_cpu = -1, child_cpu = -1;
 	int ping[2], pong[2];
 	int64_t end, start, trips = 0;
 	struct rusage self, kid;
-	double secs_run;
+	double secs_run, cpu;
 	char c = 0;
 	pid_t child;
 
-	if (pipe(ping) || pipe(pong))
+	if (!strcmp(cpus, "same"))
+		parent_cpu = child_cpu = last;
+	else if (!strcmp(cpus, "split") && last > 0)
+		parent_cpu = 0, child_cpu = last;
+	if (pipe(ping) || pipe(pong) || pin_to(parent_cpu))
 		return 1;
 	child = fork();
 	if (child < 0)
 		return 1;
 	if (child == 0) {
+		if (pin_to(child_cpu))
+			_exit(1);
 		while (read(ping[0], &c, 1) == 1 && c)
 			if (write(pong[1], &c, 1) != 1)
 				break;
@@ -187,7 +223,10 @@ static int run_pingpong(int secs)
 		return 1;
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &kid);
-	printf("%.0f %.0f\n", trips / secs_run, (self.ru_nvcsw + kid.ru_nvcsw) / secs_run);
+	cpu = tv_secs(self.ru_utime) + tv_secs(self.ru_stime) + tv_secs(kid.ru_utime) +
+	      tv_secs(kid.ru_stime);
+	printf("%.0f %.0f %.0f\n", trips / secs_run, (self.ru_nvcsw + kid.ru_nvcsw) / secs_run,
+	       cpu > 0 ? trips / cpu : 0);
 	return 0;
 }
 
@@ -205,7 +244,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "mutex"))
 		return run_mutex(secs);
 	if (!strcmp(mode, "pingpong"))
-		return run_pingpong(secs);
-	fprintf(stderr, "usage: offcpu sleep|longsleep|mutex|pingpong [SECS]\n");
+		return run_pingpong(secs, argc > 3 ? argv[3] : "");
+	fprintf(stderr, "usage: offcpu sleep|longsleep|mutex|pingpong [SECS [same|split]]\n");
 	return 2;
 }
