@@ -6,6 +6,8 @@
 #   sudo make bench                        # ~10 minutes on an idle 2-CPU host
 #   sudo REALHOST_BEFORE=/path/to/old/cprof-bpf \
 #        REALHOST_BEFORE_BENCH=/path/to/old/bench_unwind sh bench/realhost.sh
+#   sudo REALHOST_ONLY=make sh bench/realhost.sh  # some workloads (clang make
+#        loop), printed and not written to RESULTS.md
 #
 # Workloads, each in a cgroup of its own (its label selects its samples),
 # under whole-host profiles at default settings, started once they sample
@@ -27,6 +29,7 @@ BEFORE=${REALHOST_BEFORE:-}
 BENCH_UNWIND=$ROOT/build/tests/bench_unwind
 BEFORE_BENCH=${REALHOST_BEFORE_BENCH:-}
 FUNCS=${REALHOST_FUNCS:-3000}
+ONLY=${REALHOST_ONLY:-}
 NCPU=$(nproc)
 FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
@@ -40,11 +43,17 @@ bench_init cprof-bench-realhost
 TOOLS="after"
 [ -n "$BEFORE" ] && TOOLS="after before"
 
+# wanted NAME: whether workload NAME is to run (REALHOST_ONLY, else all).
+wanted() {
+	[ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]
+}
+
 # run NAME COMMAND...: COMMAND in cgroup cprof-bench-NAME under each build's
 # whole-host profile; leaves $RAW/NAME.TOOL.{folded,err,time}.
 run() {
 	local n=$1 cg dir t pids=()
 	shift
+	wanted "$n" || return 0
 	cg=cprof-bench-$n-$$
 	dir=$(cgroup_new "$cg") || die "no cgroup v2"
 	for t in $TOOLS; do
@@ -112,6 +121,7 @@ OBJS="/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/gcc/x86_64-linux-gnu/12/cc1 /usr/
 	echo "| workload (wall s) | build | user stacks complete | complete and fully named | gone from /proc, named by exit records | agent peak RSS MB | unwind tables (summary) |"
 	echo "|---|---|---|---|---|---|---|"
 	for n in clang make loop; do
+		wanted "$n" || continue
 		for t in $TOOLS; do
 			echo "| $n (${WALL[$n]}) | $t | ${SHARE[$n.$t]} | ${NAMED[$n.$t]} | ${EXITS[$n.$t]:--} | ${RSS[$n.$t]} | ${TAB[$n.$t]} |"
 		done
@@ -129,5 +139,9 @@ OBJS="/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/gcc/x86_64-linux-gnu/12/cc1 /usr/
 	echo "<!-- END realhost -->"
 } >"$RAW/section.md"
 cat "$RAW/section.md"
-publish_section realhost "$RAW/section.md"
+if [ -z "$ONLY" ]; then
+	publish_section realhost "$RAW/section.md"
+else
+	log "REALHOST_ONLY=$ONLY: not written to $RESULTS"
+fi
 log "raw logs in $RAW"

@@ -188,6 +188,8 @@ static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct windo
 	__u64 h;
 
 	unwind_walk(l, span);
+	if (c->unknown_file)
+		s->unwind_unknown_file++;
 	if ((l->pm && !(l->pm->flags & CPROF_PROC_MAPS_KERNEL)) || c->by_file) {
 		s->unwind_dwarf++;
 		if (c->status < CPROF_UNWIND_STATUS_MAX)

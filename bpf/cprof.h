@@ -148,6 +148,9 @@ struct cprof_stats {
 	__u64 unwind_dwarf;   /* user stacks walked with CFI tables */
 	__u64 unwind_fp_only; /* user stacks of processes with no tables */
 	__u64 unwind_status[CPROF_UNWIND_STATUS_MAX]; /* of CFI walks */
+	__u64 unwind_unknown_file; /* user stacks with a frame in a file not numbered
+				      yet (no table to be had: the loader has read no
+				      process that maps it) */
 	__u64 offcpu_waits;    /* waits charged */
 	__u64 offcpu_unwalked; /* ... of them without stacks (CPROF_STACK_UNWALKED) */
 	__u64 offcpu_capped;   /* blocks not walked: over the per-CPU budget */
@@ -605,7 +608,7 @@ _Static_assert(sizeof(struct cprof_exit_map) == 3 * 8 + sizeof(struct cprof_file
 	       "exit maps have padding");
 _Static_assert(sizeof(struct cprof_file) == sizeof(struct cprof_table) + 2 * 4,
 	       "file has padding");
-_Static_assert(sizeof(struct cprof_stats) == 8 * (7 + CPROF_UNWIND_STATUS_MAX + 9),
+_Static_assert(sizeof(struct cprof_stats) == 8 * (8 + CPROF_UNWIND_STATUS_MAX + 9),
 	       "stats are not all u64 counters");
 
 #endif

@@ -178,7 +178,7 @@ static __always_inline __u64 mapping_bias(__u64 start, __u64 pgoff, const struct
  * Starts the kernel entry of @pid with its binary's code, which the kernel
  * tells without bpf_find_vma, so that a first sample's one lookup goes to
  * another file (libc, mostly) and a program in main() is whole from its
- * first sample.  -1: none started.
+ * first sample.  -1: none started; -2: its file is not numbered.
  */
 __noinline int remember_exe(__u32 pid)
 {
@@ -188,7 +188,9 @@ __noinline int remember_exe(__u32 pid)
 	if (!file_tables || exe_code_of(&v))
 		return -1;
 	ref = bpf_map_lookup_elem(&unwind_file_keys, &v.key);
-	if (!ref || !(ref->flags & CPROF_FILE_REF_CODE))
+	if (!ref)
+		return -2;
+	if (!(ref->flags & CPROF_FILE_REF_CODE))
 		return -1;
 	return remember_vma(pid, v.start, v.end, v.start - ref->code_vaddr, ref->file);
 }

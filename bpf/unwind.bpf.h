@@ -58,7 +58,8 @@ struct unwind_ctx {
 	__u8 exact;    /* pc is not a return address: the leaf, or a signal's */
 	__u8 reported; /* NEW_CODE sent for this walk */
 	__u8 by_file;  /* no entry, but a frame walked by its file's table */
-	__u8 pad[5];
+	__u8 unknown_file; /* a frame in a file not numbered: cprof_stats.unwind_unknown_file */
+	__u8 pad[4];
 };
 
 struct {
@@ -154,7 +155,7 @@ static int exe_code_of(struct vma_file *out);
 
 /*
  * The mapping containing @pc from the kernel's VMA, with its file's table
- * if the loader numbered the file; -1: none.  For a pc outside the
+ * if the loader numbered the file; -1: none, -2: a file it has not.  For a pc outside the
  * process's entry (a library loaded since the loader read it; an entry
  * of before an exec) or in a process without one; there, with @remember,
  * the mapping goes into its kernel entry.  Works once a sample (above).  A
@@ -169,7 +170,7 @@ __noinline int find_vma_mapping(__u64 pc, __u32 pid, __u32 remember, struct cur_
 		return -1;
 	ref = bpf_map_lookup_elem(&unwind_file_keys, &v.key);
 	if (!ref)
-		return -1;
+		return -2;
 	out->start = v.start;
 	out->end = v.end;
 	out->added = 0;
@@ -646,11 +647,15 @@ static long unwind_step(__u32 i, void *data)
 			mapped = true;
 		}
 		if (!mapped) {
-			mapped = !find_vma_mapping(lookup, c->pid,
+			int ret = find_vma_mapping(lookup, c->pid,
 						   !l->pm || (l->pm->flags & CPROF_PROC_MAPS_KERNEL),
 						   &c->cur);
+
+			mapped = !ret;
 			if (mapped)
 				c->found = c->cur;
+			else if (ret == -2)
+				c->unknown_file = 1;
 		}
 		if (!mapped)
 			c->cur.end = 0;
@@ -693,8 +698,14 @@ static __always_inline struct window_span *unwind_begin(struct unwind_loop *l, _
 	if (!c || !l->st || !l->win)
 		return NULL;
 	__builtin_memset(c, 0, sizeof(*c));
-	if (!l->pm && !remember_exe(pid))
-		l->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (!l->pm) {
+		int ret = remember_exe(pid);
+
+		if (!ret)
+			l->pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+		else if (ret == -2)
+			c->unknown_file = 1; /* the binary's: its frames go by frame pointers */
+	}
 	c->pid = pid;
 	c->exact = 1;
 	c->hash = HASH_SEED;

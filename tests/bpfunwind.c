@@ -264,6 +264,7 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	out->hash = l.c->hash;
 	out->sp = l.c->sp;
 	out->reads = shim_reads;
+	out->unknown_file = l.c->unknown_file;
 	for (size_t i = events0; i < ev->submitted; i++) {
 		const struct cprof_file_event *fe = (const void *)(ev->data + i * ev->value_size);
 

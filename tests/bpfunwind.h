@@ -83,6 +83,7 @@ struct bpfu_walk {
 	uint32_t new_code_pid;     /* ... the pid of the last one */
 	size_t asked;              /* CPROF_EV_WANT_TABLE events sent */
 	uint32_t asked_file[16];   /* ... their files, the first 16 */
+	bool unknown_file;         /* met a file not numbered (cprof_stats.unwind_unknown_file) */
 };
 
 /*

@@ -202,6 +202,10 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 			(unsigned long long)st->unwind_status[CPROF_UNWIND_NO_ROW],
 			(unsigned long long)st->unwind_status[CPROF_UNWIND_BAD_CFA],
 			(unsigned long long)st->unwind_fp_only);
+	if (s->unwind_tables && st->unwind_unknown_file)
+		fprintf(f, PROG ": unwind: %llu stacks through a file of no process read yet"
+			" (no table: its frames by frame pointers)\n",
+			(unsigned long long)st->unwind_unknown_file);
 	if (s->unwind_tables && (ts->built || ts->failed || ts->no_room || ts->evicted))
 		fprintf(f, PROG ": unwind tables: %zu built in %.3f s (of %zu asked for), %zu failed,"
 			" %zu without room, %zu evicted; peak %.1f of %.1f MB; %zu loaded at the end,"

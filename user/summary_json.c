@@ -110,7 +110,8 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "truncated", st->unwind_status[CPROF_UNWIND_TRUNCATED], false);
 	ju(f, "read_failed", st->unwind_status[CPROF_UNWIND_READ], false);
 	ju(f, "no_cfi", st->unwind_status[CPROF_UNWIND_NO_ROW], false);
-	ju(f, "bad_cfa", st->unwind_status[CPROF_UNWIND_BAD_CFA], true);
+	ju(f, "bad_cfa", st->unwind_status[CPROF_UNWIND_BAD_CFA], false);
+	ju(f, "unknown_file", st->unwind_unknown_file, true);
 	fprintf(f, " },\n  \"off_cpu\": { ");
 	fprintf(f, "\"enabled\": %s, ", o->off_cpu ? "true" : "false");
 	ju(f, "min_ns", o->off_cpu ? o->off_cpu_min_ns : 0, false);
