@@ -606,6 +606,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 		.frequency = o->frequency,
 		.kernel_stacks = o->kernel,
 		.python_stacks = o->python,
+		.ld_probe = o->ld_probe,
 		.pids = o->n_pids ? o->pids : NULL,
 		.n_pids = o->n_pids,
 		.comms = o->comms,

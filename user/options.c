@@ -38,6 +38,7 @@ enum {
 	OPT_JSON_SUMMARY,
 	OPT_NO_PRIORITY_BOOST,
 	OPT_NO_PYTHON,
+	OPT_LD_PROBE,
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_MIN,
 };
@@ -76,6 +77,12 @@ static const struct optdef optdefs[] = {
 	  "leave out Python frames (CPython 3.8-3.13 processes\n"
 	  "show their Python functions, files and lines by\n"
 	  "default)" },
+	{ "ld-probe", OPT_LD_PROBE, NULL,
+	  "a uprobe on the host's ld.so (_dl_debug_state), so\n"
+	  "that a new program's libraries have unwind tables\n"
+	  "from its first samples; off by default, since\n"
+	  "valgrind and other emulators running on the host\n"
+	  "meet its breakpoint and die of SIGTRAP" },
 	{ "off-cpu", OPT_OFF_CPU, NULL,
 	  "also record where threads wait: the time a thread\n"
 	  "is blocked (not preempted) is charged to the stacks\n"
@@ -394,6 +401,9 @@ int options_parse(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_PYTHON:
 			o->python = false;
+			break;
+		case OPT_LD_PROBE:
+			o->ld_probe = true;
 			break;
 		case OPT_OFF_CPU:
 			o->off_cpu = true;

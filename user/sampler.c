@@ -204,7 +204,10 @@ static void warm_stack_caches(struct sampler *s)
 /*
  * A uprobe on ld.so's _dl_debug_state(), which it calls once a program's
  * libraries are mapped (ldstate.bpf.h); sampling goes on without it, and
- * says so.
+ * says so.  Only when asked for (--ld-probe): a uprobe is a breakpoint
+ * written into every process's copy of ld.so's page, where an emulator
+ * that reads and runs the code itself (valgrind) meets it as its own int3
+ * and dies of SIGTRAP at start-up.
  */
 static void attach_ld_state(struct sampler *s)
 {
@@ -261,8 +264,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->file_tables = opts->unwind_rows > 0;
-	/* no tables, no entries for the libraries' mmaps to fill */
-	bpf_program__set_autoload(s->skel->progs.on_ld_state, opts->unwind_rows > 0);
+	/* asked for, and with tables: entries for the libraries' mmaps to fill */
+	bpf_program__set_autoload(s->skel->progs.on_ld_state,
+				  opts->ld_probe && opts->unwind_rows > 0);
 	s->skel->rodata->python_stacks = opts->python_stacks;
 
 	if (opts->counts_max &&
@@ -340,7 +344,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		goto fail;
 	}
 	/* without it, new programs' first samples may stop early */
-	if (s->skel->rodata->file_tables)
+	if (opts->ld_probe && s->skel->rodata->file_tables)
 		attach_ld_state(s);
 	if (opts->off_cpu) {
 		s->skel->links.on_switch = bpf_program__attach(s->skel->progs.on_switch);

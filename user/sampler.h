@@ -26,6 +26,7 @@ struct sampler_opts {
 	size_t n_cgroups;
 	uint32_t unwind_rows; /* CFI row budget; 0: frame pointers only */
 	uint32_t counts_max;  /* entries per counts map; 0: CPROF_COUNTS_MAX */
+	bool ld_probe;        /* uprobe on ld.so's _dl_debug_state (ldstate.bpf.h) */
 	bool off_cpu;         /* charge waits too (cprof.h: off-CPU time) */
 	uint64_t off_cpu_min_ns; /* shorter waits are only counted */
 	/* __schedule()'s text, where off-CPU kernel stacks start; 0: unknown */

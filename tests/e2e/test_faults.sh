@@ -321,10 +321,15 @@ stop_all
 # --- valgrind: a short whole-host run is clean ---------------------------------------
 # (definite leaks count as errors; the suppressions are libbpf's bpf()
 # attribute false positives, see the file)
+# ld_uprobe: someone's uprobe on ld.so (another profiler's --ld-probe),
+# whose breakpoint valgrind would die of at start-up (below).
+ld_uprobe() { bpftool perf 2>/dev/null | grep ' uprobe .*ld-linux' | head -n1; }
 if [ "${SANITIZE:-}" = 1 ]; then
 	skip "valgrind: a 2 s run" "this build is ASan's: the two cannot share a process"
 elif ! command -v valgrind >/dev/null 2>&1; then
 	fail "valgrind: a 2 s run" "valgrind missing (make deps installs it)"
+elif [ -n "$(ld_uprobe)" ]; then
+	skip "valgrind: a 2 s run" "another program's uprobe on ld.so is attached on this host: $(ld_uprobe)"
 else
 	start P1 "$BUILD/workloads/fault_target" 30
 	timeout 300 valgrind -q --error-exitcode=97 --leak-check=full --errors-for-leak-kinds=definite \
@@ -336,4 +341,36 @@ else
 	[ $rc -eq 0 ] || sed 's/^/# /' "$T/vg.err" | head -n 40
 	stop_all
 fi
+
+# --- no breakpoint in the host's ld.so unless asked for (--ld-probe) ------------
+# A uprobe is an int3 written into every process's copy of ld.so's page:
+# valgrind, which reads and runs a program's code itself, meets it as its
+# own and dies of SIGTRAP at start-up.  So the ld.so probe is opt-in.
+uprobes_of() { bpftool perf 2>/dev/null | awk -v p="pid $1" 'index($0, p " ") == 1 && / uprobe /' | wc -l; }
+$CPROF --duration 60 --output-dir "$T/lp0" 2>"$T/lp0.err" &
+CP=$!
+BG="$BG $CP"
+if wait_sampling $CP; then
+	n0=$(uprobes_of $CP)
+	if [ -n "$(ld_uprobe)" ]; then
+		skip "valgrind runs beside a default cprof-bpf" "another program's uprobe on ld.so is attached on this host: $(ld_uprobe)"
+	elif [ "${SANITIZE:-}" != 1 ] && command -v valgrind >/dev/null 2>&1; then
+		valgrind -q /bin/true >"$T/vgt.out" 2>&1
+		vrc=$?
+		check "valgrind runs beside a default cprof-bpf (rc=$vrc)" [ $vrc -eq 0 ]
+	fi
+else
+	n0=?
+fi
+kill -INT $CP 2>/dev/null
+wait $CP
+$CPROF --ld-probe --duration 60 --output-dir "$T/lp1" 2>"$T/lp1.err" &
+CP=$!
+BG="$BG $CP"
+wait_sampling $CP && n1=$(uprobes_of $CP) || n1=?
+kill -INT $CP 2>/dev/null
+wait $CP
+CP=
+check "no uprobe by default ($n0), one on ld.so with --ld-probe ($n1)" \
+	eval "[ '$n0' = 0 ] && [ '$n1' = 1 ]"
 exit 0
