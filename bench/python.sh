@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/python.sh: what reading Python frames costs in BPF (issue 16).
 #
-#   sudo sh bench/python.sh                  # ~2 minutes; `make bench` runs it last
+#   sudo sh bench/python.sh                  # ~5 minutes; `make bench` runs it last
 #   sudo PY_SECS=3 PY_REPS=1 sh bench/python.sh   # quick check of the script
 #   sudo PY_BASE=/tmp/old/cprof-bpf sh bench/python.sh   # before and after
 #
@@ -15,8 +15,9 @@
 #
 # cprof-bpf --pid on one CPU-bound workload at a time, at 999 Hz for
 # PY_SECS (8) each, PY_REPS (3) times, in turn:
-#   - tests/workloads/pysplit.py on pyenv's CPython 3.12 and 3.9 and on
-#     Debian's /usr/bin/python3.11, with Python frames (the default) and
+#   - tests/workloads/pysplit.py on pyenv's CPython 3.8 to 3.13 and on
+#     Debian's /usr/bin/python3.11 (PY_VERSIONS="3.12 deb3.11": some of
+#     them), with Python frames (the default) and
 #     with --no-python, and on 3.12 run with -X perf (a perf trampoline
 #     between each function's frames);
 #   - `nofp split` (-O2 -fomit-frame-pointer): native DWARF unwinding only,
@@ -139,7 +140,7 @@ print("%.0f" % (100.0 * s["sampled"] / n) if n else "-")' "$RAW/$name.json" 2>/d
 	log "$name: $ns ns/sample (${runs:--}% of the runs the workload's), Python frames on ${share:--} samples, ${stopped:--} stacks stopped early"
 }
 
-# the interpreters: pyenv's 3.12 and 3.9 by version, Debian's 3.11 by path
+# the interpreters: pyenv's by version, Debian's 3.11 by path
 python_of() {
 	local dir
 	if [ "$1" = deb3.11 ]; then
@@ -149,7 +150,9 @@ python_of() {
 	dir=$(ls -d "$PYENV/$1".* 2>/dev/null | sort -V | tail -n1)
 	[ -n "$dir" ] && echo "$dir/bin/python$1"
 }
-PYS="3.12 3.9 deb3.11"
+# PY_VERSIONS: which of them, in this order (default every CPython the
+# issue names; one missing is left out and said so)
+PYS=${PY_VERSIONS:-3.8 3.9 3.10 3.11 3.12 3.13 deb3.11}
 
 for rep in $(seq "$REPS"); do
 	# a tick of no profiled thread (the programs run on every CPU's)

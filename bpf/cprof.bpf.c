@@ -6,7 +6,8 @@
  * loader's CFI tables, else by frame pointers) and the kernel stack with
  * bpf_get_stack into per-CPU scratch, name each stack by a 64-bit hash of
  * its frames and store it once (in a map sized for its length), then bump
- * counts[{pid, gen, tid, ustack, kstack, comm}].  The
+ * counts[{pid, gen, tid, ustack, uleaf, kstack, pystack, comm}] (the user
+ * stack stored without its leaf pc, which the key holds).  The
  * first sample of a process we have not seen sends a process event so the
  * loader snapshots its mappings while it still runs.
  *
@@ -176,13 +177,15 @@ static __always_inline __u64 kernel_stack(void *ctx, __u32 pair, __u64 epoch, __
  * unwind_begin()): by CFI where the loader gave the process tables or,
  * before it did, where the process maps files whose tables are known; by
  * frame pointers elsewhere.  Stores it in @pair, with the CPROF_STACK_F_*
- * in @mark.
+ * in @mark: whole, or when @leaf is given, with its leaf pc there and 0
+ * in its place (see cprof_sample_key.uleaf).
  */
 static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct window_span *span,
 					     __u32 pair, __u64 epoch, __u32 mark,
-					     struct cprof_stats *s)
+					     struct cprof_stats *s, __u64 *leaf)
 {
 	struct unwind_ctx *c = l->c;
+	__u64 h;
 
 	unwind_walk(l, span);
 	if (c->unknown_file)
@@ -203,7 +206,15 @@ static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct windo
 	l->st->status |= c->status | mark;
 	if (l->st->nr == 0)
 		return CPROF_STACK_ERR_EMPTY;
-	return store_stack(l->st, pair, epoch, hash_finish(c->hash, l->st, BPF_F_USER_STACK), NULL);
+	/* the unwinder hashed all but the leaf */
+	h = c->hash;
+	if (leaf) {
+		*leaf = l->st->ip[0];
+		l->st->ip[0] = 0;
+	} else {
+		h = hash_mix(h, l->st->ip[0]);
+	}
+	return store_stack(l->st, pair, epoch, hash_finish(h, l->st, BPF_F_USER_STACK), NULL);
 }
 
 /*
@@ -213,7 +224,7 @@ static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct windo
  */
 static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 pair, __u64 epoch,
 					struct task_struct *task, __u32 pid, bool in_kernel,
-					struct cprof_stats *s)
+					struct cprof_stats *s, __u64 *leaf)
 {
 	struct unwind_loop l;
 	struct window_span *span = unwind_begin(&l, pid);
@@ -237,7 +248,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 		c->sp = regs->sp;
 		c->bp = regs->bp;
 	}
-	return walk_user_stack(&l, span, pair, epoch, 0, s);
+	return walk_user_stack(&l, span, pair, epoch, 0, s, leaf);
 }
 
 static __always_inline void count_lost(void *lost, __u32 pid, int reason)
@@ -383,10 +394,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	no_user = exec || (flags & PF_KTHREAD) || ((flags & PF_EXITING) && !task->mm);
 	if (epoch & 1)
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s);
+				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s, &key.uleaf);
 	else
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s);
+				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s, &key.uleaf);
 	/* right after the user walk: it reads what CPython keeps on the C stack from its window */
 	key.pystack = python_stacks && !no_user ?
 			      python_stack(pid, tid, key.gen, task->thread.fsbase, epoch) :

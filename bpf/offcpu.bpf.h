@@ -82,7 +82,7 @@ static __always_inline __u64 blocked_user_stack(struct task_struct *task, struct
 	c->pc = regs->ip;
 	c->sp = regs->sp;
 	c->bp = regs->bp;
-	return walk_user_stack(&l, span, pair, epoch, CPROF_STACK_F_OFFCPU, s);
+	return walk_user_stack(&l, span, pair, epoch, CPROF_STACK_F_OFFCPU, s, NULL);
 }
 
 /*

@@ -98,7 +98,19 @@ struct py_walk {
 	__u32 pid;
 	__u32 status; /* the search's enum cprof_py_status; the walk's cprof_unwind_status */
 	__u32 found;
-	__u32 pad;
+	/*
+	 * The last sample's thread on this CPU, mostly this one's (a busy
+	 * thread keeps its CPU): its process (in p) and thread state need no
+	 * lookup in py_procs and py_threads (~100 ns each here).  A process's
+	 * py_procs entry is written once per image (gen) and goes at its
+	 * exit; the thread state is checked by its read as one from
+	 * py_threads is.
+	 */
+	__u32 last_pid; /* 0: none */
+	__u64 last_gen;
+	__u32 last_tid; /* 0: none */
+	__u32 last_pad;
+	__u64 last_tstate, last_interp;
 };
 
 struct {
@@ -190,23 +202,27 @@ static long py_search_step(__u32 i, void *unused)
 	return 0;
 }
 
-/*
- * Finds the thread state of thread @tid of image @gen, whose bytes are
- * left in the walk's buffer; 0, or an enum cprof_py_status saying why
- * there is none.
- */
-static __always_inline __u32 py_find_thread(struct py_walk *w, __u32 tid, __u64 gen)
+/* Whether the thread state at @addr, of interpreter @interp, is still the thread's; read. */
+static __always_inline bool py_tstate_still(struct py_walk *w, __u64 addr, __u64 interp)
+{
+	const struct cprof_py_layout *l = &w->p.l;
+
+	return !py_read_tstate(w, addr) &&
+	       py_word(w->tstate, l->tstate_thread_id, PY_TSTATE_MASK) == w->want &&
+	       py_word(w->tstate, l->tstate_interp, PY_TSTATE_MASK) == interp;
+}
+
+/* py_find_thread() by py_threads, or else by a search of the interpreters' lists. */
+static __always_inline __u32 py_find_thread_of(struct py_walk *w, __u32 tid, __u64 gen)
 {
 	struct py_thread *t = bpf_map_lookup_elem(&py_threads, &tid), now = {};
 	const struct cprof_py_layout *l = &w->p.l;
-	const __u8 *b = w->tstate;
 	__u32 unused = 0;
 
 	if (t && t->gen == gen && t->tstate) {
-		if (!py_read_tstate(w, t->tstate) &&
-		    py_word(b, l->tstate_thread_id, PY_TSTATE_MASK) == w->want &&
-		    py_word(b, l->tstate_interp, PY_TSTATE_MASK) == t->interp) {
+		if (py_tstate_still(w, t->tstate, t->interp)) {
 			w->tstate_addr = t->tstate;
+			w->interp = t->interp;
 			return 0;
 		}
 		/* Freed, or another thread's now: search anew. */
@@ -235,6 +251,26 @@ static __always_inline __u32 py_find_thread(struct py_walk *w, __u32 tid, __u64 
 	now.status = w->status;
 	bpf_map_update_elem(&py_threads, &tid, &now, BPF_ANY);
 	return w->found ? 0 : w->status;
+}
+
+/*
+ * Finds the thread state of thread @tid of image @gen, whose bytes are
+ * left in the walk's buffer; 0, or an enum cprof_py_status saying why
+ * there is none.
+ */
+static __always_inline __u32 py_find_thread(struct py_walk *w, __u32 tid, __u64 gen)
+{
+	__u32 status;
+
+	if (w->last_tid == tid && py_tstate_still(w, w->last_tstate, w->last_interp)) {
+		w->tstate_addr = w->last_tstate;
+		return 0;
+	}
+	status = py_find_thread_of(w, tid, gen);
+	w->last_tid = status ? 0 : tid;
+	w->last_tstate = w->tstate_addr;
+	w->last_interp = w->interp;
+	return status;
 }
 
 /*
@@ -409,20 +445,25 @@ static long py_announce_step(__u32 i, void *unused)
  */
 __noinline __u64 python_stack(__u32 pid, __u32 tid, __u64 gen, __u64 fsbase, __u64 epoch)
 {
-	const struct cprof_py_proc *p = bpf_map_lookup_elem(&py_procs, &pid);
+	struct cprof_stack *st = get_scratch();
+	struct py_walk *w = py_walk_get();
+	const struct cprof_py_proc *p;
 	__u32 unused = 0, status;
-	struct cprof_stack *st;
-	struct py_walk *w;
 	bool fresh = false;
 	__u64 h;
 
-	if (!p || p->gen != gen)
-		return CPROF_PY_NONE;
-	st = get_scratch();
-	w = py_walk_get();
 	if (!st || !w)
 		return CPROF_STACK_ERR_READ;
-	w->p = *p;
+	if (w->last_pid != pid || w->last_gen != gen) {
+		p = bpf_map_lookup_elem(&py_procs, &pid);
+		w->last_pid = 0;
+		w->last_tid = 0;
+		if (!p || p->gen != gen)
+			return CPROF_PY_NONE;
+		w->p = *p;
+		w->last_pid = pid;
+		w->last_gen = gen;
+	}
 	w->pid = pid;
 	w->want = fsbase;
 	w->hash = HASH_SEED;

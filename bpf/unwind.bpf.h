@@ -614,7 +614,9 @@ static long unwind_step(__u32 i, void *data)
 	}
 	st->ip[n & (CPROF_MAX_FRAMES - 1)] = c->pc;
 	st->nr = n + 1;
-	c->hash = hash_mix(c->hash, c->pc);
+	/* the leaf is left to the caller (walk_user_stack): it may keep it apart */
+	if (n)
+		c->hash = hash_mix(c->hash, c->pc);
 	/* This frame's saved registers lie a little above sp, mostly. */
 	if (c->sp < win->lo || c->sp + win->ahead > win->lo + win->len)
 		fill_window(win, c->sp);
@@ -719,8 +721,8 @@ static __always_inline struct window_span *unwind_begin(struct unwind_loop *l, _
 }
 
 /*
- * Walks from l->c's pc, sp, bp: the frames into l->st (leaf first, their
- * hash in l->c->hash), how the walk ended into l->c->status.  @span learns
+ * Walks from l->c's pc, sp, bp: the frames into l->st (leaf first, the
+ * hash of all but the leaf in l->c->hash), how the walk ended into l->c->status.  @span learns
  * where the walk ended: no frame of it read the stack above its last sp.
  */
 static __always_inline void unwind_walk(struct unwind_loop *l, struct window_span *span)

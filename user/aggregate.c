@@ -15,8 +15,13 @@ void agg_free(struct agg *a)
 	hmap_free(&a->map);
 }
 
-/* Adds @count samples and @ns of waiting to @k's thread and stacks. */
-static int add(struct agg *a, const struct cprof_sample_key *k, uint64_t count, uint64_t ns)
+/*
+ * Adds @count samples and @ns of waiting to @k's thread and stacks; a user
+ * stack stored apart from its leaf (cprof_sample_key.uleaf) is joined to
+ * it in @stacks.
+ */
+static int add(struct agg *a, struct stackstore *stacks, const struct cprof_sample_key *k,
+	       uint64_t count, uint64_t ns)
 {
 	struct agg_key key;
 	struct agg_entry *e;
@@ -24,6 +29,9 @@ static int add(struct agg *a, const struct cprof_sample_key *k, uint64_t count, 
 	memset(&key, 0, sizeof(key));
 	key.tid = k->tid;
 	key.ustack = k->ustack;
+	if (k->uleaf && (k->ustack & CPROF_STACK_HASHED) &&
+	    stackstore_leaf(stacks, k->ustack, k->uleaf, &key.ustack))
+		return -ENOMEM;
 	key.kstack = k->kstack;
 	key.pystack = k->pystack;
 	memcpy(key.comm, k->comm, sizeof(key.comm));
@@ -38,14 +46,16 @@ static int add(struct agg *a, const struct cprof_sample_key *k, uint64_t count, 
 	return 0;
 }
 
-int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count)
+int agg_add(struct agg *a, struct stackstore *stacks, const struct cprof_sample_key *k,
+	    uint64_t count)
 {
-	return add(a, k, count, 0);
+	return add(a, stacks, k, count, 0);
 }
 
-int agg_add_off_cpu(struct agg *a, const struct cprof_sample_key *k, uint64_t ns)
+int agg_add_off_cpu(struct agg *a, struct stackstore *stacks, const struct cprof_sample_key *k,
+		    uint64_t ns)
 {
-	return add(a, k, 0, ns);
+	return add(a, stacks, k, 0, ns);
 }
 
 bool agg_empty(const struct agg *a)

@@ -13,6 +13,7 @@
 
 #include "cprof.h"
 #include "hmap.h"
+#include "stackstore.h"
 
 struct agg_key {
 	uint32_t tid;
@@ -38,11 +39,17 @@ struct agg {
 void agg_init(struct agg *a);
 void agg_free(struct agg *a);
 
-/* Adds @count samples of the stack pair in @k.  0 or -ENOMEM. */
-int agg_add(struct agg *a, const struct cprof_sample_key *k, uint64_t count);
+/*
+ * Adds @count samples of the stacks in @k, whose frames are in @stacks
+ * (drained before the counts that name them: a user stack stored without
+ * its leaf pc is joined to it there).  0 or -ENOMEM.
+ */
+int agg_add(struct agg *a, struct stackstore *stacks, const struct cprof_sample_key *k,
+	    uint64_t count);
 
-/* Adds @ns of waiting to the stacks in @k.  0 or -ENOMEM. */
-int agg_add_off_cpu(struct agg *a, const struct cprof_sample_key *k, uint64_t ns);
+/* Adds @ns of waiting to the stacks in @k, as agg_add() does samples. */
+int agg_add_off_cpu(struct agg *a, struct stackstore *stacks, const struct cprof_sample_key *k,
+		    uint64_t ns);
 
 /* Nothing to write: no sample, no wait, nothing lost. */
 bool agg_empty(const struct agg *a);

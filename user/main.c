@@ -279,7 +279,7 @@ static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t
 	r->samples_drained += count;
 	if (p->py)
 		py_stats_sample(&r->py, k->pystack, count);
-	return agg_add(&p->samples, k, count);
+	return agg_add(&p->samples, &r->stacks, k, count);
 }
 
 static int on_off_cpu(void *ctx, const struct cprof_sample_key *k, uint64_t ns)
@@ -289,7 +289,7 @@ static int on_off_cpu(void *ctx, const struct cprof_sample_key *k, uint64_t ns)
 
 	if (!p)
 		return -ENOMEM;
-	return agg_add_off_cpu(&p->samples, k, ns);
+	return agg_add_off_cpu(&p->samples, &r->stacks, k, ns);
 }
 
 /* Lost counts are per pid: they go to its current image. */

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cprof.h"
 #include "grow.h"
+#include "hash.h"
 #include "stackstore.h"
 
 struct stack_entry {
@@ -46,6 +48,30 @@ int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip, uint
 	memcpy(s->frames + s->nframes, ip, nr * sizeof(*ip));
 	s->nframes += nr;
 	return 0;
+}
+
+int stackstore_leaf(struct stackstore *s, uint64_t hash, uint64_t leaf, uint64_t *out)
+{
+	const struct stack_entry *e = hmap_find(&s->map, &hash);
+	uint64_t whole = hash_u64(hash ^ hash_u64(leaf)) | CPROF_STACK_HASHED;
+	uint32_t nr, status;
+	size_t off;
+	int ret;
+
+	*out = whole;
+	if (!e || !e->nr || hmap_find(&s->map, &whole))
+		return 0;
+	nr = e->nr;
+	status = e->status;
+	off = e->off;
+	/* room first: the frames copied are in s->frames, which growing moves */
+	if (grow_to((void **)&s->frames, &s->cap, s->nframes + nr, sizeof(*s->frames), 1024,
+		    GROW_NO_MAX))
+		return -ENOMEM;
+	ret = stackstore_add(s, whole, s->frames + off, nr, status);
+	if (!ret)
+		s->frames[s->nframes - nr] = leaf;
+	return ret;
 }
 
 const uint64_t *stackstore_get(const struct stackstore *s, uint64_t hash, uint32_t *nr,

@@ -28,6 +28,15 @@ void stackstore_free(struct stackstore *s);
 int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip,
 		   uint32_t nr, uint32_t status);
 
+/*
+ * The hash of the stack stored under @hash with its first frame @leaf
+ * instead (a sample's user stack, stored by BPF without its leaf pc: see
+ * cprof_sample_key.uleaf), which this stores unless already there; a hash
+ * of nothing stored when @hash is not (the profile then says the stack is
+ * unknown), or -ENOMEM.
+ */
+int stackstore_leaf(struct stackstore *s, uint64_t hash, uint64_t leaf, uint64_t *out);
+
 /* The frames stored under @hash (leaf first), or NULL; *@status may be NULL. */
 const uint64_t *stackstore_get(const struct stackstore *s, uint64_t hash,
 			       uint32_t *nr, uint32_t *status);

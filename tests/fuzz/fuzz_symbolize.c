@@ -160,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i + depth > naddr)
 			depth = (uint32_t)(naddr - i);
 		stackstore_add(&stacks, k.ustack, &addrs[i], depth, 0);
-		agg_add(&p.samples, &k, 1);
+		agg_add(&p.samples, &stacks, &k, 1);
 	}
 
 	for (int pass = 0; pass < 2; pass++) {

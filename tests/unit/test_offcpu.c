@@ -56,13 +56,13 @@ static void test_aggregate(void)
 	other.kstack = CPROF_STACK_HASHED | 9;
 	agg_init(&a);
 	CHECK(agg_empty(&a), "aggregate: empty at first", "not empty");
-	agg_add_off_cpu(&a, &k, 1500);
+	agg_add_off_cpu(&a, NULL, &k, 1500);
 	CHECK(!agg_empty(&a) && a.samples == 0 && a.off_cpu_ns == 1500,
 	      "aggregate: waits alone make a process worth a file", "%llu %llu",
 	      (unsigned long long)a.samples, (unsigned long long)a.off_cpu_ns);
-	agg_add(&a, &k, 4);
-	agg_add_off_cpu(&a, &k, 500);
-	agg_add_off_cpu(&a, &other, 10);
+	agg_add(&a, NULL, &k, 4);
+	agg_add_off_cpu(&a, NULL, &k, 500);
+	agg_add_off_cpu(&a, NULL, &other, 10);
 	while ((e = hmap_next(&a.map, &it))) {
 		n++;
 		if (e->key.kstack == k.kstack)

@@ -107,7 +107,7 @@ static bool make_world(struct world *w)
 
 				stackstore_add(&w->stacks, hash, &ip, 1, 0);
 				k.ustack = hash;
-				agg_add(&w->p.samples, &k, 1);
+				agg_add(&w->p.samples, &w->stacks, &k, 1);
 				w->addrs[w->naddrs++] = ip;
 				w->per_obj[i]++;
 			}
