@@ -6,8 +6,9 @@
  * loader's CFI tables, else by frame pointers) and the kernel stack with
  * bpf_get_stack into per-CPU scratch, name each stack by a 64-bit hash of
  * its frames and store it once (in a map sized for its length), then bump
- * counts[{pid, gen, tid, ustack, uleaf, kstack, pystack, comm}] (the user
- * stack stored without its leaf pc, which the key holds).  The
+ * counts[{pid, gen, tid, ustack, uleaf, kstack, pystack, pyleaf, comm}] (the
+ * user stack stored without its leaf pc and the Python stack without its
+ * innermost frame's position, which the key holds).  The
  * first sample of a process we have not seen sends a process event so the
  * loader snapshots its mappings while it still runs.
  *
@@ -400,7 +401,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s, &key.uleaf);
 	/* right after the user walk: it reads what CPython keeps on the C stack from its window */
 	key.pystack = python_stacks && !no_user ?
-			      python_stack(pid, tid, key.gen, task->thread.fsbase, epoch) :
+			      python_stack(py_ids(pid, tid), key.gen, task->thread.fsbase, epoch,
+					   &key.pyleaf) :
 			      CPROF_PY_NONE;
 	if (epoch & 1) {
 		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 1, epoch, 0, 0) :

@@ -66,7 +66,9 @@ enum cprof_stack_status {
  * callers are, and a stack stored anew cost a hash map insert and a copy
  * of its size class (CPython 3.12: a new stack on over half the samples,
  * a new stack without its leaf on 5%).  0: the stack is stored whole (an
- * off-CPU wait's, or a leaf pc of 0).
+ * off-CPU wait's, or a leaf pc of 0).  So is a Python stack's innermost
+ * instruction position (pyleaf; pystack's frame 1 stored as 0), for the
+ * same reason: it moves with every bytecode its loop runs.
  */
 struct cprof_sample_key {
 	__u32 pid; /* tgid */
@@ -76,6 +78,7 @@ struct cprof_sample_key {
 	__u64 uleaf;  /* the user stack's leaf pc, or 0 */
 	__u64 kstack;
 	__u64 pystack; /* Python stack hash or enum cprof_py_status */
+	__u64 pyleaf;  /* its innermost frame's instruction position, or 0 */
 	char comm[CPROF_COMM_LEN]; /* thread name at sample time */
 };
 
@@ -550,7 +553,7 @@ struct cprof_py_code_key {
 #define CPROF_FIELD_SIZE(type, field) sizeof(((type *)0)->field)
 /* Hashed as bytes by the counts map: no padding may go uninitialized. */
 _Static_assert(sizeof(struct cprof_sample_key) ==
-		       4 + 4 + 8 + 8 + 8 + 8 + 8 + CPROF_COMM_LEN, "sample key has padding");
+		       4 + 4 + 8 + 8 + 8 + 8 + 8 + 8 + CPROF_COMM_LEN, "sample key has padding");
 /* A stack class's value is struct cprof_stack cut after its last frame. */
 _Static_assert(__builtin_offsetof(struct cprof_stack, ip) == CPROF_STACK_BYTES(0),
 	       "CPROF_STACK_BYTES does not match struct cprof_stack");

@@ -398,7 +398,10 @@ static long py_frame_step(__u32 i, void *unused)
 	st->ip[n & (CPROF_MAX_FRAMES - 1)] = code;
 	st->ip[(n + 1) & (CPROF_MAX_FRAMES - 1)] = pos;
 	st->nr = n + 2;
-	w->hash = hash_mix(hash_mix(w->hash, code), pos);
+	/* the innermost frame's position is left to python_stack(): it may keep it apart */
+	w->hash = hash_mix(w->hash, code);
+	if (n)
+		w->hash = hash_mix(w->hash, pos);
 	return 0;
 }
 
@@ -436,15 +439,26 @@ static long py_announce_step(__u32 i, void *unused)
 	return 0;
 }
 
-/*
- * The Python stack of thread @tid (whose fs base is @fsbase) of image
- * @gen of process @pid, stored in the pair live in @epoch: its hash, or
- * an enum cprof_py_status (or cprof_stack_status) saying why there is
- * none.  Call it right after the thread's user walk (it reads from its
- * window) and once that stack is stored (it uses the scratch stack).
- */
-__noinline __u64 python_stack(__u32 pid, __u32 tid, __u64 gen, __u64 fsbase, __u64 epoch)
+/* python_stack()'s @ids: a thread's process and its own id, in one argument (5 at most). */
+static __always_inline __u64 py_ids(__u32 pid, __u32 tid)
 {
+	return (__u64)tid << 32 | pid;
+}
+
+/*
+ * The Python stack of thread tid (whose fs base is @fsbase) of image @gen
+ * of process pid (@ids: py_ids(pid, tid)), stored in the pair live in
+ * @epoch: its hash, or
+ * an enum cprof_py_status (or cprof_stack_status) saying why there is
+ * none.  Stored whole, or when @leaf is given, with the innermost frame's
+ * instruction position there and 0 in its place (see
+ * cprof_sample_key.pyleaf).  Call it right after the thread's user walk
+ * (it reads from its window) and once that stack is stored (it uses the
+ * scratch stack).
+ */
+__noinline __u64 python_stack(__u64 ids, __u64 gen, __u64 fsbase, __u64 epoch, __u64 *leaf)
+{
+	__u32 pid = ids, tid = ids >> 32;
 	struct cprof_stack *st = get_scratch();
 	struct py_walk *w = py_walk_get();
 	const struct cprof_py_proc *p;
@@ -484,6 +498,13 @@ __noinline __u64 python_stack(__u32 pid, __u32 tid, __u64 gen, __u64 fsbase, __u
 	if (!st->nr)
 		return w->status == CPROF_UNWIND_OK ? CPROF_PY_IDLE : CPROF_PY_READ;
 	st->status = w->status;
+	/* the step hashed all but the innermost position */
+	if (leaf) {
+		*leaf = st->ip[1];
+		st->ip[1] = 0;
+	} else {
+		w->hash = hash_mix(w->hash, st->ip[1]);
+	}
 	h = store_stack(st, epoch & 1, epoch, hash_finish(w->hash, st, PY_STACK_SALT), &fresh);
 	if (fresh)
 		bpf_loop(CPROF_PY_MAX_FRAMES, py_announce_step, &unused, 0);

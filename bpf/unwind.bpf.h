@@ -338,6 +338,12 @@ static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
  * function, checked once by the verifier rather than at every frame of the
  * walk in that frame's state.
  */
+/* The slot of the row cache that @key goes in. */
+static __always_inline struct row_cache_slot *row_slot(struct row_cache *rc, __u64 key)
+{
+	return &rc->slot[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
+}
+
 __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo *memo)
 {
 	__u32 zero = 0;
@@ -352,7 +358,7 @@ __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo 
 	if (!key)
 		return -1;
 	if (rc) {
-		e = &rc->slot[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
+		e = row_slot(rc, key);
 		if (e->key == key && e->gen == gen) {
 			memo->key = key;
 			memo->rule = e->rule;
@@ -363,7 +369,7 @@ __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo 
 	pkey = row_key(t, rel >> (t->index_shift & 31)) | ROW_PAGE_KEY;
 	off = rel & ((1u << (t->index_shift & 31)) - 1);
 	if (rc) {
-		p = &rc->slot[(pkey * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
+		p = row_slot(rc, pkey);
 		if (p->key == pkey && p->gen == gen && off >= p->first && off <= p->last) {
 			memo->key = key;
 			memo->rule = p->rule;
@@ -386,6 +392,29 @@ __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo 
 		p->last = last;
 	}
 	return 0;
+}
+
+/*
+ * find_row()'s first test inline: a return address found before is the
+ * usual frame, and a call of a global function costs ~20 ns on hosts
+ * whose kernel returns through a mitigation thunk (AMD's Safe RET): on
+ * CPython 3.8 to 3.10, with some 25 native frames a sample, more than the
+ * lookup.  1 when @key's rule was cached, into @memo.
+ */
+static __always_inline int row_cached(__u64 key, struct row_memo *memo)
+{
+	__u32 zero = 0;
+	struct row_cache *rc = bpf_map_lookup_elem(&row_cache, &zero);
+	struct row_cache_slot *e;
+
+	if (!rc || !key)
+		return 0;
+	e = row_slot(rc, key);
+	if (e->key != key || e->gen != rows_gen)
+		return 0;
+	memo->key = key;
+	memo->rule = e->rule;
+	return 1;
 }
 
 /*
@@ -665,8 +694,9 @@ static long unwind_step(__u32 i, void *data)
 	if (mapped && c->cur.tab.nrows) {
 		__u64 rel = lookup - c->cur.bias - c->cur.tab.base, key = row_key(&c->cur.tab, rel);
 
-		/* the same row as the last frame's needs no call */
-		if ((key && key == c->memo.key) || !find_row(&c->cur.tab, rel, &c->memo))
+		/* the same row as the last frame's, or a return address met before, needs no call */
+		if ((key && key == c->memo.key) || row_cached(key, &c->memo) ||
+		    !find_row(&c->cur.tab, rel, &c->memo))
 			return step_dwarf(l, &c->memo.rule);
 	} else if (mapped && !tramp_row(c->pid, lookup, lookup == c->pc, &c->memo.rule)) {
 		/* a CPython perf trampoline: no CFI, a row all the same */

@@ -17,7 +17,8 @@ void agg_free(struct agg *a)
 
 /*
  * Adds @count samples and @ns of waiting to @k's thread and stacks; a user
- * stack stored apart from its leaf (cprof_sample_key.uleaf) is joined to
+ * stack stored apart from its leaf pc (cprof_sample_key.uleaf), or a
+ * Python stack apart from its innermost position (pyleaf), is joined to
  * it in @stacks.
  */
 static int add(struct agg *a, struct stackstore *stacks, const struct cprof_sample_key *k,
@@ -30,10 +31,14 @@ static int add(struct agg *a, struct stackstore *stacks, const struct cprof_samp
 	key.tid = k->tid;
 	key.ustack = k->ustack;
 	if (k->uleaf && (k->ustack & CPROF_STACK_HASHED) &&
-	    stackstore_leaf(stacks, k->ustack, k->uleaf, &key.ustack))
+	    stackstore_leaf(stacks, k->ustack, 0, k->uleaf, &key.ustack))
 		return -ENOMEM;
 	key.kstack = k->kstack;
 	key.pystack = k->pystack;
+	/* a Python frame is two words: its code object, then its position */
+	if (k->pyleaf && (k->pystack & CPROF_STACK_HASHED) &&
+	    stackstore_leaf(stacks, k->pystack, 1, k->pyleaf, &key.pystack))
+		return -ENOMEM;
 	memcpy(key.comm, k->comm, sizeof(key.comm));
 	key.comm[sizeof(key.comm) - 1] = '\0';
 	e = hmap_insert(&a->map, &key, NULL);

@@ -50,7 +50,8 @@ int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip, uint
 	return 0;
 }
 
-int stackstore_leaf(struct stackstore *s, uint64_t hash, uint64_t leaf, uint64_t *out)
+int stackstore_leaf(struct stackstore *s, uint64_t hash, uint32_t at, uint64_t leaf,
+		    uint64_t *out)
 {
 	const struct stack_entry *e = hmap_find(&s->map, &hash);
 	uint64_t whole = hash_u64(hash ^ hash_u64(leaf)) | CPROF_STACK_HASHED;
@@ -59,7 +60,7 @@ int stackstore_leaf(struct stackstore *s, uint64_t hash, uint64_t leaf, uint64_t
 	int ret;
 
 	*out = whole;
-	if (!e || !e->nr || hmap_find(&s->map, &whole))
+	if (!e || e->nr <= at || hmap_find(&s->map, &whole))
 		return 0;
 	nr = e->nr;
 	status = e->status;
@@ -70,7 +71,7 @@ int stackstore_leaf(struct stackstore *s, uint64_t hash, uint64_t leaf, uint64_t
 		return -ENOMEM;
 	ret = stackstore_add(s, whole, s->frames + off, nr, status);
 	if (!ret)
-		s->frames[s->nframes - nr] = leaf;
+		s->frames[s->nframes - nr + at] = leaf;
 	return ret;
 }
 

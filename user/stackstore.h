@@ -29,13 +29,15 @@ int stackstore_add(struct stackstore *s, uint64_t hash, const uint64_t *ip,
 		   uint32_t nr, uint32_t status);
 
 /*
- * The hash of the stack stored under @hash with its first frame @leaf
- * instead (a sample's user stack, stored by BPF without its leaf pc: see
- * cprof_sample_key.uleaf), which this stores unless already there; a hash
- * of nothing stored when @hash is not (the profile then says the stack is
- * unknown), or -ENOMEM.
+ * The hash of the stack stored under @hash with @leaf as its frame @at
+ * instead (a sample's user stack, stored by BPF without its leaf pc, @at
+ * 0; its Python stack without its innermost position, @at 1: see
+ * cprof_sample_key.uleaf and pyleaf), which this stores unless already
+ * there; a hash of nothing stored when @hash is not, or has no frame @at
+ * (the profile then says the stack is unknown), or -ENOMEM.
  */
-int stackstore_leaf(struct stackstore *s, uint64_t hash, uint64_t leaf, uint64_t *out);
+int stackstore_leaf(struct stackstore *s, uint64_t hash, uint32_t at, uint64_t leaf,
+		    uint64_t *out);
 
 /* The frames stored under @hash (leaf first), or NULL; *@status may be NULL. */
 const uint64_t *stackstore_get(const struct stackstore *s, uint64_t hash,

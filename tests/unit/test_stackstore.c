@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Tests for a sample's user stack stored apart from its leaf pc
- * (cprof_sample_key.uleaf): stackstore_leaf() joins them, and agg_add()
- * counts the joined stacks as BPF would have counted the whole ones.
+ * (cprof_sample_key.uleaf), and its Python stack apart from its innermost
+ * position (pyleaf): stackstore_leaf() joins them, and agg_add() counts
+ * the joined stacks as BPF would have counted the whole ones.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,15 +42,15 @@ static void test_leaf(void)
 
 	stackstore_init(&s);
 	store_rest(&s);
-	CHECK(stackstore_leaf(&s, REST, 0x1111, &a) == 0 && (a & CPROF_STACK_HASHED) && a != REST,
+	CHECK(stackstore_leaf(&s, REST, 0, 0x1111, &a) == 0 && (a & CPROF_STACK_HASHED) && a != REST,
 	      "leaf: a stack of its own, named by a hash", "%llx", (unsigned long long)a);
 	CHECK(frames_are(&s, a, 0x1111), "leaf: its frames are the leaf and the stored callers",
 	      "differ");
 	frames = s.nframes;
-	CHECK(stackstore_leaf(&s, REST, 0x1111, &again) == 0 && again == a && s.nframes == frames,
+	CHECK(stackstore_leaf(&s, REST, 0, 0x1111, &again) == 0 && again == a && s.nframes == frames,
 	      "leaf: the same leaf again names the same stack, stored once", "%llx, %zu frames",
 	      (unsigned long long)again, s.nframes);
-	CHECK(stackstore_leaf(&s, REST, 0x1112, &b) == 0 && b != a && frames_are(&s, b, 0x1112) &&
+	CHECK(stackstore_leaf(&s, REST, 0, 0x1112, &b) == 0 && b != a && frames_are(&s, b, 0x1112) &&
 		      frames_are(&s, a, 0x1111),
 	      "leaf: another leaf, another stack; the first unchanged", "%llx %llx",
 	      (unsigned long long)a, (unsigned long long)b);
@@ -59,12 +60,12 @@ static void test_leaf(void)
 	for (uint64_t pc = 0x5000; pc < 0x5000 + 3000; pc++) {
 		uint64_t h = 0;
 
-		if (stackstore_leaf(&s, REST, pc, &h) || !frames_are(&s, h, pc))
+		if (stackstore_leaf(&s, REST, 0, pc, &h) || !frames_are(&s, h, pc))
 			all = false;
 	}
 	CHECK(all && frames_are(&s, a, 0x1111),
 	      "leaf: stacks copied right while the store grows under them", "a stack differs");
-	CHECK(stackstore_leaf(&s, CPROF_STACK_HASHED | 0x999, 0x1111, &none) == 0 &&
+	CHECK(stackstore_leaf(&s, CPROF_STACK_HASHED | 0x999, 0, 0x1111, &none) == 0 &&
 		      !stackstore_get(&s, none, &nr, NULL),
 	      "leaf: callers not stored: a hash of nothing (an unknown stack)", "found %u", nr);
 	stackstore_free(&s);
@@ -106,10 +107,82 @@ static void test_aggregate(void)
 	stackstore_free(&s);
 }
 
+#define PYREST (CPROF_STACK_HASHED | 0x5678)
+
+/* A Python stack as BPF leaves it: {code, position} a frame, the innermost position 0. */
+static void store_pyrest(struct stackstore *s)
+{
+	const uint64_t rest[] = { 0xc0de1, 0, 0xc0de2, 0x44 };
+
+	stackstore_add(s, PYREST, rest, 4, CPROF_UNWIND_OK);
+}
+
+static bool py_frames_are(const struct stackstore *s, uint64_t hash, uint64_t pos)
+{
+	uint32_t nr = 0;
+	const uint64_t *ip = stackstore_get(s, hash, &nr, NULL);
+
+	return ip && nr == 4 && ip[0] == 0xc0de1 && ip[1] == pos && ip[2] == 0xc0de2 &&
+	       ip[3] == 0x44;
+}
+
+static void test_python_leaf(void)
+{
+	struct cprof_sample_key k = { .pid = 1, .tid = 2, .pystack = PYREST, .pyleaf = 0x1a };
+	struct cprof_sample_key other = k, whole = k, both = k;
+	const uint64_t one[] = { 0xc0de9 };
+	uint64_t h = 0, lone = CPROF_STACK_HASHED | 0x9abc;
+	struct stackstore s;
+	struct agg_entry *e;
+	struct agg a;
+	size_t it = 0, n = 0;
+	bool right = true;
+	uint32_t nr;
+
+	other.pyleaf = 0x1c;
+	whole.pyleaf = 0;
+	both.ustack = REST;
+	both.uleaf = 0x1111;
+	stackstore_init(&s);
+	store_rest(&s);
+	store_pyrest(&s);
+	stackstore_add(&s, lone, one, 1, CPROF_UNWIND_OK);
+	CHECK(stackstore_leaf(&s, PYREST, 1, 0x1a, &h) == 0 && h != PYREST &&
+		      py_frames_are(&s, h, 0x1a) && py_frames_are(&s, PYREST, 0),
+	      "python leaf: frame 1 filled in, the stored callers unchanged", "differ");
+	CHECK(stackstore_leaf(&s, lone, 1, 0x1a, &h) == 0 && !stackstore_get(&s, h, &nr, NULL),
+	      "python leaf: a stack with no frame 1 gives a hash of nothing", "found %u", nr);
+	agg_init(&a);
+	CHECK(agg_add(&a, &s, &k, 1) == 0 && agg_add(&a, &s, &k, 2) == 0 &&
+		      agg_add(&a, &s, &other, 5) == 0 && agg_add(&a, &s, &whole, 7) == 0 &&
+		      agg_add(&a, &s, &both, 11) == 0,
+	      "python leaf: samples with positions apart added", "failed");
+	while ((e = hmap_next(&a.map, &it))) {
+		n++;
+		if (e->count == 3)
+			right &= py_frames_are(&s, e->key.pystack, 0x1a) && e->key.ustack == 0;
+		else if (e->count == 5)
+			right &= py_frames_are(&s, e->key.pystack, 0x1c);
+		else if (e->count == 7) /* no position apart: the stack as stored */
+			right &= e->key.pystack == PYREST;
+		else if (e->count == 11) /* both leaves apart, each joined to its own stack */
+			right &= py_frames_are(&s, e->key.pystack, 0x1a) &&
+				 frames_are(&s, e->key.ustack, 0x1111);
+		else
+			right = false;
+	}
+	CHECK(n == 4 && right && a.samples == 26,
+	      "python leaf: one entry a whole Python stack, named by its joined frames",
+	      "%zu entries, %s", n, right ? "right" : "wrong stacks or counts");
+	agg_free(&a);
+	stackstore_free(&s);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_leaf();
 	test_aggregate();
+	test_python_leaf();
 	return T_EXIT();
 }
