@@ -74,16 +74,8 @@ cp "$SPIN" "$T/h/other"
 in_cgroup "$dir" chroot "$T/root" /static split 0.3 >/dev/null
 kill -CONT "$CP"
 sleep 1
-kill -INT "$CP"
-i=0
-while kill -0 "$CP" 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-finished=no
-kill -0 "$CP" 2>/dev/null || finished=yes
-wait "$CP"
-rc=$?
+stop_agent "$CP"
+finished=$STOPPED rc=$STOP_RC
 CP=
 
 opened=$(jget "$T/sum.json" exit_records.files_opened)
