@@ -103,6 +103,7 @@ struct task_struct {
 	struct thread_struct thread;
 	struct fs_struct *fs;
 	struct nsproxy *nsproxy;
+	unsigned long nvcsw, nivcsw; /* context switches, voluntary and not */
 };
 
 /* A mapping's file, as the unwinder finds it for a process not yet read. */
