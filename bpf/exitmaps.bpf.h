@@ -50,12 +50,9 @@ struct {
 	__type(value, struct vma_walk);
 } exit_walks SEC(".maps");
 
-/* The unknown files of the record being made, to walk once the VMA walk is over. */
+/* The path event being made: too big for the stack. */
 struct exit_unknown {
-	__u64 file[CPROF_EXIT_FILES]; /* struct file *, held by the VMAs until exit_mm() */
-	struct cprof_file_key key[CPROF_EXIT_FILES];
-	__u32 n;
-	struct cprof_exit_file ev; /* the one being sent: too big for the stack */
+	struct cprof_exit_file ev;
 };
 
 struct {
@@ -86,30 +83,6 @@ static __always_inline bool loader_read(__u32 pid)
 	struct cprof_proc_maps *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
 
 	return pm && !(pm->flags & (CPROF_PROC_MAPS_KERNEL | CPROF_PROC_MAPS_GROWN));
-}
-
-/*
- * Keeps @f (its identity @k) to send its path after the record if the
- * loader has no number for it: no process it read maps it.  A file's
- * executable mappings follow each other: one look at the last one kept
- * skips its other segments.
- */
-static __always_inline void note_unknown(struct exit_unknown *u, struct file *f,
-					 const struct cprof_file_key *k, struct cprof_stats *s)
-{
-	__u32 last = (u->n - 1) & (CPROF_EXIT_FILES - 1);
-
-	if (!k->ino || (u->n && u->key[last].ino == k->ino && u->key[last].dev == k->dev) ||
-	    bpf_map_lookup_elem(&unwind_file_keys, k))
-		return;
-	if (u->n >= CPROF_EXIT_FILES) {
-		if (s)
-			s->exit_files_unsent++;
-		return;
-	}
-	u->file[u->n & (CPROF_EXIT_FILES - 1)] = (__u64)f;
-	u->key[u->n & (CPROF_EXIT_FILES - 1)] = *k;
-	u->n++;
 }
 
 /* The struct mount a vfsmount is embedded in. */
@@ -195,34 +168,97 @@ static __always_inline bool exit_path(struct cprof_exit_file *ev, struct file *f
 	return w.result > 0;
 }
 
-/* Sends the paths of the files @u kept, after the exit record of @pid's image @gen. */
-static __always_inline void send_exit_files(struct task_struct *task, __u32 pid, __u64 gen,
+/*
+ * The files of a record, looked at one by one after the VMA walk
+ * (exit_file_step): checks made inside the iterator's loop multiplied the
+ * verifier's paths by its mappings; a bpf_loop callback is verified once.
+ */
+struct exit_files {
+	const struct cprof_exit_maps *rec;
+	struct cprof_exit_file *ev;
+	struct dentry *root_d;
+	struct vfsmount *root_vm;
+	__u64 file;       /* the struct file * of the mapping at hand (exit_file_of) */
+	__u32 kept, sent; /* files with no number, and their paths sent */
+	__u64 last_ino;   /* the last file looked at: its other segments follow */
+	__u32 last_dev;
+};
+
+/* bpf_find_vma callback: the file of the VMA found. */
+static long exit_file_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	((struct exit_files *)data)->file = (__u64)vma->vm_file;
+	return 0;
+}
+
+/*
+ * Step @i: the record's mapping i, its file's path sent if the loader has
+ * no number for it (no process it read maps it), at most
+ * CPROF_EXIT_FILES.  The file is the VMA's at the mapping's start, found
+ * again (in task context: no limit to the lookups) and checked to be the
+ * one of the record's identity.  bpf_loop callback.
+ */
+static long exit_file_step(__u32 i, void *data)
+{
+	struct exit_files *x = data;
+	const struct cprof_exit_map *m;
+	struct cprof_file_key k;
+	struct file *f;
+
+	if (i >= x->rec->n)
+		return 1;
+	/* bounded where the index is used: the compiler may check a copy */
+	barrier_var(i);
+	if (i >= CPROF_EXIT_MAPS)
+		return 1;
+	m = &x->rec->m[i];
+	if (!m->key.ino || (m->key.ino == x->last_ino && m->key.dev == x->last_dev))
+		return 0;
+	x->last_ino = m->key.ino;
+	x->last_dev = m->key.dev;
+	if (bpf_map_lookup_elem(&unwind_file_keys, &m->key))
+		return 0;
+	if (++x->kept > CPROF_EXIT_FILES)
+		return 0;
+	x->file = 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), m->start, exit_file_of, x, 0) || !x->file)
+		return 0;
+	f = (struct file *)x->file; /* a local: BPF_CORE_READ relocates its first access */
+	inode_key(BPF_CORE_READ(f, f_inode), &k);
+	if (k.ino != m->key.ino || k.dev != m->key.dev ||
+	    !exit_path(x->ev, f, x->root_d, x->root_vm))
+		return 0;
+	x->ev->key = m->key;
+	if (bpf_ringbuf_output(&events, x->ev, sizeof(*x->ev), 0))
+		return 1;
+	x->sent++;
+	return 0;
+}
+
+/* Sends the paths of @rec's files that have no number, after the record. */
+static __always_inline void send_exit_files(struct task_struct *task,
+					    const struct cprof_exit_maps *rec,
 					    struct exit_unknown *u, struct cprof_stats *s)
 {
+	/* locals: BPF_CORE_READ relocates its first access, which x's fields are not */
 	struct dentry *root_d = BPF_CORE_READ(task, fs, root.dentry);
 	struct vfsmount *root_vm = BPF_CORE_READ(task, fs, root.mnt);
+	struct exit_files x = { .rec = rec, .ev = &u->ev, .root_d = root_d, .root_vm = root_vm };
 	struct cprof_exit_file *ev = &u->ev;
-	__u32 nsent = 0, n = u->n;
 
+	if (!root_d || !root_vm)
+		return;
 	ev->type = CPROF_EV_EXIT_FILE;
-	ev->pid = pid;
-	ev->gen = gen;
+	ev->pid = rec->pid;
+	ev->gen = rec->gen;
 	ev->root_ino = BPF_CORE_READ(root_d, d_inode, i_ino);
 	ev->root_dev = BPF_CORE_READ(root_vm, mnt_sb, s_dev);
 	ev->root_mnt = BPF_CORE_READ(real_mount(root_vm), mnt_id);
 	ev->mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
-	for (__u32 i = 0; i < CPROF_EXIT_FILES && i < n; i++) {
-		if (!root_d || !root_vm ||
-		    !exit_path(ev, (struct file *)u->file[i], root_d, root_vm))
-			continue;
-		ev->key = u->key[i];
-		if (bpf_ringbuf_output(&events, ev, sizeof(*ev), 0))
-			break;
-		nsent++;
-	}
+	bpf_loop(CPROF_EXIT_MAPS, exit_file_step, &x, 0);
 	if (s) {
-		s->exit_files += nsent;
-		s->exit_files_unsent += n - nsent;
+		s->exit_files += x.sent;
+		s->exit_files_unsent += x.kept - x.sent;
 	}
 }
 
@@ -246,7 +282,6 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 	u = bpf_map_lookup_elem(&exit_unknowns, &zero);
 	if (!u)
 		return;
-	u->n = 0;
 	if (!(b = take_vma_walk(&exit_walks, CPROF_EXIT_RECORDS))) {
 		if (s)
 			s->exit_maps_capped++;
@@ -292,7 +327,6 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 			continue;
 		}
 		inode_key(BPF_CORE_READ(f, f_inode), &m->key);
-		note_unknown(u, f, &m->key, s);
 		if (bpf_probe_read_kernel_str(m->name, sizeof(m->name),
 					      BPF_CORE_READ(f, f_path.dentry, d_name.name)) < 0)
 			m->name[0] = '\0';
@@ -300,10 +334,11 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 	}
 	bpf_iter_task_vma_destroy(&it);
 	rec->n = n;
+	/* before the record goes: the paths follow it in the ring */
+	send_exit_files(task, rec, u, s);
 	bpf_ringbuf_submit(rec, 0);
 	if (s)
 		s->exit_maps++;
-	send_exit_files(task, pid, gen, u, s);
 }
 
 #endif
