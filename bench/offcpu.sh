@@ -16,8 +16,11 @@
 #             forth over pipes: > 50k voluntary switches a second), placed
 #             one on each CPU and both on one: round trips a second with
 #             no profiler, with only an empty program on sched_switch, with
-#             cprof-bpf sampling the whole host without --off-cpu, and with
-#             --off-cpu (default minimum), PP_REPS rounds of each, with the
+#             cprof-bpf sampling the whole host without --off-cpu, with
+#             --off-cpu (default minimum), and with a bpftrace program doing
+#             what bcc's offcputime does host-wide (each block stamped in a
+#             hash with its two stacks, each switch in looked up: the cost
+#             users pay today), PP_REPS rounds of each, with the
 #             BPF run-time statistics off; then 3 more with them on, for
 #             the sched_switch program's ns per run beside an empty
 #             program's on the same tracepoint.
@@ -167,12 +170,29 @@ per_run() {
 PP_SECS=${OFFCPU_PP_SECS:-3}
 PP_REPS=${OFFCPU_PP_REPS:-8}
 LAYOUTS="split same"
-MODES="none empty cpu off"
+MODES="none empty cpu off bpftrace"
+
+# What bcc's offcputime (libbpf-tools' and bcc's alike) does on every
+# switch, host-wide, as bpftrace says it: a thread that blocks is stamped
+# in a hash by tid with its kernel and user stacks; the thread switched in
+# is looked up, and a wait of 1 ms or more is added to its stacks.
+BT_OFFCPU='tracepoint:sched:sched_switch {
+	if (args->prev_state & 0xff) {
+		@start[args->prev_pid] = nsecs; @ks[args->prev_pid] = kstack; @us[args->prev_pid] = ustack;
+	}
+	$s = @start[args->next_pid];
+	if ($s) {
+		$d = nsecs - $s;
+		if ($d >= 1000000) { @off[@ks[args->next_pid], @us[args->next_pid]] = sum($d); }
+		delete(@start[args->next_pid]);
+	}
+}
+END { clear(@start); clear(@ks); clear(@us); clear(@off); }'
 
 # run_pingpong MODE LAYOUT REP: one pingpong run under MODE: none; empty
 # (no profiler, an empty program on sched_switch: what any program there
-# costs); cpu (cprof-bpf without --off-cpu); off (with it); stats (with it
-# and the BPF statistics on).
+# costs); cpu (cprof-bpf without --off-cpu); off (with it); bpftrace
+# (BT_OFFCPU); stats (--off-cpu and the BPF statistics on).
 declare -A TRIPS SW NS EMPTY RUNS
 STATS_SEEN=0
 run_pingpong() {
@@ -183,8 +203,14 @@ run_pingpong() {
 	off | stats) $NORMAL "$CPROF" --off-cpu --duration $((PP_SECS + 30)) -o "$RAW/pp.o.$mode.$r" \
 		2>"$out.err" & c=$! ;;
 	empty) hold_start empty sched_switch ;;
+	bpftrace) bpftrace -e "$BT_OFFCPU" >"$out.bt" 2>&1 & c=$! ;;
 	esac
-	[ -n "$c" ] && { wait_sampling "$c" || die "pingpong $mode: cprof-bpf never sampled"; }
+	if [ "$mode" = bpftrace ]; then
+		for _ in $(seq 600); do grep -q Attaching "$out.bt" && break; sleep 0.1; done
+		grep -q Attaching "$out.bt" || die "pingpong: bpftrace never attached: $(head -c 300 "$out.bt")"
+	elif [ -n "$c" ]; then
+		wait_sampling "$c" || die "pingpong $mode: cprof-bpf never sampled"
+	fi
 	[ "$mode" = stats ] && b0=$(prog_runs "$c" on_switch) e0=$(prog_runs "$HOLD_PID" empty)
 	seen=$(sysctl -n kernel.bpf_stats_enabled)
 	$NORMAL "$OFFCPU" pingpong "$PP_SECS" "$lay" >"$out"
@@ -299,12 +325,13 @@ S=$RAW/section.md
 	echo
 	echo "### Overhead: \`offcpu pingpong\`, round trips a second"
 	echo
-	echo "| placement | voluntary switches/s | none | an empty program on sched_switch | cprof-bpf | cprof-bpf --off-cpu (min 1 ms) | --off-cpu vs none | vs without --off-cpu | the empty program vs none |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| placement | voluntary switches/s | none | an empty program on sched_switch | cprof-bpf | cprof-bpf --off-cpu (min 1 ms) | offcputime's method (bpftrace) | --off-cpu vs none | vs without --off-cpu | the empty program vs none | offcputime's method vs none |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	for lay in $LAYOUTS; do
 		sw=$(median_fmt %.0f $(for r in $(seq "$PP_REPS"); do echo "${SW[none.$lay.$r]:-}"; done))
 		echo "| $lay | $sw | $(med none $lay) | $(med empty $lay) | $(med cpu $lay) |" \
-			"$(med off $lay) | **$(rel off none $lay)%** | $(rel off cpu $lay)% | $(rel empty none $lay)% |"
+			"$(med off $lay) | $(med bpftrace $lay) | **$(rel off none $lay)%** | $(rel off cpu $lay)% |" \
+			"$(rel empty none $lay)% | $(rel bpftrace none $lay)% |"
 	done
 	echo
 	echo "Medians of $PP_REPS rounds of ${PP_SECS} s runs; a round runs each configuration once,"

@@ -411,25 +411,17 @@ int sampler_ncpus(const struct sampler *s)
 	return s->ncpus;
 }
 
-/*
- * The longest wait for the ring's wakeup.  A new program is read from
- * /proc while it lives, and `as` in a build lives 5 ms: under a make -j2
- * on a 2-CPU KVM guest (kernel 6.18) the wakeup of a waiting epoll came
- * 40-300 ms after the event (median 55 ms; 0.0 ms on a quiet host, and
- * again once any other task woke the CPUs often), so most short programs
- * were gone when read and their files stayed unknown to BPF.  Looking at
- * the ring every few ms bounds that, for a wakeup that finds nothing.
- */
-#define POLL_SLICE_MS 5
-
-int sampler_poll(struct sampler *s, int timeout_ms, sampler_event_fn fn, void *ctx)
+int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_fn fn,
+		 void *ctx)
 {
 	int n, left = timeout_ms;
 
+	if (slice_ms <= 0)
+		slice_ms = timeout_ms;
 	s->ev_fn = fn;
 	s->ev_ctx = ctx;
 	do {
-		int slice = left > POLL_SLICE_MS ? POLL_SLICE_MS : left;
+		int slice = left > slice_ms ? slice_ms : left;
 
 		n = ring_buffer__poll(s->ring, slice);
 		left -= slice;

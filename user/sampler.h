@@ -78,10 +78,12 @@ int sampler_ncpus(const struct sampler *s);
 typedef int (*sampler_event_fn)(void *ctx, const void *ev, size_t size);
 
 /*
- * Waits up to @timeout_ms for process events and calls @fn for each.
- * Returns the number handled, or a negative errno (-EINTR on a signal).
+ * Waits up to @timeout_ms for process events and calls @fn for each,
+ * looking at the ring at least every @slice_ms (0: only when woken), for
+ * a wakeup that comes late.  Returns the number handled, or a negative
+ * errno (-EINTR on a signal).
  */
-int sampler_poll(struct sampler *s, int timeout_ms, sampler_event_fn fn,
+int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_fn fn,
 		 void *ctx);
 
 /* Called for everything found in the drained pair: stacks come first. */
