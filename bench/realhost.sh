@@ -8,6 +8,8 @@
 #        REALHOST_BEFORE_BENCH=/path/to/old/bench_unwind sh bench/realhost.sh
 #   sudo REALHOST_ONLY=make sh bench/realhost.sh  # some workloads (clang make
 #        loop), printed and not written to RESULTS.md
+#   sudo REALHOST_ONLY=make REALHOST_ARGS=--ld-probe sh bench/realhost.sh
+#        # options beside the defaults, for both builds (printed, not written)
 #
 # Workloads, each in a cgroup of its own (its label selects its samples),
 # under whole-host profiles at default settings, started once they sample
@@ -30,6 +32,7 @@ BENCH_UNWIND=$ROOT/build/tests/bench_unwind
 BEFORE_BENCH=${REALHOST_BEFORE_BENCH:-}
 FUNCS=${REALHOST_FUNCS:-3000}
 ONLY=${REALHOST_ONLY:-}
+ARGS=${REALHOST_ARGS:-}
 NCPU=$(nproc)
 FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
@@ -60,7 +63,7 @@ run() {
 		local bin=$CPROF
 		[ "$t" = before ] && bin=$BEFORE
 		/usr/bin/time -f '%e %U %S %M' -o "$RAW/$n.$t.time" \
-			"$bin" -v --duration 3600 --output-dir "$RAW/$n.$t" 2>"$RAW/$n.$t.err" &
+			"$bin" $ARGS -v --duration 3600 --output-dir "$RAW/$n.$t" 2>"$RAW/$n.$t.err" &
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do
@@ -80,7 +83,24 @@ run() {
 		EXITS[$n.$t]=$(sed -n 's/^cprof-bpf: exit records: .*; \([0-9]*\) processes gone.*/\1/p' "$RAW/$n.$t.err")
 		RSS[$n.$t]=$(( $(awk '{ print $4 }' "$RAW/$n.$t.time") / 1024 ))
 		TAB[$n.$t]=$(sed -n 's/^cprof-bpf: unwind tables: //p' "$RAW/$n.$t.err")
+		log "$n, $t: incomplete of all by comm: $(incomplete_by_comm "$RAW/$n.$t.folded" "$cg")"
 	done
+}
+
+# incomplete_by_comm FOLDED CGROUP: "comm M/N ..." of the user stacks of
+# CGROUP (as user_stacks counts them), the most incomplete first.
+incomplete_by_comm() {
+	awk -F '\t' -v cg="cgroup:[/$2]" '
+	index($2, cg) == 0 { next }
+	$3 ~ /^(entry_SYSCALL|asm_|ret_from_fork|\[lost|\[kernel)/ { next }
+	{
+		c = $2; sub(/.*comm:\[/, "", c); sub(/\].*/, "", c)
+		all[c] += $1
+		if ($3 !~ /\[unwind:/ && $3 ~ /^(_start|__libc_start_call_main|__libc_start_main[^;]*;__libc_start_call_main|(__)?clone3?;start_thread)(;|$)/) next
+		bad[c] += $1
+	}
+	END { for (c in all) printf "%d %s %d/%d\n", bad[c], c, bad[c], all[c] }' "$1" |
+		sort -rn | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $3 }'
 }
 
 declare -A WALL SHARE NAMED EXITS RSS TAB
@@ -139,9 +159,9 @@ OBJS="/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/gcc/x86_64-linux-gnu/12/cc1 /usr/
 	echo "<!-- END realhost -->"
 } >"$RAW/section.md"
 cat "$RAW/section.md"
-if [ -z "$ONLY" ]; then
+if [ -z "$ONLY" ] && [ -z "$ARGS" ]; then
 	publish_section realhost "$RAW/section.md"
 else
-	log "REALHOST_ONLY=$ONLY: not written to $RESULTS"
+	log "REALHOST_ONLY=$ONLY REALHOST_ARGS=$ARGS: not written to $RESULTS"
 fi
 log "raw logs in $RAW"

@@ -440,6 +440,8 @@ announce:
 	forget_entry(pid, true); /* the mappings of the old image */
 	/* the new one's binary, for the first samples and the libraries' mmaps */
 	remember_exe(pid);
+	/* and its libraries once ld.so has mapped them (ldstate.bpf.h) */
+	startup_mark(pid);
 	/* The new image is announced now, while its mappings can be read. */
 	send_event(CPROF_EV_EXEC, task, img.gen, 0);
 	return 0;

@@ -163,6 +163,9 @@ struct cprof_stats {
 	__u64 offcpu_lost;     /* waits not charged: the off-CPU map was full */
 	__u64 exit_maps;       /* exit records sent (struct cprof_exit_maps) */
 	__u64 exit_maps_capped; /* ... not sent: over the per-CPU budget or no room */
+	__u64 exit_files;      /* paths of unknown files sent (struct cprof_exit_file) */
+	__u64 exit_files_unsent; /* ... not: outside the process's root, too deep or
+				    long, over CPROF_EXIT_FILES, or no room */
 };
 
 /*
@@ -191,6 +194,7 @@ enum cprof_event_type {
 	CPROF_EV_PY_CODE = 5,  /* a Python code object first seen in a stack: addr */
 	CPROF_EV_WANT_TABLE = 6, /* a sample landed in a file without its table */
 	CPROF_EV_EXIT_MAPS = 7,  /* an unread process's mappings at its exit */
+	CPROF_EV_EXIT_FILE = 8,  /* ... the path of one of its files with no number */
 };
 
 struct cprof_event {
@@ -279,6 +283,37 @@ struct cprof_exit_maps {
 	__u32 n;       /* entries of m[] used */
 	__u32 flags;   /* CPROF_EXIT_MAPS_* */
 	struct cprof_exit_map m[CPROF_EXIT_MAPS];
+};
+
+/*
+ * CPROF_EV_EXIT_FILE: after an exit record, for each of its files that has
+ * no number (unwind_file_keys), at most CPROF_EXIT_FILES, where the file is
+ * below the process's root, so that the loader can open it and build its
+ * table for the next process that maps it: the process is gone, and with it
+ * /proc/PID/map_files and /proc/PID/root.  Sent only when the walk from the
+ * file's dentry, across mounts, reached the process's root.  The path is
+ * its components leaf first, each NUL-terminated, in path[0, len); the
+ * root is told by identity (its dentry's inode, mount and mount namespace)
+ * so that the loader resolves the path only where the process would have:
+ * in its own root, when that is the same.  Identity is the key's, never
+ * the path's: the loader opens it confined, checks that it is a regular
+ * file with that device and inode, and refuses anything else.
+ */
+#define CPROF_EXIT_FILES 8
+#define CPROF_EXIT_PATH 256  /* the longest path sent, NULs included */
+#define CPROF_EXIT_DEPTH 24  /* components and mounts crossed, at most */
+struct cprof_exit_file {
+	__u32 type;     /* CPROF_EV_EXIT_FILE */
+	__u32 pid;
+	__u64 gen;      /* the process image of the exit record before it */
+	struct cprof_file_key key;
+	__u64 root_ino; /* the process's root directory: its inode, */
+	__u32 root_dev; /*   its device (the kernel's encoding), */
+	__u32 root_mnt; /*   its mount's id (statx's STATX_MNT_ID), */
+	__u32 mnt_ns;   /*   its mount namespace's inode */
+	__u32 len;      /* bytes of path[] used */
+	/* twice CPROF_EXIT_PATH: a component is read at an offset below it */
+	char path[2 * CPROF_EXIT_PATH];
 };
 
 /*
@@ -605,13 +640,15 @@ _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has p
 _Static_assert(sizeof(struct cprof_file_key) == 8 * 3 + 4 * 2, "file key has padding");
 _Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8 + 8, "file ref has padding");
 _Static_assert(sizeof(struct cprof_file_event) == 4 * 4, "file event has padding");
+_Static_assert(sizeof(struct cprof_exit_file) == 16 + sizeof(struct cprof_file_key) + 8 + 4 * 4 +
+		       2 * CPROF_EXIT_PATH, "cprof_exit_file: no padding");
 _Static_assert(sizeof(struct cprof_exit_map) == 3 * 8 + sizeof(struct cprof_file_key) +
 		       CPROF_EXIT_NAME && sizeof(struct cprof_exit_maps) ==
 		       4 * 8 + CPROF_EXIT_MAPS * sizeof(struct cprof_exit_map),
 	       "exit maps have padding");
 _Static_assert(sizeof(struct cprof_file) == sizeof(struct cprof_table) + 2 * 4,
 	       "file has padding");
-_Static_assert(sizeof(struct cprof_stats) == 8 * (8 + CPROF_UNWIND_STATUS_MAX + 9),
+_Static_assert(sizeof(struct cprof_stats) == 8 * (8 + CPROF_UNWIND_STATUS_MAX + 11),
 	       "stats are not all u64 counters");
 
 #endif

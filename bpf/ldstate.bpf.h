@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * ldstate.bpf.h: a new program's libraries into its process's entry as
- * soon as the dynamic loader has mapped them (on_ld_state).
+ * soon as the dynamic loader has mapped them (on_rseq_update by default,
+ * on_ld_state with --ld-probe).
  *
  * The loader reads a new program's maps at its exec, before ld.so maps
  * its libraries, and a sample may ask bpf_find_vma once (unwind.bpf.h,
@@ -26,6 +27,7 @@
 
 #define LD_VMAS_SEEN 1024
 #define LD_WALKS     256
+#define STARTUP_SWITCHES 128 /* context switches before a program's rseq registration, at most */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -34,8 +36,32 @@ struct {
 	__type(value, struct vma_walk);
 } ld_walks SEC(".maps");
 
-SEC("uprobe")
-int on_ld_state(struct pt_regs *ctx)
+/*
+ * Processes that exec'd and have not registered their main thread's rseq
+ * area yet (on_rseq_update): pid -> 1.  An LRU: a program that never
+ * registers one (static, musl, rseq tuned off) is forgotten in time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CPROF_UNWIND_PROCS);
+	__type(key, __u32);
+	__type(value, __u8);
+} startup_pending SEC(".maps");
+
+/* At @pid's exec: its libraries are to be added once ld.so has mapped them. */
+static __always_inline void startup_mark(__u32 pid)
+{
+	__u8 one = 1;
+
+	bpf_map_update_elem(&startup_pending, &pid, &one, BPF_ANY);
+}
+
+/*
+ * Adds each executable mapping of a file the loader numbered, in the
+ * current task's process, to its entry: made if the process was announced
+ * to the loader, else only if it has one.
+ */
+static __always_inline int add_known_maps(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 pid = bpf_get_current_pid_tgid() >> 32, how = ENTRY_LOADER_TOO;
@@ -75,6 +101,40 @@ int on_ld_state(struct pt_regs *ctx)
 	}
 	bpf_iter_task_vma_destroy(&it);
 	return 0;
+}
+
+SEC("uprobe")
+int on_ld_state(struct pt_regs *ctx)
+{
+	return add_known_maps();
+}
+
+/*
+ * The first rseq update of an exec'd process: glibc (2.35+) registers its
+ * main thread's rseq area in ld.so's TLS set-up, after the program's
+ * libraries are mapped and before its code runs, and the kernel updates
+ * the area on the way back to user space, in task context.  One walk a
+ * program start, no breakpoint anywhere; the cost elsewhere is a read of
+ * two counters on each rseq update (a switched task's return to user
+ * space), and a lookup while the task is young.
+ */
+SEC("tp_btf/rseq_update")
+int BPF_PROG(on_rseq_update, struct task_struct *t)
+{
+	__u32 pid;
+
+	/*
+	 * A program registers its rseq area within its first few switches;
+	 * a task switched more is past it, and costs no lookup (a pingpong
+	 * of 100k switches a second updates its areas as often).
+	 */
+	if (t->nvcsw + t->nivcsw > STARTUP_SWITCHES)
+		return 0;
+	pid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&startup_pending, &pid))
+		return 0;
+	bpf_map_delete_elem(&startup_pending, &pid);
+	return add_known_maps();
 }
 
 #endif

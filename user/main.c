@@ -188,6 +188,22 @@ static void refresh_deferred(struct run *r)
 	free(list);
 }
 
+/*
+ * A file of a process gone before it was read, opened by the path BPF
+ * sent: it names the process's frames, and numbered, it gives the next
+ * process that runs it its table from its first sample; the table of
+ * where the gone one was first sampled is wanted now.
+ */
+static void exit_file(struct run *r, const struct cprof_exit_file *ev)
+{
+	struct process *p = proctab_exit_file(&r->procs, ev);
+
+	if (p && r->tables && !stop_signal) {
+		tables_add_files(r->tables, p);
+		tables_want_at(r->tables, p, p->first_pc);
+	}
+}
+
 static int on_event(void *ctx, const void *data, size_t size)
 {
 	const struct cprof_event *ev = data;
@@ -208,6 +224,11 @@ static int on_event(void *ctx, const void *data, size_t size)
 			proctab_exit_maps(&r->procs, data);
 		return 0;
 	}
+	if (ev->type == CPROF_EV_EXIT_FILE) {
+		if (size >= sizeof(struct cprof_exit_file))
+			exit_file(r, data);
+		return 0;
+	}
 	if (size < sizeof(*ev))
 		return 0;
 	memcpy(comm, ev->comm, CPROF_COMM_LEN);
@@ -217,6 +238,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 	switch (ev->type) {
 	case CPROF_EV_NEW_PROC:
 		p = process_of(r, ev->pid, ev->gen, comm, &created);
+		if (p && created)
+			p->first_pc = ev->addr;
 		if (p && created && r->tables && !stop_signal)
 			tables_want_at(r->tables, p, ev->addr);
 		break;

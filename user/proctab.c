@@ -65,6 +65,8 @@ void proctab_free(struct proctab *t)
 		process_free(t, t->retired[i]);
 	free(t->retired);
 	hmap_free(&t->by_pid);
+	if (t->roots)
+		rootfs_root_put(t->roots, t->self_root);
 }
 
 static uint64_t pid_key(uint32_t pid)
@@ -502,6 +504,114 @@ void proctab_exit_maps(struct proctab *t, const struct cprof_exit_maps *rec)
 	/* its cgroup's label, which /proc/PID/cgroup could not give either */
 	if (!p->cgroup.path[0] && rec->cgroup)
 		cgroup_path_of_id(rec->cgroup, &p->cgroup, NULL);
+}
+
+/* Our own root and mount namespace, found once: what an exit file's must be. */
+static struct rootfs_root *self_root(struct proctab *t)
+{
+	char path[64];
+	struct stat st;
+	int dir;
+
+	if (t->self_tried || !t->roots)
+		return t->self_root;
+	t->self_tried = true;
+	snprintf(path, sizeof(path), "%s/self/ns/mnt", t->proc_root);
+	if (stat(path, &st))
+		return NULL;
+	snprintf(path, sizeof(path), "%s/self", t->proc_root);
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return NULL;
+	if (!rootfs_root_get(t->roots, dir, &t->self_root, NULL))
+		t->self_mnt_ns = st.st_ino;
+	close(dir);
+	return t->self_root;
+}
+
+/* Whether @st is the file the kernel's key names (rootfs_ident_matches did device and inode). */
+static bool key_matches(const struct cprof_file_key *k, const struct stat *st)
+{
+	return (uint64_t)st->st_size == k->size && st->st_mtim.tv_sec == k->mtime_sec &&
+	       (uint64_t)st->st_mtim.tv_nsec == k->mtime_nsec;
+}
+
+/* Whether @v maps the file the kernel's key @k names. */
+static bool maps_key(const struct vma *v, const struct cprof_file_key *k)
+{
+	return v->kind == VMA_FILE && v->inode == k->ino && v->dev_major == k->dev >> 20 &&
+	       v->dev_minor == (k->dev & 0xfffff);
+}
+
+/*
+ * Opens the file @ev names in our root, its path into @path (@len bytes),
+ * or says why not (a negative errno; -EXDEV: not our root).
+ */
+static int open_exit_file(struct proctab *t, const struct cprof_exit_file *ev, char *path,
+			  size_t len)
+{
+	struct rootfs_root *root = self_root(t);
+	struct rootfs_want want = {
+		.no_symlinks = true, /* the kernel's path has none: one now is planted */
+		.have_ident = true,
+		.dev_major = ev->key.dev >> 20,
+		.dev_minor = ev->key.dev & 0xfffff,
+		.ino = ev->key.ino,
+	};
+	struct stat st;
+	int fd, ret;
+
+	if (!root || ev->mnt_ns != t->self_mnt_ns ||
+	    !rootfs_root_is(root, ev->root_mnt, makedev(ev->root_dev >> 20, ev->root_dev & 0xfffff),
+			    ev->root_ino))
+		return -EXDEV;
+	ret = rootfs_path_from_leaf(ev->path, ev->len < sizeof(ev->path) ? ev->len : 0, path, len);
+	if (ret)
+		return ret;
+	fd = rootfs_open_in(rootfs_root_fd(root), path, &want, &st);
+	if (fd >= 0 && !key_matches(&ev->key, &st)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+struct process *proctab_exit_file(struct proctab *t, const struct cprof_exit_file *ev)
+{
+	struct process *p = proctab_find(t, ev->pid);
+	char path[CPROF_EXIT_PATH + 1];
+	struct elfobj *o = NULL;
+	bool wanted = false;
+	int fd;
+
+	if (!p || p->gen != ev->gen)
+		p = find_retired(t, ev->pid, ev->gen);
+	for (size_t i = 0; p && p->objs && i < p->maps.n; i++)
+		wanted |= !p->objs[i] && maps_key(&p->maps.v[i], &ev->key);
+	if (!wanted)
+		return NULL;
+	fd = open_exit_file(t, ev, path, sizeof(path));
+	if (fd == -EXDEV) {
+		t->st.exit_other_root++;
+		return NULL;
+	}
+	if (fd < 0 || objcache_get(t->objs, fd, &o, NULL) || !o) {
+		t->st.exit_refused++;
+		return NULL;
+	}
+	t->st.exit_opened++;
+	/* reopened from there if its descriptor is closed (objcache_set_lru) */
+	objcache_add_source(t->objs, o, &(struct objcache_source){ .root = t->self_root,
+								  .path = path });
+	for (size_t i = 0; i < p->maps.n; i++) {
+		if (p->objs[i] || !maps_key(&p->maps.v[i], &ev->key))
+			continue;
+		objcache_ref(t->objs, o);
+		p->objs[i] = o;
+		p->obj_errors--;
+	}
+	objcache_put(t->objs, o);
+	return p;
 }
 
 void proctab_exited(struct proctab *t, uint32_t pid, uint64_t gen)

@@ -84,6 +84,7 @@ struct process {
 	struct cgroup_info cgroup; /* path and container id ("" if unknown) */
 	struct pyproc *py;      /* its CPython (python.h); NULL: none known */
 	uint32_t ns_pid;        /* pid in its own namespace; 0 if unknown */
+	uint64_t first_pc;      /* the pc BPF first found it at (its table is wanted) */
 	struct agg samples;
 };
 
@@ -91,6 +92,9 @@ struct proctab_stats {
 	size_t refused[REFUSED_MAX]; /* mapped files not opened, by reason */
 	size_t exit_named;           /* processes gone when read, named from their exit records */
 	size_t exit_unknown;         /* ... files of theirs no object held was */
+	size_t exit_opened;          /* ... opened by the paths BPF sent (cprof_exit_file) */
+	size_t exit_other_root;      /* ... not: the process had another root or mount namespace */
+	size_t exit_refused;         /* ... not: no such file there, or another one */
 	size_t by_path;              /* mapped files opened by path (map_files unusable) */
 	size_t refreshes, deferred;  /* re-snapshots taken, and deferred by the backoff */
 };
@@ -105,6 +109,10 @@ struct proctab {
 	struct rootfs_roots *roots; /* where process roots are held (NULL: none) */
 	struct fdlru *lru;        /* bounds perf maps' descriptors (NULL: unbounded) */
 	size_t created;           /* records made during the run */
+	/* this process's root, held on the first exit file (proctab_exit_file) */
+	struct rootfs_root *self_root;
+	uint64_t self_mnt_ns;     /* the inode of its mount namespace; 0: unknown */
+	bool self_tried;
 	struct proctab_stats st;
 };
 
@@ -159,6 +167,18 @@ int proctab_perfmap(struct process *p, struct errbuf *err);
  * order or overlap, changes nothing.
  */
 void proctab_exit_maps(struct proctab *t, const struct cprof_exit_maps *rec);
+
+/*
+ * A file of an exit record that no object held was, by its path in the
+ * exited process's root (bpf/cprof.h, struct cprof_exit_file): opened only
+ * when that root and mount namespace are ours, confined to our root,
+ * following no symlink, and only if it is the regular file of the record's
+ * identity (device, inode, size and mtime).  The object then fills the
+ * record's mappings of that file, and the process is returned so that the
+ * caller numbers them (tables_add_files); NULL when nothing was filled
+ * (counted: proctab_stats.exit_*).
+ */
+struct process *proctab_exit_file(struct proctab *t, const struct cprof_exit_file *ev);
 
 /* Marks the live record of image @gen of @pid as exited (kept until written). */
 void proctab_exited(struct proctab *t, uint32_t pid, uint64_t gen);

@@ -118,6 +118,33 @@ FILE *rootfs_fopen_host(const char *path)
 	return f;
 }
 
+int rootfs_path_from_leaf(const char *comps, size_t len, char *out, size_t outlen)
+{
+	size_t end = len, w = 0;
+
+	if (!len || comps[len - 1] != '\0')
+		return -EINVAL;
+	/* from the last component (the top) down: each ends at end - 1 */
+	while (end) {
+		size_t start = end - 1, n;
+
+		while (start && comps[start - 1] != '\0')
+			start--;
+		n = end - 1 - start;
+		if (!n || memchr(comps + start, '/', n) || (n == 1 && comps[start] == '.') ||
+		    (n == 2 && comps[start] == '.' && comps[start + 1] == '.'))
+			return -EINVAL;
+		if (w + 1 + n + 1 > outlen)
+			return -ENAMETOOLONG;
+		out[w++] = '/';
+		memcpy(out + w, comps + start, n);
+		w += n;
+		end = start;
+	}
+	out[w] = '\0';
+	return 0;
+}
+
 /* --- process roots -------------------------------------------------------- */
 
 struct rootfs_root {
@@ -236,6 +263,11 @@ void rootfs_root_put(struct rootfs_roots *r, struct rootfs_root *root)
 int rootfs_root_fd(const struct rootfs_root *root)
 {
 	return root ? root->fd : -1;
+}
+
+bool rootfs_root_is(const struct rootfs_root *root, uint64_t mnt_id, uint64_t dev, uint64_t ino)
+{
+	return root && root->mnt_id == mnt_id && root->dev == dev && root->ino == ino;
 }
 
 void rootfs_roots_stats(const struct rootfs_roots *r, struct rootfs_roots_stats *st)

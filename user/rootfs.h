@@ -62,6 +62,15 @@ int rootfs_open_host(const char *path);
 /* The same, for stdio: NULL with errno set when it cannot be opened. */
 FILE *rootfs_fopen_host(const char *path);
 
+/*
+ * Writes into @out (@outlen bytes) the absolute path whose components
+ * @comps gives leaf first, each NUL-terminated, in @len bytes (as BPF
+ * walks a dentry up: bpf/cprof.h, struct cprof_exit_file): "c\0b\0a\0"
+ * is "/a/b/c".  -EINVAL for no component, an empty one, ".", "..", one
+ * with a '/' or an unterminated last one; -ENAMETOOLONG when @out is short.
+ */
+int rootfs_path_from_leaf(const char *comps, size_t len, char *out, size_t outlen);
+
 /* Does @st match the device and inode of @want (see rootfs_want)? */
 bool rootfs_ident_matches(const struct rootfs_want *want, const struct stat *st,
 			  int fd);
@@ -89,6 +98,12 @@ int rootfs_root_get(struct rootfs_roots *r, int piddir, struct rootfs_root **out
 void rootfs_root_ref(struct rootfs_root *root);
 void rootfs_root_put(struct rootfs_roots *r, struct rootfs_root *root);
 int rootfs_root_fd(const struct rootfs_root *root);
+
+/*
+ * Whether @root is the directory with inode @ino on device @dev (dev_t)
+ * on the mount @mnt_id (statx's STATX_MNT_ID).
+ */
+bool rootfs_root_is(const struct rootfs_root *root, uint64_t mnt_id, uint64_t dev, uint64_t ino);
 
 struct rootfs_roots_stats {
 	size_t held, peak, max;

@@ -222,6 +222,13 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 			" files known to no object held\n",
 			(unsigned long long)st->exit_maps, (unsigned long long)st->exit_maps_capped,
 			s->procs.exit_named, s->procs.exit_unknown);
+	if (st->exit_files || st->exit_files_unsent)
+		fprintf(f, PROG ": exit files: %llu paths sent (%llu not: outside its root, too long"
+			" or over %d a record); %zu opened, %zu in another root or mount namespace,"
+			" %zu refused (gone, not a regular file, another file)\n",
+			(unsigned long long)st->exit_files, (unsigned long long)st->exit_files_unsent,
+			CPROF_EXIT_FILES, s->procs.exit_opened, s->procs.exit_other_root,
+			s->procs.exit_refused);
 	if (s->procs.refreshes || s->procs.deferred)
 		fprintf(f, PROG ": re-snapshots: %zu taken, %zu deferred (at most one per %.0f-%.0f s"
 			" per process after the first %d)\n", s->procs.refreshes, s->procs.deferred,

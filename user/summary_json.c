@@ -96,7 +96,12 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "sent", st->exit_maps, false);
 	ju(f, "not_sent", st->exit_maps_capped, false);
 	ju(f, "processes_named", s->procs.exit_named, false);
-	ju(f, "files_unknown", s->procs.exit_unknown, true);
+	ju(f, "files_unknown", s->procs.exit_unknown, false);
+	ju(f, "paths_sent", st->exit_files, false);
+	ju(f, "paths_not_sent", st->exit_files_unsent, false);
+	ju(f, "files_opened", s->procs.exit_opened, false);
+	ju(f, "files_other_root", s->procs.exit_other_root, false);
+	ju(f, "files_refused", s->procs.exit_refused, true);
 	fprintf(f, " }");
 	fprintf(f, ",\n  \"output\": { ");
 	ju(f, "windows", s->windows, false);

@@ -537,6 +537,36 @@ void tables_remove_process(struct tables *t, uint32_t pid)
 	t->st.processes--;
 }
 
+/*
+ * The number of the file of mapping @v, object @o (may be NULL), given now
+ * if it has none, with the ELF virtual address of its start in *@v0;
+ * CPROF_NO_FILE when it gets none.
+ */
+static uint32_t number_mapping(struct tables *t, const struct vma *v, struct elfobj *o,
+			       uint64_t *v0)
+{
+	uint32_t file;
+
+	if (!o || elfobj_file_to_vaddr(o, v->offset, v0))
+		return CPROF_NO_FILE;
+	file = file_of(t, o, (int64_t)(*v0 - v->offset));
+	if (file == CPROF_NO_FILE)
+		t->st.no_number++;
+	return file;
+}
+
+void tables_add_files(struct tables *t, struct process *p)
+{
+	uint64_t v0;
+
+	for (size_t i = 0; p->have_maps && p->objs && i < p->maps.n; i++) {
+		uint32_t file = number_mapping(t, &p->maps.v[i], p->objs[i], &v0);
+
+		if (file != CPROF_NO_FILE)
+			t->files[file].last_use = ++t->clock;
+	}
+}
+
 int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 {
 	struct cprof_proc_maps *pm = &t->scratch;
@@ -560,7 +590,6 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 	}
 	for (size_t i = 0; i < p->maps.n && pm->n < CPROF_MAX_PROC_MAPS; i++) {
 		const struct vma *v = &p->maps.v[i];
-		struct elfobj *o = p->objs[i];
 		struct cprof_proc_map *m;
 		uint64_t v0;
 		uint32_t file;
@@ -570,13 +599,9 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 			continue;
 		m = &pm->m[pm->n++];
 		*m = (struct cprof_proc_map){ .start = v->start, .end = v->end, .file = CPROF_NO_FILE };
-		if (!o || elfobj_file_to_vaddr(o, v->offset, &v0))
+		file = number_mapping(t, v, p->objs[i], &v0);
+		if (file == CPROF_NO_FILE)
 			continue;
-		file = file_of(t, o, (int64_t)(v0 - v->offset));
-		if (file == CPROF_NO_FILE) {
-			t->st.no_number++;
-			continue;
-		}
 		m->bias = v->start - v0;
 		m->file = file;
 		t->files[file].users++;

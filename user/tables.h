@@ -72,6 +72,14 @@ void tables_free(struct tables *t);
  */
 int tables_add_process(struct tables *t, struct process *p, struct errbuf *err);
 
+/*
+ * Numbers the files of @p's mappings, writing no entry: for a process that
+ * is gone (named from its exit record), so that the next to map its files
+ * finds them by their identity from its first sample (none counts as its
+ * user: the files go at the next prune unless a process maps them by then).
+ */
+void tables_add_files(struct tables *t, struct process *p);
+
 /* Removes the entry of @pid (the process exited) and releases its files. */
 void tables_remove_process(struct tables *t, uint32_t pid);
 

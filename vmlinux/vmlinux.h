@@ -101,6 +101,9 @@ struct task_struct {
 	/* set from just before the new image is loaded until exec succeeds */
 	unsigned int in_execve:1;
 	struct thread_struct thread;
+	struct fs_struct *fs;
+	struct nsproxy *nsproxy;
+	unsigned long nvcsw, nivcsw; /* context switches, voluntary and not */
 };
 
 /* A mapping's file, as the unwinder finds it for a process not yet read. */
@@ -122,11 +125,43 @@ struct qstr {
 };
 
 struct dentry {
+	struct dentry *d_parent; /* itself at a filesystem's root */
 	struct qstr d_name;
+	struct inode *d_inode;
+};
+
+/* A file's path below its process's root, for an exit record's unknown file. */
+struct vfsmount {
+	struct dentry *mnt_root;
+	struct super_block *mnt_sb;
 };
 
 struct path {
+	struct vfsmount *mnt;
 	struct dentry *dentry;
+};
+
+struct mount {
+	struct mount *mnt_parent;       /* itself at the top of a mount tree */
+	struct dentry *mnt_mountpoint;  /* where it is mounted on its parent */
+	struct vfsmount mnt;
+	int mnt_id;
+};
+
+struct fs_struct {
+	struct path root;
+};
+
+struct ns_common {
+	unsigned int inum;
+};
+
+struct mnt_namespace {
+	struct ns_common ns;
+};
+
+struct nsproxy {
+	struct mnt_namespace *mnt_ns;
 };
 
 struct file {

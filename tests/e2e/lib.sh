@@ -149,6 +149,21 @@ start() {
 	eval "$_var=\$_p"
 }
 
+# stop_agent PID: SIGINT to the agent PID, waited for up to 30 s; sets
+# STOPPED (yes: it ended by itself, no: it did not) and STOP_RC (its status).
+stop_agent() {
+	kill -INT "$1"
+	_i=0
+	while kill -0 "$1" 2>/dev/null && [ $_i -lt 300 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	STOPPED=no
+	kill -0 "$1" 2>/dev/null || STOPPED=yes
+	wait "$1"
+	STOP_RC=$?
+}
+
 # stop_all: kills and reaps every process in $BG.
 stop_all() {
 	for p in $BG; do kill "$p" 2>/dev/null; done

@@ -65,16 +65,8 @@ sleep 1
 kill "$LONG"
 wait "$LONG" 2>/dev/null
 LONG=
-kill -INT "$CP"
-i=0
-while kill -0 "$CP" 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-finished=no
-kill -0 "$CP" 2>/dev/null || finished=yes
-wait "$CP"
-rc=$?
+stop_agent "$CP"
+finished=$STOPPED rc=$STOP_RC
 CP=
 
 folded_of "$T/out" "$CG" >"$T/short.folded"

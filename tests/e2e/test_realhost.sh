@@ -26,7 +26,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-NAMES="clang-14|make -j2|short programs complete|short programs named|three files|three files named|corrupt .eh_frame"
+NAMES="clang-14|make -j2|short programs complete|short programs named|three files, default settings|three files|three files named|corrupt .eh_frame"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 command -v clang-14 >/dev/null && command -v objcopy >/dev/null ||
@@ -153,6 +153,13 @@ while [ \$i -lt 40 ]; do
 	i=\$((i + 1))
 done
 LOOP
+	# default settings: the libraries go into the entry at the program's
+	# rseq registration (ldstate.bpf.h on_rseq_update), no uprobe
+	profile_host hopsd sh "$T/hops.sh"
+	awk -F '\t' '$2 ~ /comm:\[hopper\]/' "$T/hopsd.folded" >"$T/hopperd.folded"
+	set -- $(user_stacks "$T/hopperd.folded" "$CG")
+	check "three files, 40 short runs, default settings (libraries added at glibc's rseq registration): >=95% of their user stacks complete ($1 of $3)" \
+		at_least "$1 $3" 0.95 100
 	PH_ARGS=--ld-probe profile_host hops sh "$T/hops.sh"
 	awk -F '\t' '$2 ~ /comm:\[hopper\]/' "$T/hops.folded" >"$T/hopper.folded"
 	set -- $(user_stacks "$T/hopper.folded" "$CG")
@@ -162,6 +169,7 @@ LOOP
 	check "three files named, --ld-probe: >=95% of their user stacks complete and fully named ($2 of $3)" \
 		at_least "$2 $3" 0.95 100
 else
+	skip "three files, default settings" "no C compiler to build the workload"
 	skip "three files" "no C compiler to build the workload"
 	skip "three files named" "no C compiler to build the workload"
 fi

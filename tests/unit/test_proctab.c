@@ -23,6 +23,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -316,6 +317,114 @@ static void test_held(void)
 	env_free(&e);
 }
 
+/* The exit event for @path as BPF sends it, for a process of ours: the path leaf first. */
+static void exit_event(struct cprof_exit_file *ev, uint32_t pid, const char *path,
+		       const struct stat *st)
+{
+	struct statx root;
+	struct stat ns;
+	size_t len = strlen(path), w = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->type = CPROF_EV_EXIT_FILE;
+	ev->pid = pid;
+	ev->gen = 1;
+	ev->key = (struct cprof_file_key){
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_sec = st->st_mtim.tv_sec,
+		.mtime_nsec = (uint32_t)st->st_mtim.tv_nsec,
+		.dev = major(st->st_dev) << 20 | minor(st->st_dev),
+	};
+	if (!statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &root)) {
+		ev->root_ino = root.stx_ino;
+		ev->root_dev = root.stx_dev_major << 20 | root.stx_dev_minor;
+		ev->root_mnt = (uint32_t)root.stx_mnt_id;
+	}
+	if (!stat("/proc/self/ns/mnt", &ns))
+		ev->mnt_ns = (uint32_t)ns.st_ino;
+	/* components from the last back: "c\0b\0a\0" for /a/b/c */
+	while (len) {
+		size_t start = len;
+
+		while (start && path[start - 1] != '/')
+			start--;
+		memcpy(ev->path + w, path + start, len - start);
+		w += len - start;
+		ev->path[w++] = '\0';
+		len = start ? start - 1 : 0;
+	}
+	ev->len = (uint32_t)w;
+}
+
+/*
+ * A process gone before it was read, named from its exit record: its file
+ * opened by the exit event's path only as the very file, in our root.
+ */
+static void test_exit_files(void)
+{
+	const char *lib = fmt("%s/exitlib", tmp), *link = fmt("%s/exitlink", tmp);
+	struct cprof_exit_maps rec = { .type = CPROF_EV_EXIT_MAPS, .gen = 1, .n = 1 };
+	struct cprof_exit_file ev;
+	struct process *p, *q;
+	struct env e;
+	struct stat st;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	reap(pid);
+	sh(fmt("cp /proc/%d/exe '%s' && ln -s '%s' '%s'", (int)getpid(), lib, lib, link));
+	if (pid < 0 || stat(lib, &st) || env_init(&e)) {
+		CHECK(false, "proctab: exit files", "no fixture");
+		return;
+	}
+	p = proctab_get(&e.t, (uint32_t)pid, 1, "gone", NULL);
+	exit_event(&ev, (uint32_t)pid, lib, &st);
+	rec.pid = (uint32_t)pid;
+	rec.m[0] = (struct cprof_exit_map){ .start = 0x400000, .end = 0x401000, .key = ev.key };
+	snprintf(rec.m[0].name, sizeof(rec.m[0].name), "exitlib");
+	proctab_exit_maps(&e.t, &rec);
+	CHECK(p && p->have_maps && p->maps.n == 1 && !p->objs[0] && e.t.st.exit_unknown == 1,
+	      "proctab: exit files: the record names a file no object held", "unknown %zu",
+	      e.t.st.exit_unknown);
+
+	ev.mnt_ns ^= 1;
+	q = proctab_exit_file(&e.t, &ev);
+	CHECK(!q && e.t.st.exit_other_root == 1 && e.t.st.exit_opened == 0,
+	      "proctab: exit files: another mount namespace is not looked into", "other %zu",
+	      e.t.st.exit_other_root);
+	exit_event(&ev, (uint32_t)pid, lib, &st);
+	ev.root_ino++;
+	q = proctab_exit_file(&e.t, &ev);
+	CHECK(!q && e.t.st.exit_other_root == 2, "proctab: exit files: another root either",
+	      "other %zu", e.t.st.exit_other_root);
+
+	exit_event(&ev, (uint32_t)pid, link, &st);
+	q = proctab_exit_file(&e.t, &ev);
+	CHECK(!q && e.t.st.exit_refused == 1, "proctab: exit files: a symlink at the path is not followed",
+	      "refused %zu", e.t.st.exit_refused);
+	exit_event(&ev, (uint32_t)pid, lib, &st);
+	ev.key.size++;
+	q = proctab_exit_file(&e.t, &ev);
+	exit_event(&ev, (uint32_t)pid, lib, &st);
+	ev.len = 0;
+	q = q ? q : proctab_exit_file(&e.t, &ev);
+	CHECK(!q && e.t.st.exit_refused == 3 && !p->objs[0],
+	      "proctab: exit files: another size, or no path, is refused", "refused %zu",
+	      e.t.st.exit_refused);
+
+	exit_event(&ev, (uint32_t)pid, lib, &st);
+	q = proctab_exit_file(&e.t, &ev);
+	CHECK(q == p && p->objs[0] && e.t.st.exit_opened == 1 && p->obj_errors == 0,
+	      "proctab: exit files: the very file, by its path in our root, fills the record",
+	      "opened %zu, object %p", e.t.st.exit_opened, p ? (void *)p->objs[0] : NULL);
+	q = proctab_exit_file(&e.t, &ev);
+	CHECK(!q && e.t.st.exit_opened == 1, "proctab: exit files: a file filled already is not reopened",
+	      "opened %zu", e.t.st.exit_opened);
+	env_free(&e);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -326,6 +435,7 @@ int main(void)
 	test_attacks();
 	test_many_and_backoff();
 	test_held();
+	test_exit_files();
 	sh(fmt("rm -rf '%s'", tmp));
 	return T_EXIT();
 }

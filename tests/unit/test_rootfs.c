@@ -272,6 +272,42 @@ static void test_roots(void)
 	close(self);
 }
 
+/* rootfs_path_from_leaf(): BPF's components, leaf first, into a path. */
+static void test_path_from_leaf(void)
+{
+	static const struct {
+		const char *comps;
+		size_t len;
+		int rc;
+		const char *path;
+	} cases[] = {
+		{ "as\0bin\0usr", 11, 0, "/usr/bin/as" },
+		{ "x.so", 5, 0, "/x.so" },
+		{ "..\0lib", 7, -EINVAL, NULL },     /* ".." climbs */
+		{ "x\0.\0lib", 8, -EINVAL, NULL },   /* "." */
+		{ "x\0\0lib", 7, -EINVAL, NULL },    /* an empty component */
+		{ "a/b\0lib", 8, -EINVAL, NULL },    /* a '/' inside one */
+		{ "as\0bin", 6, -EINVAL, NULL },     /* the last unterminated */
+		{ "", 0, -EINVAL, NULL },             /* none */
+		{ "\0", 1, -EINVAL, NULL },
+	};
+	char out[64], small[8];
+	char name[96];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = rootfs_path_from_leaf(cases[i].comps, cases[i].len, out, sizeof(out));
+
+		snprintf(name, sizeof(name), "path from leaf: case %zu (%s)", i,
+			 cases[i].path ? cases[i].path : "refused");
+		CHECK(rc == cases[i].rc && (rc || !strcmp(out, cases[i].path)), name,
+		      "rc %d, \"%s\"", rc, rc ? "" : out);
+	}
+	CHECK(rootfs_path_from_leaf("as\0bin\0usr", 11, small, sizeof(small)) == -ENAMETOOLONG,
+	      "path from leaf: a short buffer is refused", "not refused");
+	CHECK(rootfs_path_from_leaf("as\0bin\0usr", 11, out, 12) == 0 && !strcmp(out, "/usr/bin/as"),
+	      "path from leaf: an exact buffer is enough", "\"%s\"", out);
+}
+
 int main(void)
 {
 	static char tmpl[PATH_MAX - 128];
@@ -304,6 +340,7 @@ int main(void)
 	test_host();
 	test_no_openat2();
 	test_roots();
+	test_path_from_leaf();
 	close(rfd);
 	sh(fmt("rm -rf '%s'", tmpl));
 	return T_EXIT();
