@@ -492,6 +492,19 @@ void tables_want_at(struct tables *t, const struct process *p, uint64_t addr)
 	}
 }
 
+void tables_want_process(struct tables *t, const struct process *p)
+{
+	for (size_t i = 0; p->have_maps && p->objs && i < p->maps.n; i++) {
+		struct obj_entry *e = p->objs[i] ? hmap_find(&t->by_obj, &p->objs[i]) : NULL;
+		size_t asked = t->st.asked;
+
+		if (!e)
+			continue;
+		tables_want(t, e->file);
+		t->st.asked_with += t->st.asked - asked;
+	}
+}
+
 bool tables_pending(const struct tables *t)
 {
 	return t->nqueue > 0;

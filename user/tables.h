@@ -50,6 +50,7 @@ struct tables_stats {
 	size_t files;        /* objects with a number now */
 	size_t objects;      /* tables loaded now */
 	size_t asked;        /* tables the BPF unwinder asked for */
+	size_t asked_with;   /* ... of them queued with another of a young process's */
 	size_t built;        /* tables built during the run */
 	size_t failed;       /* objects whose CFI could not be read */
 	size_t no_room;      /* objects left without a table: budget full */
@@ -92,6 +93,15 @@ void tables_want(struct tables *t, uint32_t file);
  * walked before the process's files had numbers to ask by.
  */
 void tables_want_at(struct tables *t, const struct process *p, uint64_t addr);
+
+/*
+ * Queues the tables of every file @p maps executable: a young program's
+ * (tables_want_process is for a program a sample of which asked for one
+ * of its files' tables within a second of its exec): its walks stop at
+ * the first file without a table, and each file asked for by itself is a
+ * round trip to the loader of tens of ms of its first samples.
+ */
+void tables_want_process(struct tables *t, const struct process *p);
 
 /* Whether tables are queued. */
 bool tables_pending(const struct tables *t);
