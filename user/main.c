@@ -226,7 +226,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 
 	if (ev->type == CPROF_EV_WANT_TABLE) {
 		const struct cprof_file_event *fe = data;
-
+	
 		if (r->tables && size >= sizeof(*fe)) {
 			tables_want(r->tables, fe->file);
 			p = proctab_find(&r->procs, fe->pid);
@@ -549,7 +549,9 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 			win_start += o->interval;
 			win_start_ns += (int64_t)o->interval * 1000000000LL;
 		}
-		sampler_poll(s, 100, poll_slice_ms(r, t), on_event, r);
+		/* no wait while tables are queued: they are built between two looks */
+		sampler_poll(s, r->tables && tables_pending(r->tables) ? 0 : 100,
+			     poll_slice_ms(r, t), on_event, r);
 		/* Tables asked for are built between polls, so events are never held up long. */
 		if (r->tables)
 			tables_build_pending(r->tables);

@@ -106,7 +106,11 @@ void tables_want_process(struct tables *t, const struct process *p);
 /* Whether tables are queued. */
 bool tables_pending(const struct tables *t);
 
-/* Builds and loads the queued tables. */
+/*
+ * Builds and loads the queued tables: all asked for by samples, and one of
+ * those queued along with a young program's (tables_want_process); while
+ * tables_pending(), the caller calls again soon.
+ */
 void tables_build_pending(struct tables *t);
 
 /*
