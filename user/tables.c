@@ -498,20 +498,53 @@ void tables_want_at(struct tables *t, const struct process *p, uint64_t addr)
 	}
 }
 
+/* A file to queue with a young program's, and how much of its code it maps. */
+struct along {
+	uint32_t file;
+	uint64_t bytes;
+	size_t at; /* its place in the maps: the order of equals */
+};
+
+static int more_code_first(const void *a, const void *b)
+{
+	const struct along *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
 void tables_want_process(struct tables *t, const struct process *p)
 {
-	for (size_t i = 0; p->have_maps && p->objs && i < p->maps.n; i++) {
+	struct along *q;
+	size_t n = 0;
+
+	if (!p->have_maps || !p->objs || !p->maps.n)
+		return;
+	q = calloc(p->maps.n, sizeof(*q));
+	if (!q)
+		return; /* only what samples ask for, then */
+	for (size_t i = 0; i < p->maps.n; i++) {
 		struct obj_entry *e = p->objs[i] ? hmap_find(&t->by_obj, &p->objs[i]) : NULL;
+
+		if (e && e->file < t->nfiles && t->files[e->file].state == T_UNBUILT)
+			q[n++] = (struct along){ e->file, p->maps.v[i].end - p->maps.v[i].start, i };
+	}
+	/*
+	 * The largest code first: where a program like clang spends its time
+	 * (libLLVM, libclang-cpp), and the tables that take longest.
+	 */
+	qsort(q, n, sizeof(*q), more_code_first);
+	for (size_t i = 0; i < n; i++) {
 		size_t asked = t->st.asked;
 
-		if (!e || t->files[e->file].state != T_UNBUILT)
-			continue;
-		tables_want(t, e->file);
+		tables_want(t, q[i].file); /* a file mapped twice is queued once */
 		if (t->st.asked == asked)
 			continue;
-		t->files[e->file].along = true;
+		t->files[q[i].file].along = true;
 		t->st.asked_with++;
 	}
+	free(q);
 }
 
 bool tables_pending(const struct tables *t)
