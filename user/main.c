@@ -271,9 +271,19 @@ static int on_event(void *ctx, const void *data, size_t size)
 			p->exec_s = now_s(CLOCK_MONOTONIC);
 		break;
 	case CPROF_EV_NEW_CODE:
-		refresh_process(r, proctab_find(&r->procs, ev->pid),
-				ev->addr == CPROF_NEW_CODE_STARTUP ? REFRESH_STARTUP :
-								     REFRESH_NEW_CODE);
+		p = proctab_find(&r->procs, ev->pid);
+		if (ev->addr != CPROF_NEW_CODE_STARTUP) {
+			refresh_process(r, p, REFRESH_NEW_CODE);
+			break;
+		}
+		/*
+		 * A new program mapping files no process of the run mapped
+		 * before: its tables are queued now, not at its first samples
+		 * (tables_build_pending drops those of a program gone by then).
+		 */
+		refresh_process(r, p, REFRESH_STARTUP);
+		if (p && young(p) && r->tables && !stop_signal)
+			tables_want_process(r->tables, p);
 		break;
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);

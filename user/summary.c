@@ -207,11 +207,12 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 			" (no table: its frames by frame pointers)\n",
 			(unsigned long long)st->unwind_unknown_file);
 	if (s->unwind_tables && (ts->built || ts->failed || ts->no_room || ts->evicted))
-		fprintf(f, PROG ": unwind tables: %zu built in %.3f s (of %zu asked for, %zu with"
-			" another of a new program's), %zu failed, %zu without room, %zu evicted;"
-			" peak %.1f of %.1f MB; %zu loaded at the end, %llu rows, %.1f bytes a row\n",
-			ts->built, ts->build_seconds, ts->asked, ts->asked_with, ts->failed,
-			ts->no_room, ts->evicted,
+		fprintf(f, PROG ": unwind tables: %zu built in %.3f s (of %zu asked for, %zu of"
+			" them a new program's other files; %zu such dropped, the program gone),"
+			" %zu failed, %zu without room, %zu evicted; peak %.1f of %.1f MB; %zu loaded"
+			" at the end, %llu rows, %.1f bytes a row\n",
+			ts->built, ts->build_seconds, ts->asked, ts->asked_with, ts->along_dropped,
+			ts->failed, ts->no_room, ts->evicted,
 			ts->rows_peak * sizeof(union cprof_table_slot) / 1048576.0,
 			ts->rows_capacity * sizeof(union cprof_table_slot) / 1048576.0, ts->objects,
 			(unsigned long long)ts->rows,

@@ -137,6 +137,7 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "snapshots_cut", ts->truncated, false);
 	ju(f, "asked", ts->asked, false);
 	ju(f, "asked_with_program", ts->asked_with, false);
+	ju(f, "with_program_dropped", ts->along_dropped, false);
 	ju(f, "loaded", ts->objects, false);
 	ju(f, "rows", ts->rows, false);
 	ju(f, "slots_used", ts->rows_used, false);

@@ -577,6 +577,16 @@ void tables_build_pending(struct tables *t)
 
 		if (!queued(t, file))
 			continue;
+		if (!t->files[file].users) {
+			/* the program is gone, and no other maps it: not wanted */
+			t->files[file].state = T_UNBUILT;
+			t->files[file].along = false;
+			t->st.asked--;
+			t->st.asked_with--;
+			t->st.along_dropped++;
+			publish(t, file);
+			continue;
+		}
 		if (!one) {
 			build(t, file);
 			one = true;
