@@ -226,7 +226,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 
 	if (ev->type == CPROF_EV_WANT_TABLE) {
 		const struct cprof_file_event *fe = data;
-	
+
 		if (r->tables && size >= sizeof(*fe)) {
 			tables_want(r->tables, fe->file);
 			p = proctab_find(&r->procs, fe->pid);
