@@ -377,25 +377,27 @@ static void drain_error(struct run *r, int ret, const struct errbuf *err)
 	}
 }
 
-/* Everything written so far (at a window's end): blocks for a grace period. */
-static void drain(struct sampler *s, struct run *r)
-{
-	struct errbuf err = { "" };
-
-	priority_step(&r->prio, PRIORITY_DRAIN_MS);
-	/* Announce new processes before their samples arrive. */
-	sampler_poll(s, 0, 0, on_event, r);
-	drain_error(r, sampler_drain(s, &drain_ops, r, &err), &err);
-}
-
-/* The pair of the last sampler_flip(), its grace period passed. */
+/*
+ * The pair of the last sampler_flip(), once its grace period has passed
+ * (blocks until it has).  Events first: new processes are announced
+ * before their samples arrive.
+ */
 static void drain_flipped(struct sampler *s, struct run *r)
 {
 	struct errbuf err = { "" };
 
-	priority_step(&r->prio, PRIORITY_DRAIN_MS);
+	sampler_flip_wait(s);
 	sampler_poll(s, 0, 0, on_event, r);
 	drain_error(r, sampler_drain_flipped(s, &drain_ops, r, &err), &err);
+}
+
+/* Everything sampled so far (a window's end): blocks for a grace period or two. */
+static void drain(struct sampler *s, struct run *r)
+{
+	priority_step(&r->prio, PRIORITY_DRAIN_MS);
+	drain_flipped(s, r); /* a flip pending: its pair first */
+	sampler_flip(s);
+	drain_flipped(s, r);
 }
 
 static int64_t unix_ns(void)
@@ -581,8 +583,10 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		/* no wait while tables are queued: they are built between two looks */
 		sampler_poll(s, r->tables && tables_pending(r->tables) ? 0 : 100,
 			     poll_slice_ms(r, t), on_event, r);
-		if (sampler_flip_ready(s))
+		if (sampler_flip_ready(s)) {
+			priority_step(&r->prio, PRIORITY_DRAIN_MS);
 			drain_flipped(s, r);
+		}
 		/* Tables asked for are built between polls, so events are never held up long. */
 		if (r->tables)
 			tables_build_pending(r->tables);

@@ -683,6 +683,12 @@ bool sampler_flip_ready(struct sampler *s)
 	return s->flip_ticket && grace_passed(&s->grace, s->flip_ticket);
 }
 
+void sampler_flip_wait(struct sampler *s)
+{
+	if (s->flip_ticket)
+		grace_wait(&s->grace, s->flip_ticket); /* its error: sampler_drain_flipped()'s */
+}
+
 int sampler_drain_flipped(struct sampler *s, const struct sampler_drain_ops *ops, void *ctx,
 			  struct errbuf *err)
 {
@@ -728,17 +734,6 @@ int sampler_drain_flipped(struct sampler *s, const struct sampler_drain_ops *ops
 	if (ret < 0)
 		return errf(err, ret, "draining BPF maps: %s", strerror(-ret));
 	return ret;
-}
-
-int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *ctx,
-		  struct errbuf *err)
-{
-	int ret = sampler_drain_flipped(s, ops, ctx, err);
-
-	if (ret)
-		return ret;
-	sampler_flip(s);
-	return sampler_drain_flipped(s, ops, ctx, err);
 }
 
 int sampler_stats(struct sampler *s, struct cprof_stats *out)

@@ -104,23 +104,19 @@ struct sampler_drain_ops {
  *
  * sampler_flip() makes the other map pair live and starts the grace
  * period on a worker thread: true, or false (and nothing done) while
- * the pair of the flip before is not drained.
- * sampler_flip_ready() tells when it has passed (sampler_poll() returns
- * early then), and sampler_drain_flipped() hands over and clears the
- * contents of the idle pair: first waiting for the grace period if it
- * has not passed; 0 at once if no flip is pending.
- *
- * sampler_drain() hands over everything written before the call: a
- * pending flip's pair, then the live pair, flipped and waited for.
- *
- * A callback's non-zero return aborts the drain and is returned.
+ * the pair of the flip before is not drained.  sampler_flip_ready()
+ * tells when it has passed (sampler_poll() returns early then), and
+ * sampler_flip_wait() blocks until it has (nothing pending: at once).
+ * sampler_drain_flipped() hands over and clears the contents of the idle
+ * pair, first waiting for the grace period if it has not passed; 0 at
+ * once if no flip is pending.  A callback's non-zero return aborts the
+ * drain and is returned.
  */
 bool sampler_flip(struct sampler *s);
 bool sampler_flip_ready(struct sampler *s);
+void sampler_flip_wait(struct sampler *s);
 int sampler_drain_flipped(struct sampler *s, const struct sampler_drain_ops *ops,
 			  void *ctx, struct errbuf *err);
-int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops,
-		  void *ctx, struct errbuf *err);
 
 /*
  * The rows array's capacity, for tables.c.  -ENOENT when unwinding is off
