@@ -33,7 +33,7 @@ struct grace {
 	bool quit;
 	bool started;
 	int nice; /* the caller's, for the worker: it wakes the caller no later */
-	int fd; /* eventfd: readable once a wait has ended */
+	int fd;   /* eventfd: readable once a wait has ended */
 };
 
 /*

@@ -38,9 +38,9 @@ struct sampler {
 	uint32_t rows_cap; /* unwind_rows entries; 0: unwinding off */
 	/* grace periods (sync_outer), waited for by a worker thread */
 	struct grace grace;
-	int epfd;             /* the ring's epoll fd and grace_fd(): sampler_poll() waits */
-	uint64_t flip_ticket; /* the grace period of the flip not yet drained; 0: none */
-	__u32 flip_idle;      /* the pair that flip made idle */
+	int epfd;              /* the ring's epoll fd and grace_fd(): sampler_poll() waits */
+	uint64_t flip_ticket;  /* the grace period of the flip not yet drained; 0: none */
+	__u32 flip_idle;       /* the pair that flip made idle */
 	char note[ERRBUF_LEN]; /* what runs without: sampler_note() */
 };
 

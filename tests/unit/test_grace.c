@@ -14,9 +14,9 @@
 #include "testlib.h"
 
 struct fake {
-	int gate[2];  /* each byte written ends one wait */
-	int started;  /* waits begun */
-	int fail_at;  /* the wait (1-based) that returns -EIO */
+	int gate[2];       /* each byte written ends one wait */
+	int started;       /* waits begun */
+	int fail_at;       /* the wait (1-based) that returns -EIO */
 	bool sigs_blocked; /* SIGINT, SIGALRM, SIGTERM blocked in every wait */
 };
 
