@@ -214,10 +214,14 @@ struct cprof_event {
 	 * CPROF_EV_PY_CODE: the code object's address; CPROF_EV_NEW_PROC: the
 	 * user pc of the sample or block that found the process, whose
 	 * file's table its first walk could not ask for (the loader had not
-	 * numbered its files yet).
+	 * numbered its files yet); CPROF_EV_NEW_CODE: CPROF_NEW_CODE_STARTUP
+	 * when a walk of the process's VMAs at its start (or at a dlopen, with
+	 * --ld-probe) sends it (bpf/ldstate.bpf.h), else 0.
 	 */
 	__u64 addr;
 };
+
+#define CPROF_NEW_CODE_STARTUP 1
 
 /*
  * A file as the kernel knows it (the inode of a mapping's file): what the

@@ -21,6 +21,13 @@
  * a process announced to the loader (known_pids), so a process never
  * sampled leaves none.  Bounded: LD_VMAS_SEEN VMAs a walk, LD_WALKS walks
  * a second a CPU (a hostile program may call _dl_debug_state() in a loop).
+ *
+ * A file the loader has not numbered (a program's first run of the
+ * profile: clang's libLLVM) cannot be added: the walk then asks the loader
+ * to read the process again (CPROF_EV_NEW_CODE, addr CPROF_NEW_CODE_STARTUP)
+ * at once, now that ld.so has mapped its libraries, rather than when a
+ * sample first meets one of them: each round trip to the loader is tens of
+ * ms of a new program's first samples walked without its tables.
  */
 #ifndef CPROF_LDSTATE_BPF_H
 #define CPROF_LDSTATE_BPF_H
@@ -57,17 +64,46 @@ static __always_inline void startup_mark(__u32 pid)
 }
 
 /*
+ * Asks the loader to read @pid's mappings again: it maps files the loader
+ * has not numbered.  At a program's start (@startup: once an exec) at
+ * once, and the 200 ms clock of report_new_code() starts again; at a
+ * dlopen (--ld-probe, a breakpoint a program may hit in a loop) within
+ * that clock's limit.
+ */
+static __always_inline void startup_new_code(__u32 pid, bool startup)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&new_code_seen, &pid);
+	struct cprof_event *ev;
+
+	if (!startup && last && now - *last < 200000000ULL)
+		return;
+	bpf_map_update_elem(&new_code_seen, &pid, &now, BPF_ANY);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev)
+		return;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = CPROF_EV_NEW_CODE;
+	ev->pid = pid;
+	ev->ktime_ns = now;
+	ev->addr = CPROF_NEW_CODE_STARTUP;
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/*
  * Adds each executable mapping of a file the loader numbered, in the
  * current task's process, to its entry: made if the process was announced
- * to the loader, else only if it has one.
+ * to the loader, else only if it has one.  One of a file not numbered asks
+ * the loader for a read of the process (@startup: see startup_new_code()),
+ * if it was announced.
  */
-static __always_inline int add_known_maps(void)
+static __always_inline int add_known_maps(bool startup)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 pid = bpf_get_current_pid_tgid() >> 32, how = ENTRY_LOADER_TOO;
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 	struct vma_walk *w;
+	bool unknown = false;
 
 	if (!file_tables || !bpf_iter_task_vma_new)
 		return 0;
@@ -91,8 +127,10 @@ static __always_inline int add_known_maps(void)
 			continue;
 		inode_key(BPF_CORE_READ(f, f_inode), &key);
 		ref = key.ino ? bpf_map_lookup_elem(&unwind_file_keys, &key) : NULL;
-		if (!ref)
-			continue; /* a file the loader has not seen: its read finds it */
+		if (!ref) {
+			unknown = true; /* a file the loader has not seen: its read finds it */
+			continue;
+		}
 		m.start = vma->vm_start;
 		m.end = vma->vm_end;
 		m.bias = mapping_bias(m.start, vma->vm_pgoff, ref);
@@ -100,13 +138,15 @@ static __always_inline int add_known_maps(void)
 		entry_add(pid, &m, how);
 	}
 	bpf_iter_task_vma_destroy(&it);
+	if (unknown && (how & ENTRY_CREATE))
+		startup_new_code(pid, startup);
 	return 0;
 }
 
 SEC("uprobe")
 int on_ld_state(struct pt_regs *ctx)
 {
-	return add_known_maps();
+	return add_known_maps(false);
 }
 
 /*
@@ -134,7 +174,7 @@ int BPF_PROG(on_rseq_update, struct task_struct *t)
 	if (!bpf_map_lookup_elem(&startup_pending, &pid))
 		return 0;
 	bpf_map_delete_elem(&startup_pending, &pid);
-	return add_known_maps();
+	return add_known_maps(true);
 }
 
 #endif

@@ -60,6 +60,7 @@ struct unwind_ctx {
 	__u8 by_file;  /* no entry, but a frame walked by its file's table */
 	__u8 unknown_file; /* a frame in a file not numbered: cprof_stats.unwind_unknown_file */
 	__u8 pad[4];
+	__u64 chain_end; /* sp of a frame whose saved rbp, read by step_fp, was 0 */
 };
 
 struct {
@@ -553,9 +554,16 @@ static __always_inline long step_fp(struct unwind_loop *l, bool had_table)
 	struct stack_words frame; /* saved rbp, return address */
 
 	if (c->bp == 0 || c->bp < c->sp) {
-		/* rbp 0 ends a frame-pointer chain (_start clears it). */
+		/*
+		 * A saved rbp of 0 ends a frame-pointer chain (_start clears
+		 * it).  An rbp of 0 otherwise (the sampled register, or one a
+		 * CFI step left alone) is code that keeps none in rbp: a pc
+		 * with no table yet, not the end.
+		 */
 		c->status = had_table ? CPROF_UNWIND_NO_ROW :
-			    c->bp == 0 ? CPROF_UNWIND_OK : CPROF_UNWIND_BAD_CFA;
+			    c->bp == 0 ? (c->chain_end == c->sp && c->sp ? CPROF_UNWIND_OK :
+					  CPROF_UNWIND_NO_ROW) :
+			    CPROF_UNWIND_BAD_CFA;
 		return 1;
 	}
 	if (read_stack(l->win, c->bp, &frame, sizeof(frame))) {
@@ -567,6 +575,8 @@ static __always_inline long step_fp(struct unwind_loop *l, bool had_table)
 		__u64 sp = c->bp + 16;
 
 		c->bp = frame.w[0];
+		if (!c->bp)
+			c->chain_end = sp;
 		return step_to(c, frame.w[1], sp);
 	}
 }

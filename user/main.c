@@ -204,6 +204,18 @@ static void exit_file(struct run *r, const struct cprof_exit_file *ev)
 	}
 }
 
+/*
+ * Young: exec'd while we sample, within YOUNG_S.  A sample of such a
+ * program asking for one of its tables gets all of them (tables.h,
+ * tables_want_process): its first samples are what it has.
+ */
+#define YOUNG_S 1.0
+
+static bool young(const struct process *p)
+{
+	return p->exec_s && now_s(CLOCK_MONOTONIC) - p->exec_s < YOUNG_S;
+}
+
 static int on_event(void *ctx, const void *data, size_t size)
 {
 	const struct cprof_event *ev = data;
@@ -215,8 +227,12 @@ static int on_event(void *ctx, const void *data, size_t size)
 	if (ev->type == CPROF_EV_WANT_TABLE) {
 		const struct cprof_file_event *fe = data;
 
-		if (r->tables && size >= sizeof(*fe))
+		if (r->tables && size >= sizeof(*fe)) {
 			tables_want(r->tables, fe->file);
+			p = proctab_find(&r->procs, fe->pid);
+			if (p && young(p))
+				tables_want_process(r->tables, p);
+		}
 		return 0;
 	}
 	if (ev->type == CPROF_EV_EXIT_MAPS) {
@@ -251,9 +267,23 @@ static int on_event(void *ctx, const void *data, size_t size)
 		p = process_of(r, ev->pid, ev->gen, comm, &created);
 		if (!created)
 			refresh_process(r, p, REFRESH_EXEC);
+		if (p)
+			p->exec_s = now_s(CLOCK_MONOTONIC);
 		break;
 	case CPROF_EV_NEW_CODE:
-		refresh_process(r, proctab_find(&r->procs, ev->pid), REFRESH_NEW_CODE);
+		p = proctab_find(&r->procs, ev->pid);
+		if (ev->addr != CPROF_NEW_CODE_STARTUP) {
+			refresh_process(r, p, REFRESH_NEW_CODE);
+			break;
+		}
+		/*
+		 * A new program mapping files no process of the run mapped
+		 * before: its tables are queued now, not at its first samples
+		 * (tables_build_pending drops those of a program gone by then).
+		 */
+		refresh_process(r, p, REFRESH_STARTUP);
+		if (p && young(p) && r->tables && !stop_signal)
+			tables_want_process(r->tables, p);
 		break;
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);
@@ -529,7 +559,9 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 			win_start += o->interval;
 			win_start_ns += (int64_t)o->interval * 1000000000LL;
 		}
-		sampler_poll(s, 100, poll_slice_ms(r, t), on_event, r);
+		/* no wait while tables are queued: they are built between two looks */
+		sampler_poll(s, r->tables && tables_pending(r->tables) ? 0 : 100,
+			     poll_slice_ms(r, t), on_event, r);
 		/* Tables asked for are built between polls, so events are never held up long. */
 		if (r->tables)
 			tables_build_pending(r->tables);

@@ -48,6 +48,7 @@ enum proctab_refresh_why {
 	REFRESH_NEW_CODE, /* code outside the known mappings: backs off */
 	REFRESH_EXEC,     /* a new program in the same record: starts afresh */
 	REFRESH_DEFERRED, /* one the backoff deferred, before a window is written */
+	REFRESH_STARTUP,  /* its libraries mapped at its start (BPF's startup walk): never deferred */
 };
 
 /* Why the file of a mapping was not opened. */
@@ -85,6 +86,7 @@ struct process {
 	struct pyproc *py;      /* its CPython (python.h); NULL: none known */
 	uint32_t ns_pid;        /* pid in its own namespace; 0 if unknown */
 	uint64_t first_pc;      /* the pc BPF first found it at (its table is wanted) */
+	double exec_s;          /* CLOCK_MONOTONIC s of its exec, seen while sampling; 0: none */
 	struct agg samples;
 };
 
@@ -97,6 +99,7 @@ struct proctab_stats {
 	size_t exit_refused;         /* ... not: no such file there, or another one */
 	size_t by_path;              /* mapped files opened by path (map_files unusable) */
 	size_t refreshes, deferred;  /* re-snapshots taken, and deferred by the backoff */
+	size_t startup;              /* ... of them at a program's start (REFRESH_STARTUP) */
 };
 
 struct proctab {

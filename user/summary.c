@@ -207,10 +207,12 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 			" (no table: its frames by frame pointers)\n",
 			(unsigned long long)st->unwind_unknown_file);
 	if (s->unwind_tables && (ts->built || ts->failed || ts->no_room || ts->evicted))
-		fprintf(f, PROG ": unwind tables: %zu built in %.3f s (of %zu asked for), %zu failed,"
-			" %zu without room, %zu evicted; peak %.1f of %.1f MB; %zu loaded at the end,"
-			" %llu rows, %.1f bytes a row\n",
-			ts->built, ts->build_seconds, ts->asked, ts->failed, ts->no_room, ts->evicted,
+		fprintf(f, PROG ": unwind tables: %zu built in %.3f s (of %zu asked for, %zu of"
+			" them a new program's other files; %zu such dropped, the program gone),"
+			" %zu failed, %zu without room, %zu evicted; peak %.1f of %.1f MB; %zu loaded"
+			" at the end, %llu rows, %.1f bytes a row\n",
+			ts->built, ts->build_seconds, ts->asked, ts->asked_with, ts->along_dropped,
+			ts->failed, ts->no_room, ts->evicted,
 			ts->rows_peak * sizeof(union cprof_table_slot) / 1048576.0,
 			ts->rows_capacity * sizeof(union cprof_table_slot) / 1048576.0, ts->objects,
 			(unsigned long long)ts->rows,
@@ -230,8 +232,9 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 			CPROF_EXIT_FILES, s->procs.exit_opened, s->procs.exit_other_root,
 			s->procs.exit_refused);
 	if (s->procs.refreshes || s->procs.deferred)
-		fprintf(f, PROG ": re-snapshots: %zu taken, %zu deferred (at most one per %.0f-%.0f s"
-			" per process after the first %d)\n", s->procs.refreshes, s->procs.deferred,
+		fprintf(f, PROG ": re-snapshots: %zu taken (%zu at a program's start, its libraries"
+			" new), %zu deferred (at most one per %.0f-%.0f s per process after the first"
+			" %d)\n", s->procs.refreshes, s->procs.startup, s->procs.deferred,
 			PROCTAB_REFRESH_GAP_MIN, PROCTAB_REFRESH_GAP_MAX, PROCTAB_REFRESH_FREE);
 	if (s->objs.compared || s->objs.shared)
 		fprintf(f, PROG ": objects: %zu compared with another of the same build ID, %zu"

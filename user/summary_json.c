@@ -136,6 +136,8 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "evicted", ts->evicted, false);
 	ju(f, "snapshots_cut", ts->truncated, false);
 	ju(f, "asked", ts->asked, false);
+	ju(f, "asked_with_program", ts->asked_with, false);
+	ju(f, "with_program_dropped", ts->along_dropped, false);
 	ju(f, "loaded", ts->objects, false);
 	ju(f, "rows", ts->rows, false);
 	ju(f, "slots_used", ts->rows_used, false);
@@ -158,6 +160,7 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "roots_refused", s->roots.refused, false);
 	ju(f, "refreshes", s->procs.refreshes, false);
 	ju(f, "refreshes_deferred", s->procs.deferred, false);
+	ju(f, "refreshes_at_start", s->procs.startup, false);
 	fprintf(f, "\"not_opened\": { ");
 	for (int i = 0; i < REFUSED_MAX; i++)
 		ju(f, refused[i], s->procs.refused[i], i == REFUSED_MAX - 1);

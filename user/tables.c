@@ -30,6 +30,7 @@ struct tfile {
 	int64_t vaddr_off;  /* ELF virtual address - file offset of its code */
 	uint32_t nkeys;     /* identities told to BPF (unwind_file_keys) */
 	bool keyless;       /* its mappings disagree on vaddr_off: none told */
+	bool along;         /* queued with a young program's other files, not asked for */
 };
 
 /* Identities of one object told to BPF: the file and a few copies of it. */
@@ -469,10 +470,15 @@ void tables_want(struct tables *t, uint32_t file)
 		return;
 	f = &t->files[file];
 	f->last_use = ++t->clock;
+	if (f->state == T_QUEUED && f->along) {
+		f->along = false; /* a sample landed there: built among the first */
+		t->st.asked_with--;
+	}
 	if (f->state != T_UNBUILT)
 		return; /* queued, loaded or given up on: asked more than once */
 	t->st.asked++;
 	f->state = T_QUEUED;
+	f->along = false;
 	t->queue[t->nqueue++] = file; /* each number is queued once: room for all */
 	publish(t, file);
 }
@@ -492,20 +498,103 @@ void tables_want_at(struct tables *t, const struct process *p, uint64_t addr)
 	}
 }
 
+/* A file to queue with a young program's, and how much of its code it maps. */
+struct along {
+	uint32_t file;
+	uint64_t bytes;
+	size_t at; /* its place in the maps: the order of equals */
+};
+
+static int more_code_first(const void *a, const void *b)
+{
+	const struct along *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+void tables_want_process(struct tables *t, const struct process *p)
+{
+	struct along *q;
+	size_t n = 0;
+
+	if (!p->have_maps || !p->objs || !p->maps.n)
+		return;
+	q = calloc(p->maps.n, sizeof(*q));
+	if (!q)
+		return; /* only what samples ask for, then */
+	for (size_t i = 0; i < p->maps.n; i++) {
+		struct obj_entry *e = p->objs[i] ? hmap_find(&t->by_obj, &p->objs[i]) : NULL;
+
+		if (e && e->file < t->nfiles && t->files[e->file].state == T_UNBUILT)
+			q[n++] = (struct along){ e->file, p->maps.v[i].end - p->maps.v[i].start, i };
+	}
+	/*
+	 * The largest code first: where a program like clang spends its time
+	 * (libLLVM, libclang-cpp), and the tables that take longest.
+	 */
+	qsort(q, n, sizeof(*q), more_code_first);
+	for (size_t i = 0; i < n; i++) {
+		size_t asked = t->st.asked;
+
+		tables_want(t, q[i].file); /* a file mapped twice is queued once */
+		if (t->st.asked == asked)
+			continue;
+		t->files[q[i].file].along = true;
+		t->st.asked_with++;
+	}
+	free(q);
+}
+
 bool tables_pending(const struct tables *t)
 {
 	return t->nqueue > 0;
 }
 
+/* Whether queue entry @file is still to be built. */
+static bool queued(const struct tables *t, uint32_t file)
+{
+	return file < t->nfiles && t->files[file].obj && t->files[file].state == T_QUEUED;
+}
+
 void tables_build_pending(struct tables *t)
 {
+	size_t n = 0;
+	bool one = false;
+
+	/* What samples landed in first, in the order asked. */
+	for (size_t i = 0; i < t->nqueue; i++)
+		if (queued(t, t->queue[i]) && !t->files[t->queue[i]].along)
+			build(t, t->queue[i]);
+	/*
+	 * Then one of the files queued along with them: the caller looks at
+	 * its events between two, so a table a sample asks for meanwhile
+	 * waits for one build, not for all of a program's.
+	 */
 	for (size_t i = 0; i < t->nqueue; i++) {
 		uint32_t file = t->queue[i];
 
-		if (file < t->nfiles && t->files[file].obj && t->files[file].state == T_QUEUED)
+		if (!queued(t, file))
+			continue;
+		if (!t->files[file].users) {
+			/* the program is gone, and no other maps it: not wanted */
+			t->files[file].state = T_UNBUILT;
+			t->files[file].along = false;
+			t->st.asked--;
+			t->st.asked_with--;
+			t->st.along_dropped++;
+			publish(t, file);
+			continue;
+		}
+		if (!one) {
 			build(t, file);
+			one = true;
+			continue;
+		}
+		t->queue[n++] = file;
 	}
-	t->nqueue = 0;
+	t->nqueue = n;
 }
 
 /* ---- processes ----------------------------------------------------------- */

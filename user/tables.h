@@ -50,6 +50,8 @@ struct tables_stats {
 	size_t files;        /* objects with a number now */
 	size_t objects;      /* tables loaded now */
 	size_t asked;        /* tables the BPF unwinder asked for */
+	size_t asked_with;   /* ... of them queued with another of a young process's */
+	size_t along_dropped; /* queued so, then dropped: no process mapped them any more */
 	size_t built;        /* tables built during the run */
 	size_t failed;       /* objects whose CFI could not be read */
 	size_t no_room;      /* objects left without a table: budget full */
@@ -93,10 +95,26 @@ void tables_want(struct tables *t, uint32_t file);
  */
 void tables_want_at(struct tables *t, const struct process *p, uint64_t addr);
 
+/*
+ * Queues the tables of every file @p maps executable that has none: a
+ * young program's (exec'd while sampling, under a second ago), when it
+ * maps files no process of the run mapped before (at its start), or when
+ * one of its samples asks for one of its tables: its walks stop at the
+ * first file without a table, and each file asked for by itself is a round
+ * trip to the loader of tens of ms of its first samples.  Queued "along":
+ * built after those samples ask for, the largest code first, and dropped
+ * if no process maps the file by its turn (a program that lived a few ms).
+ */
+void tables_want_process(struct tables *t, const struct process *p);
+
 /* Whether tables are queued. */
 bool tables_pending(const struct tables *t);
 
-/* Builds and loads the queued tables. */
+/*
+ * Builds and loads the queued tables: all asked for by samples, and one of
+ * those queued along with a young program's (tables_want_process); while
+ * tables_pending(), the caller calls again soon.
+ */
 void tables_build_pending(struct tables *t);
 
 /*

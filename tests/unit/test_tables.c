@@ -319,6 +319,14 @@ static bool entry_without(const struct fake *f, uint32_t pid, uint32_t i, uint32
 	return file < MAX_FILES && f->file[file].state == state && f->file[file].t.nrows == 0;
 }
 
+/* The state BPF is told of mapping @i's file of @pid's entry; UINT32_MAX: no file. */
+static uint32_t state_at(const struct fake *f, uint32_t pid, uint32_t i)
+{
+	uint32_t file = file_at(f, pid, i);
+
+	return file < MAX_FILES ? f->file[file].state : UINT32_MAX;
+}
+
 int main(void)
 {
 	struct obj ob[] = {
@@ -531,6 +539,98 @@ int main(void)
 	CHECK(f.violations == 0,
 	      "rows are rewritten only after a retire that follows the last entry on them",
 	      "%zu violations; first: %s", f.violations, f.why);
+
+	/*
+	 * A young program whose sample asked for one table gets all of its
+	 * files' tables queued: the one asked for (and any asked for since)
+	 * built first, the others one a call, most code first, so that the
+	 * loader looks at its events between two.
+	 */
+	for (int promote = 0; promote < 2; promote++) {
+		static struct fake g;
+		struct tables_maps gm = maps;
+		struct tables *y = NULL;
+		struct vma v[4];
+		struct elfobj *objs[4];
+		struct process p;
+		bool first_round, all;
+
+		free(g.rows);
+		free(g.refs);
+		free(g.drop_retire);
+		memset(&g, 0, sizeof(g));
+		g.cap = (uint32_t)(1 + a->nslots + b->nslots + c->nslots);
+		g.rows = calloc(g.cap, sizeof(*g.rows));
+		g.refs = calloc(g.cap, sizeof(*g.refs));
+		g.drop_retire = malloc(g.cap * sizeof(*g.drop_retire));
+		if (!g.rows || !g.refs || !g.drop_retire)
+			return 1;
+		memset(g.drop_retire, 0xff, g.cap * sizeof(*g.drop_retire));
+		gm.ctx = &g;
+		gm.capacity = g.cap;
+		if (tables_new(&y, &gm, oc) || !y) {
+			CHECK(0, "a young program's tables", "tables_new failed");
+			break;
+		}
+		make_process(&p, 1, (struct obj *[]){ a, b, c }, 3, v, objs);
+		if (!promote)
+			v[2].end += 0x100000; /* cat maps the most code: the first of the others */
+		tables_add_process(y, &p, NULL);
+		tables_want(y, file_at(&g, 1, 1));
+		tables_want_process(y, &p);
+		if (promote)
+			tables_want(y, file_at(&g, 1, 2)); /* a sample in c before the build */
+		tables_get_stats(y, &st);
+		CHECK(st.asked == 3 && st.asked_with == (promote ? 1u : 2u) &&
+			      entry_without(&g, 1, 0, CPROF_FILE_QUEUED) &&
+			      entry_without(&g, 1, 2, CPROF_FILE_QUEUED),
+		      promote ? "a young program: a file asked for by a sample since is no longer"
+				" counted as queued along" :
+				"a young program: a sample's table asked for queues its other files'",
+		      "asked %zu, along %zu", st.asked, st.asked_with);
+		tables_build_pending(y);
+		first_round = entry_holds(&g, 1, 1, b) && entry_holds(&g, 1, 2, c) &&
+			      (promote ? entry_holds(&g, 1, 0, a) && !tables_pending(y) :
+					 entry_without(&g, 1, 0, CPROF_FILE_QUEUED) && tables_pending(y));
+		CHECK(first_round,
+		      promote ? "a young program: the tables samples asked for, then one other" :
+				"a young program: the table asked for and the other of most code in"
+				" a round, the rest still queued",
+		      "states %u %u %u, pending %d", state_at(&g, 1, 0), state_at(&g, 1, 1),
+		      state_at(&g, 1, 2), tables_pending(y));
+		if (!promote) {
+			/* the program exits before ls's turn: no one wants ls's table */
+			uint32_t fa = file_at(&g, 1, 0);
+
+			tables_remove_process(y, 1);
+			tables_build_pending(y);
+			tables_get_stats(y, &st);
+			CHECK(!tables_pending(y) && st.built == 2 && st.along_dropped == 1 &&
+				      st.asked == 2 && st.asked_with == 1 &&
+				      fa < MAX_FILES && g.file[fa].state == CPROF_FILE_UNBUILT,
+			      "a young program gone before its files' turn: their tables dropped,"
+			      " to be asked for again",
+			      "built %zu, dropped %zu, asked %zu (%zu along), pending %d",
+			      st.built, st.along_dropped, st.asked, st.asked_with,
+			      tables_pending(y));
+		} else {
+			tables_build_pending(y);
+			all = entry_holds(&g, 1, 0, a) && entry_holds(&g, 1, 1, b) &&
+			      entry_holds(&g, 1, 2, c) && !tables_pending(y);
+			tables_get_stats(y, &st);
+			CHECK(all && st.built == 3 && g.violations == 0,
+			      "a young program: all its tables built in the end, once each",
+			      "built %zu, pending %d, %zu violations", st.built,
+			      tables_pending(y), g.violations);
+			tables_remove_process(y, 1);
+		}
+		tables_free(y);
+		if (promote) {
+			free(g.rows);
+			free(g.refs);
+			free(g.drop_retire);
+		}
+	}
 
 	tables_remove_process(t, 6);
 	tables_free(t);
