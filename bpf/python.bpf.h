@@ -138,7 +138,7 @@ static __always_inline struct py_walk *py_walk_get(void)
 
 static __always_inline __u64 py_word(const __u8 *buf, __u32 off, __u32 mask)
 {
-	return *(const __u64 *)(buf + (off & mask));
+	return load_word(buf + (off & mask));
 }
 
 static __always_inline int py_read_word(__u64 addr, __u64 *out)
@@ -312,7 +312,9 @@ static __always_inline int py_frame_from_window(struct py_walk *w, __u64 addr, _
 	off = addr - win->lo;
 	if (off + size > win->len || off > STACK_WINDOW - CPROF_PY_FRAME_READ)
 		return -1;
-	__builtin_memcpy(w->frames, &win->b[off & (STACK_WINDOW - 1)], CPROF_PY_FRAME_READ);
+	/* by words: a memcpy here made 128 loads and stores of a byte (load_word()) */
+	for (int k = 0; k < CPROF_PY_FRAME_READ / 8; k++)
+		store_word(w->frames + 8 * k, load_word(&win->b[(off & (STACK_WINDOW - 1)) + 8 * k]));
 	w->frames_lo = addr;
 	w->frames_len = size;
 	return 0;

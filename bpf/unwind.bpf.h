@@ -335,9 +335,13 @@ static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
  * rules of exact lookups (return addresses recur) and, by page, the span
  * of a page the rule found there holds over: a leaf pc varies from sample
  * to sample, mostly within one row (the interpreter loop of CPython is
- * two rows of 20 and 30 KiB), and was a search each sample.  A global
- * function, checked once by the verifier rather than at every frame of the
- * walk in that frame's state.
+ * two rows of 20 and 30 KiB), and was a search each sample.  A return
+ * address (@pc_exact 0) found by its page's span goes in as an exact
+ * lookup too: else, never searched, it came here again at every sample
+ * (6.6 calls a sample of CPython 3.10 rather than the leaf's one), where
+ * row_cached() would have found it.  A global function, checked once by
+ * the verifier rather than at every frame of the walk in that frame's
+ * state.
  */
 /* The slot of the row cache that @key goes in. */
 static __always_inline struct row_cache_slot *row_slot(struct row_cache *rc, __u64 key)
@@ -345,7 +349,7 @@ static __always_inline struct row_cache_slot *row_slot(struct row_cache *rc, __u
 	return &rc->slot[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
 }
 
-__noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo *memo)
+__noinline int find_row(const struct cprof_table *t, __u64 rel, __u32 pc_exact, struct row_memo *memo)
 {
 	__u32 zero = 0;
 	struct row_cache *rc = bpf_map_lookup_elem(&row_cache, &zero);
@@ -374,6 +378,11 @@ __noinline int find_row(const struct cprof_table *t, __u64 rel, struct row_memo 
 		if (p->key == pkey && p->gen == gen && off >= p->first && off <= p->last) {
 			memo->key = key;
 			memo->rule = p->rule;
+			if (e && !pc_exact) {
+				e->key = key;
+				e->gen = gen;
+				e->rule = p->rule;
+			}
 			return 0;
 		}
 	}
@@ -462,6 +471,36 @@ struct stack_words {
 	__u64 w[2];
 };
 
+/*
+ * The 8 bytes at @p, in a byte buffer: one load.  Dereferenced as it is,
+ * clang keeps the byte alignment of the array @p points into and loads
+ * the word byte by byte (22 instructions a word, 44 for a frame's saved
+ * rbp and return address, a third of a frame's walk); through an integer
+ * it takes the word's own.  The kernel allows unaligned loads from map
+ * values on x86; as plain C (the unit tests, under UBSan) it copies.
+ */
+static __always_inline __u64 load_word(const __u8 *p)
+{
+#ifdef __bpf__
+	return *(const __u64 *)(unsigned long)p;
+#else
+	__u64 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+#endif
+}
+
+/* load_word()'s store. */
+static __always_inline void store_word(__u8 *p, __u64 v)
+{
+#ifdef __bpf__
+	*(__u64 *)(unsigned long)p = v;
+#else
+	__builtin_memcpy(p, &v, sizeof(v));
+#endif
+}
+
 /* @size (8 or 16) bytes of the user stack at @addr: from the window, else read alone. */
 static __always_inline int read_stack(struct stack_window *w, __u64 addr, struct stack_words *out, __u32 size)
 {
@@ -477,9 +516,9 @@ static __always_inline int read_stack(struct stack_window *w, __u64 addr, struct
 		return bpf_probe_read_user(out, 8, (const void *)addr);
 	}
 	off &= STACK_WINDOW - 1;
-	out->w[0] = *(__u64 *)&w->b[off];
+	out->w[0] = load_word(&w->b[off]);
 	if (size > 8)
-		out->w[1] = *(__u64 *)&w->b[off + 8];
+		out->w[1] = load_word(&w->b[off + 8]);
 	return 0;
 }
 
@@ -706,7 +745,7 @@ static long unwind_step(__u32 i, void *data)
 
 		/* the same row as the last frame's, or a return address met before, needs no call */
 		if ((key && key == c->memo.key) || row_cached(key, &c->memo) ||
-		    !find_row(&c->cur.tab, rel, &c->memo))
+		    !find_row(&c->cur.tab, rel, lookup == c->pc, &c->memo))
 			return step_dwarf(l, &c->memo.rule);
 	} else if (mapped && !tramp_row(c->pid, lookup, lookup == c->pc, &c->memo.rule)) {
 		/* a CPython perf trampoline: no CFI, a row all the same */

@@ -149,7 +149,7 @@ int bpfu_find_row(const struct cprof_table *t, uint64_t rel, struct cprof_unwind
 	int rc;
 
 	setup();
-	rc = find_row(t, rel, &memo);
+	rc = find_row(t, rel, 0, &memo); /* as a return address's */
 	if (rc == 0)
 		*out = memo.rule;
 	return rc;
