@@ -369,19 +369,35 @@ static const struct sampler_drain_ops drain_ops = {
 	.off_cpu = on_off_cpu,
 };
 
-static void drain(struct sampler *s, struct run *r)
+static void drain_error(struct run *r, int ret, const struct errbuf *err)
 {
-	struct errbuf err = { "" };
-	int ret;
-
-	priority_step(&r->prio, PRIORITY_DRAIN_MS);
-	/* Announce new processes before their samples arrive. */
-	sampler_poll(s, 0, 0, on_event, r);
-	ret = sampler_drain(s, &drain_ops, r, &err);
 	if (ret && !r->drain_error) {
 		r->drain_error = ret;
-		snprintf(r->drain_errmsg, sizeof(r->drain_errmsg), "%s", err.msg);
+		snprintf(r->drain_errmsg, sizeof(r->drain_errmsg), "%s", err->msg);
 	}
+}
+
+/*
+ * The pair of the last sampler_flip(), once its grace period has passed
+ * (blocks until it has).  Events first: new processes are announced
+ * before their samples arrive.
+ */
+static void drain_flipped(struct sampler *s, struct run *r)
+{
+	struct errbuf err = { "" };
+
+	sampler_flip_wait(s);
+	sampler_poll(s, 0, 0, on_event, r);
+	drain_error(r, sampler_drain_flipped(s, &drain_ops, r, &err), &err);
+}
+
+/* Everything sampled so far (a window's end): blocks for a grace period or two. */
+static void drain(struct sampler *s, struct run *r)
+{
+	priority_step(&r->prio, PRIORITY_DRAIN_MS);
+	drain_flipped(s, r); /* a flip pending: its pair first */
+	sampler_flip(s);
+	drain_flipped(s, r);
 }
 
 static int64_t unix_ns(void)
@@ -544,8 +560,13 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 
 		if (end && t >= end)
 			break;
-		if (t >= next_drain) {
-			drain(s, r);
+		/*
+		 * Once a second the other map pair is made live; the idle one is
+		 * drained once the kernel's grace period has passed, with events
+		 * handled meanwhile (sampler_poll() returns when it passes).  A
+		 * flip waits until the one before has been drained.
+		 */
+		if (t >= next_drain && sampler_flip(s)) {
 			next_drain += 1;
 			if (tty && end)
 				fprintf(stderr, "\r" PROG ": sampling, %.0f s left, %llu samples  ",
@@ -562,6 +583,10 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		/* no wait while tables are queued: they are built between two looks */
 		sampler_poll(s, r->tables && tables_pending(r->tables) ? 0 : 100,
 			     poll_slice_ms(r, t), on_event, r);
+		if (sampler_flip_ready(s)) {
+			priority_step(&r->prio, PRIORITY_DRAIN_MS);
+			drain_flipped(s, r);
+		}
 		/* Tables asked for are built between polls, so events are never held up long. */
 		if (r->tables)
 			tables_build_pending(r->tables);

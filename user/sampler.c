@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -18,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "cprof.skel.h"
+#include "grace.h"
 #include "kernel_btf.h"
 #include "sampler.h"
 
@@ -34,6 +36,11 @@ struct sampler {
 	/* drain buffers, sized for DRAIN_BATCH entries */
 	void *keys, *vals;
 	uint32_t rows_cap; /* unwind_rows entries; 0: unwinding off */
+	/* grace periods (sync_outer), waited for by a worker thread */
+	struct grace grace;
+	int epfd;              /* the ring's epoll fd and grace_fd(): sampler_poll() waits */
+	uint64_t flip_ticket;  /* the grace period of the flip not yet drained; 0: none */
+	__u32 flip_idle;       /* the pair that flip made idle */
 	char note[ERRBUF_LEN]; /* what runs without: sampler_note() */
 };
 
@@ -227,6 +234,36 @@ static void attach_ld_state(struct sampler *s)
 			 " (uprobe on %s's _dl_debug_state: %s)", LD_SO_PATH, strerror(errno));
 }
 
+/* Waits for an RCU grace period: see sync_outer in cprof.bpf.c.  The worker's only call. */
+static int wait_for_writers(void *ctx)
+{
+	struct sampler *s = ctx;
+	__u32 zero = 0;
+	int inner = bpf_map__fd(s->skel->maps.sync_inner);
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.sync_outer), &zero, &inner, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+enum { POLL_RING, POLL_GRACE };
+
+/* What sampler_poll() waits on: the ring, and the end of a flip's grace period. */
+static int poll_set(struct sampler *s)
+{
+	struct epoll_event ring = { .events = EPOLLIN, .data.u32 = POLL_RING };
+	struct epoll_event grace = { .events = EPOLLIN, .data.u32 = POLL_GRACE };
+
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return -errno;
+	/* libbpf's own epoll instance, nested: ring_buffer__poll() then reads what is ready */
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->ring), &ring) ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, grace_fd(&s->grace), &grace))
+		return -errno;
+	return 0;
+}
+
 int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		 struct errbuf *err)
 {
@@ -245,6 +282,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return errf(err, -ENOMEM, "out of memory");
+	s->epfd = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
 		ret = errf(err, s->ncpus ? s->ncpus : -ENODEV, "cannot count CPUs");
@@ -340,6 +378,16 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		ret = errf(err, -errno, "creating the event ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	ret = grace_start(&s->grace, wait_for_writers, s);
+	if (ret) {
+		ret = errf(err, ret, "starting a thread: %s", strerror(-ret));
+		goto fail;
+	}
+	ret = poll_set(s);
+	if (ret) {
+		ret = errf(err, ret, "creating an epoll instance: %s", strerror(-ret));
+		goto fail;
+	}
 	/* Tracepoints first, so no process event is missed once sampling starts. */
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
 	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
@@ -397,6 +445,9 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	sampler_stop(s);
+	grace_stop(&s->grace);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	ring_buffer__free(s->ring);
 	cprof_bpf__destroy(s->skel);
 	free(s->links);
@@ -414,7 +465,8 @@ int sampler_ncpus(const struct sampler *s)
 int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_fn fn,
 		 void *ctx)
 {
-	int n, left = timeout_ms;
+	int n = 0, left = timeout_ms;
+	bool flipped = false;
 
 	if (slice_ms <= 0)
 		slice_ms = timeout_ms;
@@ -422,10 +474,23 @@ int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_
 	s->ev_ctx = ctx;
 	do {
 		int slice = left > slice_ms ? slice_ms : left;
+		struct epoll_event ev[2];
+		int k = epoll_wait(s->epfd, ev, 2, slice);
 
-		n = ring_buffer__poll(s->ring, slice);
+		if (k < 0)
+			n = -errno;
+		for (int i = 0; i < k && n >= 0; i++) {
+			if (ev[i].data.u32 == POLL_GRACE) {
+				grace_ack(&s->grace);
+				flipped = sampler_flip_ready(s);
+			} else {
+				int r = ring_buffer__poll(s->ring, 0);
+
+				n = r < 0 ? r : n + r;
+			}
+		}
 		left -= slice;
-	} while (n == 0 && left > 0);
+	} while (n == 0 && !flipped && left > 0);
 	s->ev_fn = NULL;
 	s->ev_ctx = NULL;
 	return n;
@@ -526,23 +591,13 @@ void sampler_forget(struct sampler *s, uint32_t pid, uint64_t gen)
 		bpf_map_delete_elem(fd, &pid);
 }
 
-/* Waits for an RCU grace period: see sync_outer in cprof.bpf.c. */
-static int wait_for_writers(struct sampler *s)
-{
-	__u32 zero = 0;
-	int inner = bpf_map__fd(s->skel->maps.sync_inner);
-
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.sync_outer), &zero, &inner, BPF_ANY))
-		return -errno;
-	return 0;
-}
-
 int sampler_retire_rows(void *sampler)
 {
 	struct sampler *s = sampler;
 
 	__atomic_fetch_add(&s->skel->bss->rows_gen, 1, __ATOMIC_SEQ_CST);
-	return wait_for_writers(s);
+	/* Blocks: tables.c frees the rows as soon as this returns. */
+	return grace_wait(&s->grace, grace_ask(&s->grace));
 }
 
 typedef int (*entry_fn)(void *ctx, const struct sampler_drain_ops *ops,
@@ -610,11 +665,34 @@ static int lost_entry(void *ctx, const struct sampler_drain_ops *ops, const void
 	return ops->lost ? ops->lost(ctx, *(const __u32 *)k, v) : 0;
 }
 
-int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *ctx,
-		  struct errbuf *err)
+bool sampler_flip(struct sampler *s)
 {
 	__u64 epoch = s->skel->bss->live_epoch;
-	__u32 idle = epoch & 1;
+
+	if (s->flip_ticket)
+		return false; /* the idle pair is not drained yet */
+	s->flip_idle = epoch & 1;
+	__atomic_store_n(&s->skel->bss->live_epoch, epoch + 1, __ATOMIC_SEQ_CST);
+	/* Asked after the flip: the grace period ends once no program writes the idle pair. */
+	s->flip_ticket = grace_ask(&s->grace);
+	return true;
+}
+
+bool sampler_flip_ready(struct sampler *s)
+{
+	return s->flip_ticket && grace_passed(&s->grace, s->flip_ticket);
+}
+
+void sampler_flip_wait(struct sampler *s)
+{
+	if (s->flip_ticket)
+		grace_wait(&s->grace, s->flip_ticket); /* its error: sampler_drain_flipped()'s */
+}
+
+int sampler_drain_flipped(struct sampler *s, const struct sampler_drain_ops *ops, void *ctx,
+			  struct errbuf *err)
+{
+	__u32 idle = s->flip_idle;
 	struct bpf_map *counts, *off_cpu, *lost;
 	/* Each size class of stacks of the idle pair, with its frame room. */
 	const struct {
@@ -627,10 +705,13 @@ int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops, void *
 		{ idle ? s->skel->maps.stacks_long1 : s->skel->maps.stacks_long0,
 		  CPROF_MAX_FRAMES },
 	};
-	int ret = 0;
+	int ret;
 
-	__atomic_store_n(&s->skel->bss->live_epoch, epoch + 1, __ATOMIC_SEQ_CST);
-	ret = wait_for_writers(s);
+	if (!s->flip_ticket)
+		return 0;
+	ret = grace_wait(&s->grace, s->flip_ticket);
+	/* A failed wait leaves the pair as it is: it is drained after it is live again. */
+	s->flip_ticket = 0;
 	if (ret)
 		return errf(err, ret, "waiting for BPF programs: %s", strerror(-ret));
 

@@ -80,8 +80,9 @@ typedef int (*sampler_event_fn)(void *ctx, const void *ev, size_t size);
 /*
  * Waits up to @timeout_ms for process events and calls @fn for each,
  * looking at the ring at least every @slice_ms (0: only when woken), for
- * a wakeup that comes late.  Returns the number handled, or a negative
- * errno (-EINTR on a signal).
+ * a wakeup that comes late.  Returns early, with no event, when the grace
+ * period of a flip passes (sampler_flip_ready()).  Returns the number
+ * handled, or a negative errno (-EINTR on a signal).
  */
 int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_fn fn,
 		 void *ctx);
@@ -97,12 +98,25 @@ struct sampler_drain_ops {
 };
 
 /*
- * Makes the other map pair live, waits until no program can still be
- * writing the old one, then hands over and clears its contents.
- * A callback's non-zero return aborts the drain and is returned.
+ * Draining is in two steps, so that the loader goes on handling events
+ * while the kernel waits for BPF programs still writing the old pair (an
+ * RCU grace period: 10 ms to over half a second on a loaded host).
+ *
+ * sampler_flip() makes the other map pair live and starts the grace
+ * period on a worker thread: true, or false (and nothing done) while
+ * the pair of the flip before is not drained.  sampler_flip_ready()
+ * tells when it has passed (sampler_poll() returns early then), and
+ * sampler_flip_wait() blocks until it has (nothing pending: at once).
+ * sampler_drain_flipped() hands over and clears the contents of the idle
+ * pair, first waiting for the grace period if it has not passed; 0 at
+ * once if no flip is pending.  A callback's non-zero return aborts the
+ * drain and is returned.
  */
-int sampler_drain(struct sampler *s, const struct sampler_drain_ops *ops,
-		  void *ctx, struct errbuf *err);
+bool sampler_flip(struct sampler *s);
+bool sampler_flip_ready(struct sampler *s);
+void sampler_flip_wait(struct sampler *s);
+int sampler_drain_flipped(struct sampler *s, const struct sampler_drain_ops *ops,
+			  void *ctx, struct errbuf *err);
 
 /*
  * The rows array's capacity, for tables.c.  -ENOENT when unwinding is off
@@ -153,7 +167,7 @@ void sampler_forget(struct sampler *s, uint32_t pid, uint64_t gen);
 /*
  * Before rows of the rows array are freed for reuse: BPF forgets the rows
  * it cached, and this waits until no program still runs with what it read
- * before the call.
+ * before the call (blocks for a grace period).
  */
 int sampler_retire_rows(void *sampler);
 
