@@ -22,7 +22,7 @@
 #     between each function's frames);
 #   - `nofp split` (-O2 -fomit-frame-pointer): native DWARF unwinding only,
 #     the reference the bar names (a Python sample <= 2x that).
-# As many busy threads as CPUs (two pysplit.py processes; nofp split's two
+# As many busy threads as CPUs (two pysplit.py processes; two nofp split
 # threads): the programs run on every CPU's tick, and a tick of a CPU that
 # runs no profiled thread costs a fraction of a sample (a filtered one
 # ~0.3 us here), so with one busy thread on two CPUs the figure was near
@@ -164,7 +164,7 @@ for rep in $(seq "$REPS"); do
 		measure "py$v-nopy" 2 --no-python -- "$py" "$PYSPLIT" split 600
 		[ "$v" = 3.12 ] && measure "py$v-perf" 2 -- "$py" -X perf "$PYSPLIT" split 600
 	done
-	measure native 1 -- "$NOFP" split 600
+	measure native 2 -- "$NOFP" split 600
 done
 
 # median of a config's ns over the repetitions
@@ -210,7 +210,7 @@ NEW=$RAW/section.md
 	echo
 	echo "Written by \`bench/python.sh\` ($(date -u '+%Y-%m-%d %H:%M UTC'); build $BUILD_DESC;"
 	echo "$NCPU CPUs, load average $(cut -d' ' -f1 /proc/loadavg) at the end).  cprof-bpf --pid on one"
-	echo "workload (two pysplit.py processes, or nofp split's two threads: a busy thread a CPU),"
+	echo "workload (two pysplit.py processes, or two nofp split processes: a busy thread a CPU),"
 	echo "$HZ Hz, $SECS s, $REPS repetitions (median shown).  BPF ns/sample ="
 	echo "run_time_ns / run_cnt of cprof-bpf's perf_event programs (kernel.bpf_stats_enabled),"
 	echo "from its first sample to near its end; \"runs\": how many of those runs were the"
