@@ -64,37 +64,11 @@ static __always_inline void startup_mark(__u32 pid)
 }
 
 /*
- * Asks the loader to read @pid's mappings again: it maps files the loader
- * has not numbered.  At a program's start (@startup: once an exec) at
- * once, and the 200 ms clock of report_new_code() starts again; at a
- * dlopen (--ld-probe, a breakpoint a program may hit in a loop) within
- * that clock's limit.
- */
-static __always_inline void startup_new_code(__u32 pid, bool startup)
-{
-	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&new_code_seen, &pid);
-	struct cprof_event *ev;
-
-	if (!startup && last && now - *last < 200000000ULL)
-		return;
-	bpf_map_update_elem(&new_code_seen, &pid, &now, BPF_ANY);
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev)
-		return;
-	__builtin_memset(ev, 0, sizeof(*ev));
-	ev->type = CPROF_EV_NEW_CODE;
-	ev->pid = pid;
-	ev->ktime_ns = now;
-	ev->addr = CPROF_NEW_CODE_STARTUP;
-	bpf_ringbuf_submit(ev, 0);
-}
-
-/*
  * Adds each executable mapping of a file the loader numbered, in the
  * current task's process, to its entry: made if the process was announced
  * to the loader, else only if it has one.  One of a file not numbered asks
- * the loader for a read of the process (@startup: see startup_new_code()),
- * if it was announced.
+ * the loader for a read of the process, if it was announced: at once when
+ * @startup, else within report_new_code()'s 200 ms.
  */
 static __always_inline int add_known_maps(bool startup)
 {
@@ -139,7 +113,7 @@ static __always_inline int add_known_maps(bool startup)
 	}
 	bpf_iter_task_vma_destroy(&it);
 	if (unknown && (how & ENTRY_CREATE))
-		startup_new_code(pid, startup);
+		report_new_code(pid, startup, CPROF_NEW_CODE_STARTUP);
 	return 0;
 }
 

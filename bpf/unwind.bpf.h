@@ -654,15 +654,18 @@ static __always_inline long step_dwarf(struct unwind_loop *l, const struct cprof
 }
 
 /*
- * A pc in no mapping the loader gave us: a library loaded since, or JIT
- * code.  Ask for a new snapshot, at most every 200 ms per process.
+ * Asks the loader to read @pid's mappings again, at most every 200 ms per
+ * process: a pc in no mapping it gave us (a library loaded since, or JIT
+ * code; @why 0), or a program's start that mapped files it has not
+ * numbered (@why CPROF_NEW_CODE_STARTUP, ldstate.bpf.h: sent at once,
+ * @force, and the 200 ms start again).
  */
-static void report_new_code(__u32 pid)
+static void report_new_code(__u32 pid, bool force, __u64 why)
 {
 	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&new_code_seen, &pid);
 	struct cprof_event *ev;
 
-	if (last && now - *last < 200000000ULL)
+	if (!force && last && now - *last < 200000000ULL)
 		return;
 	bpf_map_update_elem(&new_code_seen, &pid, &now, BPF_ANY);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
@@ -672,6 +675,7 @@ static void report_new_code(__u32 pid)
 	ev->type = CPROF_EV_NEW_CODE;
 	ev->pid = pid;
 	ev->ktime_ns = now;
+	ev->addr = why;
 	bpf_ringbuf_submit(ev, 0);
 }
 
@@ -711,7 +715,7 @@ static long unwind_step(__u32 i, void *data)
 		 */
 		if ((!mapped || c->cur.added) && l->pm && !c->reported &&
 		    !(l->pm->flags & (CPROF_PROC_MAPS_TRUNCATED | CPROF_PROC_MAPS_KERNEL))) {
-			report_new_code(c->pid);
+			report_new_code(c->pid, false, 0);
 			c->reported = 1;
 		}
 		/*
