@@ -127,6 +127,8 @@ for r in $(seq "$REPS"); do
 	kill -INT "$WL_PIDS" # it prints its own measure then
 	wait "$WL_PIDS"
 	WL_PIDS=""
+	# a reference that never ran ends cprof-bpf's window at once: no total to set beside it
+	[ -n "${T_REF[r]}" ] || die "totals: $REF_NAME gave no total: $(head -c 300 "$RAW/bt.$r" 2>/dev/null)"
 	f=$(ls "$RAW/tot.$r"/*.pb.gz 2>/dev/null | head -n1)
 	dur=$(go tool pprof -raw "$f" 2>/dev/null | awk '/^Duration:/ { print $2 * 1e9 }')
 	folded "$f" 3 >"$RAW/tot.$r.off"
