@@ -453,6 +453,11 @@ struct cprof_proc_map {
 /* Added by BPF to the loader's entry (an mmap since the loader read it). */
 #define CPROF_MAP_ADDED 1u
 /*
+ * ... and kept by the loader over a snapshot that lacked it (read while
+ * it was mapped); one a later snapshot lacks as well was unmapped.
+ */
+#define CPROF_MAP_KEPT 2u
+/*
  * The process maps more executable mappings than fit: the table has the
  * first CPROF_MAX_PROC_MAPS, and a pc outside them is no news (no
  * CPROF_EV_NEW_CODE: a new snapshot would be truncated the same way).

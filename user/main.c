@@ -143,6 +143,21 @@ static void python_tramps(struct run *r, struct process *p)
 		fprintf(stderr, PROG ": pid %u: perf trampolines: %s\n", p->pid, err.msg);
 }
 
+static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why);
+
+/*
+ * Gives BPF @p's entry.  Once more if mappings BPF added were missing from
+ * its snapshot, read while they were being mapped: else the entry loses
+ * them, and the process's frames in them go unnamed (tables.h).
+ */
+static void tables_of(struct run *r, struct process *p, enum proctab_refresh_why why)
+{
+	/* Unwind tables serve sampling only: none once it is over. */
+	if (r->tables && !stop_signal && tables_add_process(r->tables, p, NULL) == TABLES_RACED &&
+	    why != REFRESH_RACED)
+		refresh_process(r, p, REFRESH_RACED);
+}
+
 /* The record of one process image, made (and given its tables) on first use. */
 static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm,
 				  bool *created_out)
@@ -155,9 +170,8 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 		python_attach(r, p);
 		python_tramps(r, p);
 	}
-	/* Unwind tables serve sampling only: none once it is over. */
-	if (p && created && r->tables && !stop_signal)
-		tables_add_process(r->tables, p, NULL);
+	if (p && created)
+		tables_of(r, p, REFRESH_EXEC);
 	if (created_out)
 		*created_out = created;
 	return p;
@@ -170,9 +184,7 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0) {
 		python_attach(r, p);
 		python_tramps(r, p);
-		/* Unwind tables serve sampling only: none once it is over. */
-		if (r->tables && !stop_signal)
-			tables_add_process(r->tables, p, NULL);
+		tables_of(r, p, why);
 	}
 }
 
@@ -757,6 +769,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 			.write_rows = sampler_write_rows,
 			.retire = sampler_retire_rows,
 			.set_proc = sampler_set_proc,
+			.get_proc = sampler_get_proc,
 			.set_file = sampler_set_file,
 			.set_file_key = sampler_set_file_key,
 			.ctx = r->sampler,

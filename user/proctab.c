@@ -414,9 +414,11 @@ int proctab_refresh(struct proctab *t, struct process *p, double now,
 		t->st.deferred++;
 		return -EAGAIN;
 	}
-	/* once a program start: no ask against the backoff */
+	/* once a program start, or once after a read: no ask against the backoff */
 	if (why == REFRESH_STARTUP)
 		t->st.startup++;
+	else if (why == REFRESH_RACED)
+		t->st.raced++;
 	else if (++p->refresh_asks >= PROCTAB_REFRESH_FREE) {
 		p->refresh_gap = p->refresh_gap ? 2 * p->refresh_gap : PROCTAB_REFRESH_GAP_MIN;
 		if (p->refresh_gap > PROCTAB_REFRESH_GAP_MAX)

@@ -49,6 +49,7 @@ enum proctab_refresh_why {
 	REFRESH_EXEC,     /* a new program in the same record: starts afresh */
 	REFRESH_DEFERRED, /* one the backoff deferred, before a window is written */
 	REFRESH_STARTUP,  /* its libraries mapped at its start (BPF's startup walk): never deferred */
+	REFRESH_RACED,    /* mapped while the last was read (tables.h): never deferred */
 };
 
 /* Why the file of a mapping was not opened. */
@@ -100,6 +101,7 @@ struct proctab_stats {
 	size_t by_path;              /* mapped files opened by path (map_files unusable) */
 	size_t refreshes, deferred;  /* re-snapshots taken, and deferred by the backoff */
 	size_t startup;              /* ... of them at a program's start (REFRESH_STARTUP) */
+	size_t raced;                /* ... of them as mapped while the last was read (REFRESH_RACED) */
 };
 
 struct proctab {

@@ -520,6 +520,14 @@ int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *
 	return bpf_map_update_elem(fd, &pid, pm, BPF_ANY) ? -errno : 0;
 }
 
+int sampler_get_proc(void *sampler, uint32_t pid, struct cprof_proc_maps *pm)
+{
+	struct sampler *s = sampler;
+	int fd = bpf_map__fd(s->skel->maps.unwind_procs);
+
+	return bpf_map_lookup_elem(fd, &pid, pm) ? -errno : 0;
+}
+
 int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_proc *pp)
 {
 	int fd = bpf_map__fd(s->skel->maps.py_procs);

@@ -129,6 +129,8 @@ int sampler_unwind_rows(struct sampler *s, uint32_t *capacity);
  * removes it.  0 or a negative errno.
  */
 int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *pm);
+/* Reads it as BPF has it (struct tables_maps.get_proc): 0, or a negative errno. */
+int sampler_get_proc(void *sampler, uint32_t pid, struct cprof_proc_maps *pm);
 
 /*
  * Tells the program where the CPython of @pid is and how it is laid out

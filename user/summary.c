@@ -233,8 +233,9 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 			s->procs.exit_refused);
 	if (s->procs.refreshes || s->procs.deferred)
 		fprintf(f, PROG ": re-snapshots: %zu taken (%zu at a program's start, its libraries"
-			" new), %zu deferred (at most one per %.0f-%.0f s per process after the first"
-			" %d)\n", s->procs.refreshes, s->procs.startup, s->procs.deferred,
+			" new; %zu again, mapped while read), %zu deferred (at most one per %.0f-%.0f s"
+			" per process after the first %d)\n", s->procs.refreshes, s->procs.startup,
+			s->procs.raced, s->procs.deferred,
 			PROCTAB_REFRESH_GAP_MIN, PROCTAB_REFRESH_GAP_MAX, PROCTAB_REFRESH_FREE);
 	if (s->objs.compared || s->objs.shared)
 		fprintf(f, PROG ": objects: %zu compared with another of the same build ID, %zu"

@@ -161,6 +161,7 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "refreshes", s->procs.refreshes, false);
 	ju(f, "refreshes_deferred", s->procs.deferred, false);
 	ju(f, "refreshes_at_start", s->procs.startup, false);
+	ju(f, "refreshes_raced", s->procs.raced, false);
 	fprintf(f, "\"not_opened\": { ");
 	for (int i = 0; i < REFUSED_MAX; i++)
 		ju(f, refused[i], s->procs.refused[i], i == REFUSED_MAX - 1);

@@ -30,6 +30,8 @@ struct tables_maps {
 	uint32_t capacity;             /* slots the rows array holds */
 	/* writes a process's entry (unwind_procs); @pm NULL removes it */
 	int (*set_proc)(void *ctx, uint32_t pid, const struct cprof_proc_maps *pm);
+	/* reads it as BPF has it now: 0, or -ENOENT; optional */
+	int (*get_proc)(void *ctx, uint32_t pid, struct cprof_proc_maps *pm);
 	/* copies @n slots of a table into the rows array at slot @first */
 	int (*write_rows)(void *ctx, uint32_t first, const union cprof_table_slot *slots,
 			  uint32_t n);
@@ -43,7 +45,7 @@ struct tables_maps {
 	 * and waits until no program can still read what was removed
 	 */
 	int (*retire)(void *ctx);
-	void *ctx;                     /* for all of them, which are required */
+	void *ctx;                     /* for all of them, required but get_proc */
 };
 
 struct tables_stats {
@@ -71,7 +73,12 @@ void tables_free(struct tables *t);
 /*
  * Writes @p's entry for the BPF unwinder (its mappings and the numbers of
  * their files), replacing an older one of the same pid.  Builds nothing.
+ * TABLES_RACED: mappings BPF had added to the older one (an mmap since)
+ * that @p's snapshot lacks were kept, as read while ld.so was mapping a
+ * new program's libraries; the snapshot is to be read again (once: what a
+ * later one lacks too was unmapped, and goes).
  */
+#define TABLES_RACED 1
 int tables_add_process(struct tables *t, struct process *p, struct errbuf *err);
 
 /*

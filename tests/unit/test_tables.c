@@ -108,6 +108,16 @@ static int fake_set_proc(void *ctx, uint32_t pid, const struct cprof_proc_maps *
 	return 0;
 }
 
+static int fake_get_proc(void *ctx, uint32_t pid, struct cprof_proc_maps *pm)
+{
+	struct fake *f = ctx;
+
+	if (pid >= MAX_PIDS || !f->proc[pid].live)
+		return -ENOENT;
+	*pm = f->proc[pid].pm;
+	return 0;
+}
+
 /* Counts (+1) or uncounts (-1) the slots of a file entry's table. */
 static void each_slot(struct fake *f, const struct cprof_file *cf, int delta)
 {
@@ -338,7 +348,8 @@ int main(void)
 	struct objcache *oc = objcache_new();
 	static struct fake f;
 	struct tables_maps maps = { .write_rows = fake_write_rows, .retire = fake_retire,
-				    .set_proc = fake_set_proc, .set_file = fake_set_file,
+				    .set_proc = fake_set_proc, .get_proc = fake_get_proc,
+				    .set_file = fake_set_file,
 				    .set_file_key = fake_set_file_key,
 				    .ctx = &f };
 	struct tables *t = NULL;
@@ -534,6 +545,77 @@ int main(void)
 		      "an entry that fits is not marked", "flags %#x, truncated %zu",
 		      f.proc[7].pm.flags, st.truncated);
 		tables_remove_process(t, 7);
+	}
+
+	/*
+	 * Mappings BPF added to an entry while the snapshot replacing it was
+	 * read: kept, and the snapshot to be read again; kept once only.
+	 */
+	{
+		struct obj *two[] = { a, b };
+		struct cprof_proc_maps *pm = &f.proc[7].pm;
+		struct cprof_proc_map lib;
+		int rc;
+
+		rc = add(t, 7, two, 2);
+		CHECK(rc == 0, "an entry over none: nothing lost", "rc %d", rc);
+		/* an mmap since the read, above the snapshot's mappings (make_process) */
+		lib = (struct cprof_proc_map){ .start = 0x500000000ULL, .end = 0x500100000ULL,
+					       .file = pm->m[1].file, .flags = CPROF_MAP_ADDED };
+		pm->m[pm->n++] = lib;
+		pm->flags |= CPROF_PROC_MAPS_GROWN;
+		rc = add(t, 7, two, 2);
+		CHECK(rc == TABLES_RACED && pm->n == 3 && pm->flags == CPROF_PROC_MAPS_GROWN &&
+			      pm->m[2].start == lib.start &&
+			      pm->m[2].flags == (CPROF_MAP_ADDED | CPROF_MAP_KEPT),
+		      "a mapping BPF added that the new snapshot lacks: kept as added, read again",
+		      "rc %d, n %u, flags %#x", rc, pm->n, pm->flags);
+		rc = add(t, 7, two, 2);
+		CHECK(rc == 0 && pm->n == 2 && !pm->flags,
+		      "read again and still lacking it: unmapped, not kept", "rc %d, n %u", rc, pm->n);
+		/* one inserted between the snapshot's mappings, in order */
+		lib.start = 0x100200000ULL;
+		lib.end = 0x100300000ULL;
+		pm->m[2] = pm->m[1];
+		pm->m[1] = lib;
+		pm->n = 3;
+		rc = add(t, 7, two, 2);
+		CHECK(rc == TABLES_RACED && pm->n == 3 && pm->m[0].end <= pm->m[1].start &&
+			      pm->m[1].start == lib.start && pm->m[1].end <= pm->m[2].start,
+		      "an addition between the snapshot's mappings: kept in order", "n %u", pm->n);
+		/* BPF adds another since: that one is kept, the old one goes */
+		pm->m[pm->n] = lib;
+		pm->m[pm->n].start = 0x600000000ULL;
+		pm->m[pm->n].end = 0x600001000ULL;
+		pm->n++;
+		rc = add(t, 7, two, 2);
+		CHECK(rc == TABLES_RACED && pm->n == 3 && pm->m[2].start == 0x600000000ULL,
+		      "a later addition kept, the one kept before gone", "rc %d, n %u", rc, pm->n);
+		rc = add(t, 7, two, 2);
+		pm->m[1].flags = CPROF_MAP_ADDED;
+		rc = add(t, 7, two, 2);
+		CHECK(rc == 0 && pm->n == 2 && !pm->m[1].flags,
+		      "an addition the new snapshot holds too: nothing lost, the loader's", "rc %d", rc);
+		/* BPF's own entry for a process the loader had not read */
+		f.proc[6].live = true;
+		f.proc[6].pm = (struct cprof_proc_maps){ .n = 1, .flags = CPROF_PROC_MAPS_KERNEL };
+		f.proc[6].pm.m[0] = lib;
+		f.proc[6].pm.m[0].flags = 0;
+		rc = add(t, 6, two, 2);
+		CHECK(rc == TABLES_RACED && f.proc[6].pm.n == 3,
+		      "a kernel entry's mapping the snapshot lacks: kept, read again", "rc %d", rc);
+		f.proc[6].pm = (struct cprof_proc_maps){ .n = 1, .flags = CPROF_PROC_MAPS_KERNEL };
+		f.proc[6].pm.m[0] = lib;
+		f.proc[6].pm.m[0].flags = 0;
+		f.proc[6].pm.m[0].start = 0x100000000ULL;
+		f.proc[6].pm.m[0].end = 0x100001000ULL;
+		rc = add(t, 6, two, 2);
+		CHECK(rc == 0 && f.proc[6].pm.n == 2,
+		      "a kernel entry's mapping inside the snapshot's: nothing lost", "rc %d", rc);
+		tables_remove_process(t, 7);
+		tables_remove_process(t, 6);
+		CHECK(!f.proc[7].live && !f.proc[6].live, "removed entries go from BPF", "%d %d",
+		      f.proc[7].live, f.proc[6].live);
 	}
 
 	CHECK(f.violations == 0,
