@@ -20,7 +20,8 @@
  * (its identity, never its name) to the entry.  An entry is made only for
  * a process announced to the loader (known_pids), so a process never
  * sampled leaves none.  Bounded: LD_VMAS_SEEN VMAs a walk, LD_WALKS walks
- * a second a CPU (a hostile program may call _dl_debug_state() in a loop).
+ * of _dl_debug_state() a second a CPU (a hostile program may call it in a
+ * loop), LD_STARTUP_WALKS of programs' starts.
  *
  * A file the loader has not numbered (a program's first run of the
  * profile: clang's libLLVM) cannot be added: the walk then asks the loader
@@ -34,6 +35,14 @@
 
 #define LD_VMAS_SEEN 1024
 #define LD_WALKS     256
+/*
+ * Startup walks are one an exec, which costs far more than the walk of a
+ * new program's few VMAs: their own budget, so that a host running
+ * hundreds of programs a second (a build, a shell loop) or a program
+ * calling _dl_debug_state() in a loop does not leave the next program's
+ * first samples without its libraries.
+ */
+#define LD_STARTUP_WALKS 4096
 #define STARTUP_SWITCHES 128 /* context switches before a program's rseq registration, at most */
 
 struct {
@@ -41,7 +50,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct vma_walk);
-} ld_walks SEC(".maps");
+} ld_walks SEC(".maps"), startup_walks SEC(".maps");
 
 /*
  * Processes that exec'd and have not registered their main thread's rseq
@@ -85,7 +94,8 @@ static __always_inline int add_known_maps(bool startup)
 		how |= ENTRY_CREATE;
 	else if (!bpf_map_lookup_elem(&unwind_procs, &pid))
 		return 0;
-	w = take_vma_walk(&ld_walks, LD_WALKS);
+	w = startup ? take_vma_walk(&startup_walks, LD_STARTUP_WALKS) :
+		      take_vma_walk(&ld_walks, LD_WALKS);
 	if (!w)
 		return 0;
 	bpf_iter_task_vma_new(&it, task, 0);
