@@ -440,6 +440,7 @@ static void build(struct tables *t, uint32_t file)
 		goto out;
 	}
 	rc = unwind_emit(&ut, &lay, write_slots, &(struct sink){ t, first });
+	t->maps.write_rows(t->maps.ctx, 0, NULL, 0); /* the writer may let go of what it holds */
 	if (rc) {
 		range_release(t, first, lay.nslots);
 		f->state = T_FAILED;
