@@ -36,6 +36,9 @@ struct sampler {
 	/* drain buffers, sized for DRAIN_BATCH entries */
 	void *keys, *vals;
 	uint32_t rows_cap; /* unwind_rows entries; 0: unwinding off */
+	/* the part of unwind_rows mapped while a table is written (sampler_write_rows) */
+	char *win;
+	size_t win_off, win_len; /* bytes of the array: page-aligned */
 	/* grace periods (sync_outer), waited for by a worker thread */
 	struct grace grace;
 	int epfd;              /* the ring's epoll fd and grace_fd(): sampler_poll() waits */
@@ -445,6 +448,7 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	sampler_stop(s);
+	sampler_write_rows(s, 0, NULL, 0);
 	grace_stop(&s->grace);
 	if (s->epfd >= 0)
 		close(s->epfd);
@@ -548,25 +552,54 @@ int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
 	return bpf_map_update_elem(fd, k, t, BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * How much of the rows array a table's writes map at once.  An mmap and a
+ * munmap for each 4 KiB chunk put the writing of libLLVM-14's 3 MB table
+ * at 7-9 ms of its 40 ms; a 256 KiB window makes them a dozen (3-4 ms,
+ * the layout's own work included), and is our resident memory only while
+ * a table is written.
+ */
+#define ROWS_WINDOW (256u << 10)
+
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,
 		       uint32_t n)
 {
 	struct sampler *s = sampler;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t from = (size_t)first * sizeof(*rows), len = (size_t)n * sizeof(*rows);
-	size_t map_off = from - from % page, map_len = from + len - map_off;
-	void *m;
+	/* the array's mappable bytes: rows_cap + 1 slots, in whole pages */
+	size_t map_bytes = ((size_t)s->rows_cap + 1) * sizeof(*rows);
 
-	if (!n)
+	map_bytes = (map_bytes + page - 1) / page * page;
+	if (!n) {
+		/* the writes of a table are over: the window is let go */
+		if (s->win)
+			munmap(s->win, s->win_len);
+		s->win = NULL;
 		return 0;
+	}
 	if ((uint64_t)first + n > s->rows_cap)
 		return -ERANGE;
-	m = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(s->skel->maps.unwind_rows), (off_t)map_off);
-	if (m == MAP_FAILED)
-		return -errno;
-	memcpy((char *)m + (from - map_off), rows, len);
-	munmap(m, map_len);
+	if (!s->win || from < s->win_off || from + len > s->win_off + s->win_len) {
+		size_t off = from - from % page, wlen = ROWS_WINDOW;
+		void *m;
+
+		if (wlen < from + len - off)
+			wlen = from + len - off; /* a write larger than the window */
+		if (off + wlen > map_bytes)
+			wlen = map_bytes - off;
+		if (s->win)
+			munmap(s->win, s->win_len);
+		s->win = NULL;
+		m = mmap(NULL, wlen, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bpf_map__fd(s->skel->maps.unwind_rows), (off_t)off);
+		if (m == MAP_FAILED)
+			return -errno;
+		s->win = m;
+		s->win_off = off;
+		s->win_len = wlen;
+	}
+	memcpy(s->win + (from - s->win_off), rows, len);
 	return 0;
 }
 

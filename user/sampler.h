@@ -146,8 +146,9 @@ int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
 			 const struct cprof_py_tramp *t);
 
 /*
- * Copies @n slots of a table to index @first of the rows array.  The array
- * is mapped only for the copy, so its pages never count in our resident
+ * Copies @n slots of a table to index @first of the rows array; @n 0: the
+ * table's writes are over.  The array is mapped a window at a time, and
+ * only while a table is written, so its pages do not stay in our resident
  * memory: they are the kernel's (BPF map memory), reported on their own.
  */
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,

@@ -441,6 +441,7 @@ static void build(struct tables *t, uint32_t file)
 		goto out;
 	}
 	rc = unwind_emit(&ut, &lay, write_slots, &(struct sink){ t, first });
+	t->maps.write_rows(t->maps.ctx, 0, NULL, 0); /* the writer may let go of what it holds */
 	if (rc) {
 		range_release(t, first, lay.nslots);
 		f->state = T_FAILED;
@@ -506,12 +507,21 @@ struct along {
 	size_t at; /* its place in the maps: the order of equals */
 };
 
-static int more_code_first(const void *a, const void *b)
+/*
+ * Code up to this size is a small file: its table takes a few ms at most
+ * (libstdc++: 1 MB of code, 34k rows, 1.2 ms; libz3, 18 MB: 29 ms).
+ */
+#define ALONG_SMALL (4ull << 20)
+
+static int along_order(const void *a, const void *b)
 {
 	const struct along *x = a, *y = b;
+	bool xs = x->bytes <= ALONG_SMALL, ys = y->bytes <= ALONG_SMALL;
 
+	if (xs != ys)
+		return xs ? -1 : 1;
 	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
+		return (x->bytes < y->bytes) == xs ? -1 : 1;
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
@@ -532,10 +542,16 @@ void tables_want_process(struct tables *t, const struct process *p)
 			q[n++] = (struct along){ e->file, p->maps.v[i].end - p->maps.v[i].start, i };
 	}
 	/*
-	 * The largest code first: where a program like clang spends its time
-	 * (libLLVM, libclang-cpp), and the tables that take longest.
+	 * The small files first, smallest first: a stack is whole only once
+	 * every file it passes through has its table, and every stack passes
+	 * through the program's binary, which in clang is 130 KB of code, but
+	 * was built after libLLVM-14, libclang-cpp and libz3 (clang never runs
+	 * z3): 20 ms of clang's first samples on an idle host, 80 under a
+	 * make -j2, stopped short of main.  Then the
+	 * largest first: where a program like clang spends its time (libLLVM,
+	 * libclang-cpp), and the tables that take longest.
 	 */
-	qsort(q, n, sizeof(*q), more_code_first);
+	qsort(q, n, sizeof(*q), along_order);
 	for (size_t i = 0; i < n; i++) {
 		size_t asked = t->st.asked;
 

@@ -32,7 +32,7 @@ struct tables_maps {
 	int (*set_proc)(void *ctx, uint32_t pid, const struct cprof_proc_maps *pm);
 	/* reads it as BPF has it now: 0, or -ENOENT; optional */
 	int (*get_proc)(void *ctx, uint32_t pid, struct cprof_proc_maps *pm);
-	/* copies @n slots of a table into the rows array at slot @first */
+	/* copies @n slots of a table into the rows array at slot @first; @n 0: done with it */
 	int (*write_rows)(void *ctx, uint32_t first, const union cprof_table_slot *slots,
 			  uint32_t n);
 	/* writes file @file's entry (unwind_files): where its table is, if anywhere */

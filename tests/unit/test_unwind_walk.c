@@ -135,6 +135,8 @@ static int side_write_rows(void *ctx, uint32_t first, const union cprof_table_sl
 {
 	struct bpf_side *s = ctx;
 
+	if (!n)
+		return 0; /* the end of a table's writes */
 	if ((uint64_t)first + n > ROWS_CAP)
 		return -ERANGE;
 	memcpy(&s->rows[first], rows, (size_t)n * sizeof(*rows));
