@@ -61,9 +61,10 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
               -I/usr/include/$(shell $(CC) -print-multiarch) \
               -Wall -Wno-unused-function
 
-# Library code: everything but the entry point and the BPF loader (which needs
-# the skeleton), so unit tests link without building BPF.
-LIB_SRCS   := $(filter-out user/main.c user/sampler.c,$(wildcard user/*.c)) $(wildcard proto/*.c)
+# Library code: everything but the entry point, its event handling and the BPF
+# loader (which needs the skeleton), so unit tests link without building BPF.
+AGENT_SRCS := user/main.c user/events.c user/sampler.c
+LIB_SRCS   := $(filter-out $(AGENT_SRCS),$(wildcard user/*.c)) $(wildcard proto/*.c)
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -88,7 +89,7 @@ $(BUILD)/%.o: %.c $(wildcard user/*.h proto/*.h bpf/cprof.h)
 $(BUILD)/libcprof.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
-$(BUILD)/cprof-bpf: $(BUILD)/user/main.o $(BUILD)/user/sampler.o $(BUILD)/libcprof.a
+$(BUILD)/cprof-bpf: $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS)) $(BUILD)/libcprof.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Replaced by rename, so a running ./cprof-bpf never blocks a rebuild;

@@ -4,7 +4,8 @@
  *
  * main.c drives the loop (options.c reads the command line): poll process
  * events, drain the BPF maps every second, and at the end symbolize and
- * write.  All run-wide state lives here.
+ * write (events.c turns what BPF sends into the run's records).  All
+ * run-wide state lives here: struct run (run.h) and the signal flags.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "dwarfworker.h"
+#include "events.h"
 #include "fdlru.h"
 #include "kallsyms.h"
 #include "objcache.h"
@@ -33,6 +35,7 @@
 #include "priority.h"
 #include "proctab.h"
 #include "rootfs.h"
+#include "run.h"
 #include "sampler.h"
 #include "stackstore.h"
 #include "summary.h"
@@ -51,30 +54,6 @@
  * found].
  */
 #define OFFCPU_CARRY_FRAMES (1u << 20)
-
-/* Everything one run accumulates. */
-struct run {
-	struct outdir out;
-	struct fdlru lru;            /* objects' and perf maps' descriptors */
-	struct rootfs_roots *roots;  /* processes' root directories */
-	struct proctab procs;
-	struct stackstore stacks;
-	struct objcache *objs;
-	struct tables *tables; /* NULL: frame pointers only */
-	struct sampler *sampler;
-	bool python;                 /* Python frames wanted */
-	struct py_stats py;
-	struct py_tramps *tramps;    /* CPython's perf trampolines told to BPF */
-	struct priority prio; /* the agent's own scheduling (priority.h) */
-	const struct options *opts;
-	struct elfobj *vdso;   /* the host's vDSO, or NULL */
-	bool out_open, procs_open; /* for run_free */
-	uint64_t samples_drained;
-	double birth_s;              /* CLOCK_MONOTONIC of the last new process or exec */
-	struct cprof_stats bpf_before; /* the BPF counters when the window started */
-	int drain_error;
-	char drain_errmsg[ERRBUF_LEN];
-};
 
 static volatile sig_atomic_t stop_signal;
 /* The run being sampled, for the handler (run_loop sets it). */
@@ -115,272 +94,6 @@ static double now_s(clockid_t clk)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Finds the CPython of a process not known to run one, and tells BPF of it. */
-static void python_attach(struct run *r, struct process *p)
-{
-	struct cprof_py_proc bpf;
-	struct errbuf err = { "" };
-	int ret;
-
-	if (!r->python || p->py || !p->have_maps || p->exited)
-		return;
-	ret = pyproc_find(&p->py, p->pid, &p->maps, p->objs, &r->py, &err);
-	if (ret == 0) {
-		pyproc_bpf(p->py, p->gen, &bpf);
-		sampler_set_python(r->sampler, p->pid, &bpf);
-	} else if (ret != -ENOENT && verbose) {
-		fprintf(stderr, PROG ": pid %u: %s\n", p->pid, err.msg);
-	}
-}
-
-/* Tells BPF of the perf trampolines a process mapped since its last look. */
-static void python_tramps(struct run *r, struct process *p)
-{
-	struct errbuf err = { "" };
-
-	if (p->have_maps && !p->exited && py_tramps_update(r->tramps, p->pid, &p->maps, &err) &&
-	    verbose)
-		fprintf(stderr, PROG ": pid %u: perf trampolines: %s\n", p->pid, err.msg);
-}
-
-static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why);
-
-/*
- * Gives BPF @p's entry.  Once more if mappings BPF added were missing from
- * its snapshot, read while they were being mapped: else the entry loses
- * them, and the process's frames in them go unnamed (tables.h).
- */
-static void tables_of(struct run *r, struct process *p, enum proctab_refresh_why why)
-{
-	/* Unwind tables serve sampling only: none once it is over. */
-	if (r->tables && !stop_signal && tables_add_process(r->tables, p, NULL) == TABLES_RACED &&
-	    why != REFRESH_RACED)
-		refresh_process(r, p, REFRESH_RACED);
-}
-
-/* The record of one process image, made (and given its tables) on first use. */
-static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, const char *comm,
-				  bool *created_out)
-{
-	bool created = false;
-	struct process *p = proctab_get(&r->procs, pid, gen, comm, &created);
-
-	/* Python first: its frames need no table, and a short run is short. */
-	if (p && created) {
-		python_attach(r, p);
-		python_tramps(r, p);
-	}
-	if (p && created)
-		tables_of(r, p, REFRESH_EXEC);
-	if (created_out)
-		*created_out = created;
-	return p;
-}
-
-/* Reads a live process's mappings again, and its unwind tables with them. */
-static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why)
-{
-	if (p && !p->exited &&
-	    proctab_refresh(&r->procs, p, now_s(CLOCK_MONOTONIC), why) == 0) {
-		python_attach(r, p);
-		python_tramps(r, p);
-		tables_of(r, p, why);
-	}
-}
-
-/* Before a window is written: the refreshes the backoff deferred. */
-static void refresh_deferred(struct run *r)
-{
-	size_t n;
-	struct process **list = proctab_list(&r->procs, &n);
-
-	for (size_t i = 0; list && i < n; i++)
-		if (list[i]->refresh_pending && proctab_find(&r->procs, list[i]->pid) == list[i])
-			refresh_process(r, list[i], REFRESH_DEFERRED);
-	free(list);
-}
-
-/*
- * A file of a process gone before it was read, opened by the path BPF
- * sent: it names the process's frames, and numbered, it gives the next
- * process that runs it its table from its first sample; the table of
- * where the gone one was first sampled is wanted now.
- */
-static void exit_file(struct run *r, const struct cprof_exit_file *ev)
-{
-	struct process *p = proctab_exit_file(&r->procs, ev);
-
-	if (p && r->tables && !stop_signal) {
-		tables_add_files(r->tables, p);
-		tables_want_at(r->tables, p, p->first_pc);
-	}
-}
-
-/*
- * Young: exec'd while we sample, within YOUNG_S.  A sample of such a
- * program asking for one of its tables gets all of them (tables.h,
- * tables_want_process): its first samples are what it has.
- */
-#define YOUNG_S 1.0
-
-static bool young(const struct process *p)
-{
-	return p->exec_s && now_s(CLOCK_MONOTONIC) - p->exec_s < YOUNG_S;
-}
-
-static int on_event(void *ctx, const void *data, size_t size)
-{
-	const struct cprof_event *ev = data;
-	struct run *r = ctx;
-	char comm[CPROF_COMM_LEN + 1];
-	struct process *p;
-	bool created;
-
-	if (ev->type == CPROF_EV_WANT_TABLE) {
-		const struct cprof_file_event *fe = data;
-
-		if (r->tables && size >= sizeof(*fe)) {
-			tables_want(r->tables, fe->file);
-			p = proctab_find(&r->procs, fe->pid);
-			if (p && young(p))
-				tables_want_process(r->tables, p);
-		}
-		return 0;
-	}
-	if (ev->type == CPROF_EV_EXIT_MAPS) {
-		if (size >= sizeof(struct cprof_exit_maps))
-			proctab_exit_maps(&r->procs, data);
-		return 0;
-	}
-	if (ev->type == CPROF_EV_EXIT_FILE) {
-		if (size >= sizeof(struct cprof_exit_file))
-			exit_file(r, data);
-		return 0;
-	}
-	if (size < sizeof(*ev))
-		return 0;
-	memcpy(comm, ev->comm, CPROF_COMM_LEN);
-	comm[CPROF_COMM_LEN] = '\0';
-	if (ev->type == CPROF_EV_NEW_PROC || ev->type == CPROF_EV_EXEC)
-		r->birth_s = now_s(CLOCK_MONOTONIC);
-	switch (ev->type) {
-	case CPROF_EV_NEW_PROC:
-		p = process_of(r, ev->pid, ev->gen, comm, &created);
-		if (p && created)
-			p->first_pc = ev->addr;
-		if (p && created && r->tables && !stop_signal)
-			tables_want_at(r->tables, p, ev->addr);
-		break;
-	case CPROF_EV_EXEC:
-		/*
-		 * An image first sampled inside its execve keeps its
-		 * generation: the mappings read then may predate the new ones.
-		 */
-		p = process_of(r, ev->pid, ev->gen, comm, &created);
-		if (!created)
-			refresh_process(r, p, REFRESH_EXEC);
-		if (p)
-			p->exec_s = now_s(CLOCK_MONOTONIC);
-		break;
-	case CPROF_EV_NEW_CODE:
-		p = proctab_find(&r->procs, ev->pid);
-		if (ev->addr != CPROF_NEW_CODE_STARTUP) {
-			refresh_process(r, p, REFRESH_NEW_CODE);
-			break;
-		}
-		/*
-		 * A new program mapping files no process of the run mapped
-		 * before: its tables are queued now, not at its first samples
-		 * (tables_build_pending drops those of a program gone by then).
-		 */
-		refresh_process(r, p, REFRESH_STARTUP);
-		if (p && young(p) && r->tables && !stop_signal)
-			tables_want_process(r->tables, p);
-		break;
-	case CPROF_EV_EXIT:
-		p = proctab_find(&r->procs, ev->pid);
-		proctab_exited(&r->procs, ev->pid, ev->gen);
-		if (r->tables && p && p->gen == ev->gen)
-			tables_remove_process(r->tables, ev->pid);
-		if (p && p->py && p->gen == ev->gen)
-			sampler_set_python(r->sampler, ev->pid, NULL);
-		if (p && p->gen == ev->gen)
-			py_tramps_remove(r->tramps, ev->pid);
-		break;
-	case CPROF_EV_PY_CODE:
-		p = proctab_find(&r->procs, ev->pid);
-		if (p && p->py && p->gen == ev->gen)
-			pyproc_read_code(p->py, ev->pid, ev->addr);
-		break;
-	}
-	return 0;
-}
-
-static int on_stack(void *ctx, uint64_t hash, const struct cprof_stack *st)
-{
-	struct run *r = ctx;
-	uint32_t nr = st->nr < CPROF_MAX_FRAMES ? st->nr : CPROF_MAX_FRAMES;
-
-	return stackstore_add(&r->stacks, hash, (const uint64_t *)st->ip, nr, st->status);
-}
-
-/* The process image a sample or wait is of. */
-static struct process *sample_process(struct run *r, const struct cprof_sample_key *k)
-{
-	struct process *p = process_of(r, k->pid, k->gen, NULL, NULL);
-
-	/* The thread's name stands in for the process's if it is unknown. */
-	if (p && !p->comm[0]) {
-		memcpy(p->comm, k->comm, sizeof(p->comm));
-		p->comm[sizeof(p->comm) - 1] = '\0';
-	}
-	return p;
-}
-
-static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t count)
-{
-	struct run *r = ctx;
-	struct process *p = sample_process(r, k);
-
-	if (!p)
-		return -ENOMEM;
-	r->samples_drained += count;
-	if (p->py)
-		py_stats_sample(&r->py, k->pystack, count);
-	return agg_add(&p->samples, &r->stacks, k, count);
-}
-
-static int on_off_cpu(void *ctx, const struct cprof_sample_key *k, uint64_t ns)
-{
-	struct run *r = ctx;
-	struct process *p = sample_process(r, k);
-
-	if (!p)
-		return -ENOMEM;
-	return agg_add_off_cpu(&p->samples, &r->stacks, k, ns);
-}
-
-/* Lost counts are per pid: they go to its current image. */
-static int on_lost(void *ctx, uint32_t pid, const struct cprof_lost *l)
-{
-	struct run *r = ctx;
-	struct process *p = proctab_find(&r->procs, pid);
-
-	if (!p)
-		p = process_of(r, pid, 0, NULL, NULL);
-	if (!p)
-		return -ENOMEM;
-	agg_add_lost(&p->samples, l);
-	return 0;
-}
-
-static const struct sampler_drain_ops drain_ops = {
-	.stack = on_stack,
-	.sample = on_sample_count,
-	.lost = on_lost,
-	.off_cpu = on_off_cpu,
-};
-
 static void drain_error(struct run *r, int ret, const struct errbuf *err)
 {
 	if (ret && !r->drain_error) {
@@ -399,8 +112,8 @@ static void drain_flipped(struct sampler *s, struct run *r)
 	struct errbuf err = { "" };
 
 	sampler_flip_wait(s);
-	sampler_poll(s, 0, 0, on_event, r);
-	drain_error(r, sampler_drain_flipped(s, &drain_ops, r, &err), &err);
+	sampler_poll(s, 0, 0, events_on_event, r);
+	drain_error(r, sampler_drain_flipped(s, &events_drain_ops, r, &err), &err);
 }
 
 /* Everything sampled so far (a window's end): blocks for a grace period or two. */
@@ -505,7 +218,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	struct errbuf err = { "" };
 
 	priority_step(&r->prio, PRIORITY_WRITE_MS);
-	refresh_deferred(r);
+	events_refresh_deferred(r);
 	window_write(&r->procs, &r->stacks, &wo, start_ns, (int64_t)((stop - start) * 1e9), &res);
 	tot->windows++;
 	tot->files += res.files;
@@ -594,7 +307,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		}
 		/* no wait while tables are queued: they are built between two looks */
 		sampler_poll(s, r->tables && tables_pending(r->tables) ? 0 : 100,
-			     poll_slice_ms(r, t), on_event, r);
+			     poll_slice_ms(r, t), events_on_event, r);
 		if (sampler_flip_ready(s)) {
 			priority_step(&r->prio, PRIORITY_DRAIN_MS);
 			drain_flipped(s, r);
@@ -827,6 +540,7 @@ int main(int argc, char **argv)
 	}
 
 	r.opts = &o;
+	r.stop = &stop_signal;
 	/* First of all: on a busy host, everything before sampling waits for a CPU. */
 	if (o.priority_boost) {
 		priority_raise(&r.prio, &prio_err);

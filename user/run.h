@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run: the record of one run, which main.c holds (the only one there is)
+ * and events.c fills in from what BPF sends.
+ */
+#ifndef CPROF_RUN_H
+#define CPROF_RUN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+#include "fdlru.h"
+#include "objcache.h"
+#include "options.h"
+#include "output.h"
+#include "priority.h"
+#include "proctab.h"
+#include "python_tramp.h"
+#include "rootfs.h"
+#include "sampler.h"
+#include "stackstore.h"
+#include "tables.h"
+
+
+/* Everything one run accumulates. */
+struct run {
+	struct outdir out;
+	struct fdlru lru;            /* objects' and perf maps' descriptors */
+	struct rootfs_roots *roots;  /* processes' root directories */
+	struct proctab procs;
+	struct stackstore stacks;
+	struct objcache *objs;
+	struct tables *tables; /* NULL: frame pointers only */
+	struct sampler *sampler;
+	bool python;                 /* Python frames wanted */
+	struct py_stats py;
+	struct py_tramps *tramps;    /* CPython's perf trampolines told to BPF */
+	struct priority prio; /* the agent's own scheduling (priority.h) */
+	const struct options *opts;
+	const volatile sig_atomic_t *stop; /* main.c's signal flag: set, sampling is over */
+	struct elfobj *vdso;   /* the host's vDSO, or NULL */
+	bool out_open, procs_open; /* for run_free */
+	uint64_t samples_drained;
+	double birth_s;              /* CLOCK_MONOTONIC of the last new process or exec */
+	struct cprof_stats bpf_before; /* the BPF counters when the window started */
+	int drain_error;
+	char drain_errmsg[ERRBUF_LEN];
+};
+
+#endif /* CPROF_RUN_H */
