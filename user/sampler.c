@@ -483,6 +483,15 @@ int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_
 
 		if (k < 0)
 			n = -errno;
+		/*
+		 * A slice over with no wakeup: the ring is read anyway, which
+		 * is what the slice is for (its wakeup can come late).
+		 */
+		if (k == 0) {
+			int r = ring_buffer__consume(s->ring);
+
+			n = r < 0 ? r : n + r;
+		}
 		for (int i = 0; i < k && n >= 0; i++) {
 			if (ev[i].data.u32 == POLL_GRACE) {
 				grace_ack(&s->grace);
