@@ -63,7 +63,7 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
 
 # Library code: everything but the entry point, its event handling and the BPF
 # loader (which needs the skeleton), so unit tests link without building BPF.
-AGENT_SRCS := user/main.c user/events.c user/sampler.c
+AGENT_SRCS := user/main.c user/events.c user/sampler.c user/sampler_maps.c
 LIB_SRCS   := $(filter-out $(AGENT_SRCS),$(wildcard user/*.c)) $(wildcard proto/*.c)
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)

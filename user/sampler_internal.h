@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sampler_internal.h: the sampler's state, shared by sampler.c (loading,
+ * attaching, polling, draining) and sampler_maps.c (what the loader
+ * writes into BPF's maps).  Not an interface: see sampler.h.
+ */
+#ifndef CPROF_SAMPLER_INTERNAL_H
+#define CPROF_SAMPLER_INTERNAL_H
+
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+#include "cprof.skel.h"
+#include "errbuf.h"
+#include "grace.h"
+#include "sampler.h"
+
+#define DRAIN_BATCH 64
+
+struct sampler {
+	struct cprof_bpf *skel;
+	struct ring_buffer *ring;
+	int ncpus;
+	int *perf_fds;
+	struct bpf_link **links;
+	sampler_event_fn ev_fn; /* valid during sampler_poll() only */
+	void *ev_ctx;
+	/* drain buffers, sized for DRAIN_BATCH entries */
+	void *keys, *vals;
+	uint32_t rows_cap; /* unwind_rows entries; 0: unwinding off */
+	/* the part of unwind_rows mapped while a table is written (sampler_write_rows) */
+	char *win;
+	size_t win_off, win_len; /* bytes of the array: page-aligned */
+	/* grace periods (sync_outer), waited for by a worker thread */
+	struct grace grace;
+	int epfd;              /* the ring's epoll fd and grace_fd(): sampler_poll() waits */
+	uint64_t flip_ticket;  /* the grace period of the flip not yet drained; 0: none */
+	__u32 flip_idle;       /* the pair that flip made idle */
+	char note[ERRBUF_LEN]; /* what runs without: sampler_note() */
+};
+
+#endif
