@@ -80,7 +80,8 @@ $(BUILD)/cprof.bpf.o: bpf/cprof.bpf.c $(wildcard bpf/*.h vmlinux/*.h) | $(BUILD)
 $(BUILD)/cprof.skel.h: $(BUILD)/cprof.bpf.o
 	$(BPFTOOL) gen skeleton $< name cprof_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/user/sampler.o: $(BUILD)/cprof.skel.h
+# (sampler_internal.h includes the skeleton)
+$(BUILD)/user/sampler.o $(BUILD)/user/sampler_maps.o: $(BUILD)/cprof.skel.h
 
 $(BUILD)/%.o: %.c $(wildcard user/*.h proto/*.h bpf/cprof.h)
 	@mkdir -p $(dir $@)
