@@ -11,15 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "events.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Finds the CPython of a process not known to run one, and tells BPF of it. */
 static void python_attach(struct run *r, struct process *p)
@@ -87,7 +80,7 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why)
 {
 	if (p && !p->exited &&
-	    proctab_refresh(&r->procs, p, now_s(), why) == 0) {
+	    proctab_refresh(&r->procs, p, clock_s(CLOCK_MONOTONIC), why) == 0) {
 		python_attach(r, p);
 		python_tramps(r, p);
 		tables_of(r, p, why);
@@ -131,7 +124,7 @@ static void exit_file(struct run *r, const struct cprof_exit_file *ev)
 
 static bool young(const struct process *p)
 {
-	return p->exec_s && now_s() - p->exec_s < YOUNG_S;
+	return p->exec_s && clock_s(CLOCK_MONOTONIC) - p->exec_s < YOUNG_S;
 }
 
 int events_on_event(void *ctx, const void *data, size_t size)
@@ -168,7 +161,7 @@ int events_on_event(void *ctx, const void *data, size_t size)
 	memcpy(comm, ev->comm, CPROF_COMM_LEN);
 	comm[CPROF_COMM_LEN] = '\0';
 	if (ev->type == CPROF_EV_NEW_PROC || ev->type == CPROF_EV_EXEC)
-		r->birth_s = now_s();
+		r->birth_s = clock_s(CLOCK_MONOTONIC);
 	switch (ev->type) {
 	case CPROF_EV_NEW_PROC:
 		p = process_of(r, ev->pid, ev->gen, comm, &created);
@@ -186,7 +179,7 @@ int events_on_event(void *ctx, const void *data, size_t size)
 		if (!created)
 			refresh_process(r, p, REFRESH_EXEC);
 		if (p)
-			p->exec_s = now_s();
+			p->exec_s = clock_s(CLOCK_MONOTONIC);
 		break;
 	case CPROF_EV_NEW_CODE:
 		p = proctab_find(&r->procs, ev->pid);

@@ -25,6 +25,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "dwarfworker.h"
 #include "events.h"
 #include "fdlru.h"
@@ -84,14 +85,6 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	if (!verbose)
 		return 0; /* warnings resurface as our own one-line errors */
 	return vfprintf(stderr, fmt, ap);
-}
-
-static double now_s(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void drain_error(struct run *r, int ret, const struct errbuf *err)
@@ -201,7 +194,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		       struct summary *tot)
 {
 	struct window_result res;
-	double stop = now_s(CLOCK_MONOTONIC);
+	double stop = clock_s(CLOCK_MONOTONIC);
 	const struct window_opts wo = {
 		.out = &r->out,
 		.stamped = o->interval > 0,
@@ -227,7 +220,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	tot->lost += res.lost;
 	tot->sym = res.sym;
 	tot->last = res;
-	tot->write_s = now_s(CLOCK_MONOTONIC) - stop;
+	tot->write_s = clock_s(CLOCK_MONOTONIC) - stop;
 	if (o->interval)
 		window_line(r, start_ns, &res);
 	if (o->keep && outdir_prune(&r->out, o->keep, &err) < 0)
@@ -269,7 +262,7 @@ static int poll_slice_ms(const struct run *r, double now)
 static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		     struct summary *tot)
 {
-	double start = now_s(CLOCK_MONOTONIC), next_drain = start + 1;
+	double start = clock_s(CLOCK_MONOTONIC), next_drain = start + 1;
 	double end = o->duration ? start + o->duration : 0;
 	double win_start = start;
 	int64_t win_start_ns = unix_ns();
@@ -281,7 +274,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	if (o->duration)
 		setitimer(ITIMER_REAL, &alarm_at, NULL);
 	while (!stop_signal) {
-		double t = now_s(CLOCK_MONOTONIC);
+		double t = clock_s(CLOCK_MONOTONIC);
 
 		if (end && t >= end)
 			break;
@@ -321,7 +314,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	alarm_at = (struct itimerval){ { 0, 0 }, { 0, 0 } };
 	setitimer(ITIMER_REAL, &alarm_at, NULL);
 	sampling = NULL;
-	tot->sampled_s = now_s(CLOCK_MONOTONIC) - start;
+	tot->sampled_s = clock_s(CLOCK_MONOTONIC) - start;
 	/* A loop that came late found sampling paused by the alarm at its end. */
 	if (end && tot->sampled_s > o->duration)
 		tot->sampled_s = o->duration;
@@ -331,7 +324,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	drain(s, r);
 	end_window(r, o, win_start_ns, win_start, tot);
 	/* From the end of sampling: the last drains are part of the write. */
-	tot->write_s = now_s(CLOCK_MONOTONIC) - start - tot->sampled_s;
+	tot->write_s = clock_s(CLOCK_MONOTONIC) - start - tot->sampled_s;
 }
 
 /* The host's vDSO is the same image in every process of our ABI. */

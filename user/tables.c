@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "clock.h"
 #include "grow.h"
 #include "hmap.h"
 #include "tables_internal.h"
@@ -24,14 +25,6 @@ struct obj_entry {
 	uint32_t file;
 	uint32_t pad;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int tables_new(struct tables **out, const struct tables_maps *maps, struct objcache *objs)
 {
@@ -371,13 +364,13 @@ static void build(struct tables *t, uint32_t file)
 	struct unwind_table ut = { 0 };
 	struct unwind_layout lay = { 0 };
 	uint32_t first;
-	double t0 = now_s();
+	double t0 = clock_s(CLOCK_MONOTONIC);
 	int rc;
 
 	rc = build_rows(f->obj, &ut, NULL);
 	if (!rc && ut.n)
 		rc = unwind_plan(&ut, &lay);
-	t->st.build_seconds += now_s() - t0;
+	t->st.build_seconds += clock_s(CLOCK_MONOTONIC) - t0;
 	if (rc || !ut.n) {
 		f->state = T_FAILED;
 		t->st.failed++;
