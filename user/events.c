@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
 #include "events.h"
@@ -45,15 +44,16 @@ static void python_tramps(struct run *r, struct process *p)
 static void refresh_process(struct run *r, struct process *p, enum proctab_refresh_why why);
 
 /*
- * Gives BPF @p's entry.  Once more if mappings BPF added were missing from
- * its snapshot, read while they were being mapped: else the entry loses
- * them, and the process's frames in them go unnamed (tables.h).
+ * Gives BPF @p's entry.  When it kept mappings BPF added that the snapshot
+ * lacks (read while they were being mapped, tables.h), the snapshot is
+ * read once more, unless @again is that read: the frames in them are to
+ * be named.
  */
-static void tables_of(struct run *r, struct process *p, enum proctab_refresh_why why)
+static void tables_of(struct run *r, struct process *p, bool again)
 {
 	/* Unwind tables serve sampling only: none once it is over. */
 	if (r->tables && !*r->stop && tables_add_process(r->tables, p, NULL) == TABLES_RACED &&
-	    why != REFRESH_RACED)
+	    !again)
 		refresh_process(r, p, REFRESH_RACED);
 }
 
@@ -68,9 +68,8 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	if (p && created) {
 		python_attach(r, p);
 		python_tramps(r, p);
+		tables_of(r, p, false);
 	}
-	if (p && created)
-		tables_of(r, p, REFRESH_EXEC);
 	if (created_out)
 		*created_out = created;
 	return p;
@@ -83,7 +82,7 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 	    proctab_refresh(&r->procs, p, clock_s(CLOCK_MONOTONIC), why) == 0) {
 		python_attach(r, p);
 		python_tramps(r, p);
-		tables_of(r, p, why);
+		tables_of(r, p, why == REFRESH_RACED);
 	}
 }
 

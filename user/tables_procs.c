@@ -126,7 +126,7 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 	struct cprof_proc_maps *pm = &t->scratch;
 	struct proc_entry *pe, old = { 0 };
 	uint64_t key = p->pid;
-	uint32_t *used;
+	uint32_t *used, *fit;
 	size_t nused = 0;
 	bool raced;
 	int ret;
@@ -181,7 +181,9 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 		errf(err, ret, "pid %u: loading unwind entry: %s", p->pid, strerror(-ret));
 		goto fail;
 	}
-	pe->files = used;
+	/* held as long as the process lives: no bigger than it needs */
+	fit = realloc(used, (nused ? nused : 1) * sizeof(*used));
+	pe->files = fit ? fit : used;
 	pe->n = nused;
 	if (old.files)
 		release_entry(t, &old);
