@@ -126,6 +126,89 @@ static bool young(const struct process *p)
 	return p->exec_s && clock_s(CLOCK_MONOTONIC) - p->exec_s < YOUNG_S;
 }
 
+/* ---- deferred samples: what deferred.c reads and writes of the run ---- */
+
+static int def_entry(void *ctx, uint32_t pid, struct cprof_proc_maps *out)
+{
+	return sampler_get_entry(((struct run *)ctx)->sampler, pid, out);
+}
+
+static int def_file(void *ctx, uint32_t file, struct cprof_file *out)
+{
+	return sampler_get_file(((struct run *)ctx)->sampler, file, out);
+}
+
+static void def_want(void *ctx, uint32_t file)
+{
+	struct run *r = ctx;
+
+	if (r->tables)
+		tables_want(r->tables, file);
+}
+
+static const union cprof_table_slot *def_rows(void *ctx, uint32_t *n)
+{
+	return sampler_rows_view(((struct run *)ctx)->sampler, n);
+}
+
+static void def_rows_done(void *ctx)
+{
+	sampler_rows_unview(((struct run *)ctx)->sampler);
+}
+
+static int def_stack_status(void *ctx, uint64_t hash)
+{
+	uint32_t nr, status;
+
+	if (!stackstore_get(&((struct run *)ctx)->stacks, hash, &nr, &status))
+		return -1;
+	return (int)(status & 0x7fffffff);
+}
+
+static int on_stack(void *ctx, uint64_t hash, const struct cprof_stack *st);
+static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t count);
+
+static int def_count(void *ctx, const struct cprof_sample_key *k)
+{
+	return on_sample_count(ctx, k, 1);
+}
+
+static const struct deferred_ops deferred_ops_of_run = {
+	.entry = def_entry,
+	.file = def_file,
+	.want = def_want,
+	.rows = def_rows,
+	.rows_done = def_rows_done,
+	.stack_status = def_stack_status,
+	.stack = on_stack,
+	.count = def_count,
+};
+
+/* deferred.h's ops over run @r. */
+static struct deferred_ops deferred_ops(struct run *r)
+{
+	struct deferred_ops ops = deferred_ops_of_run;
+
+	ops.ctx = r;
+	return ops;
+}
+
+void events_deferred(struct run *r, bool flush)
+{
+	struct deferred_ops ops = deferred_ops(r);
+	int ret;
+
+	if (!deferred_waiting(&r->deferred))
+		return;
+	ret = deferred_run(&r->deferred, &ops, sampler_drained_below(r->sampler),
+			   clock_s(CLOCK_MONOTONIC), flush);
+	if (ret && !r->drain_error) {
+		r->drain_error = ret;
+		snprintf(r->drain_errmsg, sizeof(r->drain_errmsg),
+			 "counting deferred samples: %s", strerror(-ret));
+	}
+}
+
 int events_on_event(void *ctx, const void *data, size_t size)
 {
 	const struct cprof_event *ev = data;
@@ -142,6 +225,17 @@ int events_on_event(void *ctx, const void *data, size_t size)
 			p = proctab_find(&r->procs, fe->pid);
 			if (p && young(p))
 				tables_want_process(r->tables, p);
+		}
+		return 0;
+	}
+	if (ev->type == CPROF_EV_DEFERRED) {
+		struct deferred_ops ops = deferred_ops(r);
+
+		if (r->tables && deferred_park(&r->deferred, data, size, &ops) &&
+		    !r->drain_error) {
+			r->drain_error = -ENOMEM;
+			snprintf(r->drain_errmsg, sizeof(r->drain_errmsg),
+				 "out of memory parking a deferred sample");
 		}
 		return 0;
 	}

@@ -280,6 +280,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->file_tables = opts->unwind_rows > 0;
+	s->skel->rodata->defer_walks = opts->unwind_rows > 0;
 	/* asked for, and with tables: entries for the libraries' mmaps to fill */
 	bpf_program__set_autoload(s->skel->progs.on_ld_state,
 				  opts->ld_probe && opts->unwind_rows > 0);
@@ -352,6 +353,12 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	}
 	warm_stack_caches(s);
 	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
+	/* deferred samples: their records start with their type too */
+	if (s->ring && ring_buffer__add(s->ring, bpf_map__fd(s->skel->maps.deferred),
+					on_ring_event, s)) {
+		ring_buffer__free(s->ring);
+		s->ring = NULL;
+	}
 	if (!s->ring) {
 		ret = errf(err, -errno, "creating the event ring buffer: %s", strerror(errno));
 		goto fail;
@@ -424,6 +431,7 @@ void sampler_close(struct sampler *s)
 		return;
 	sampler_stop(s);
 	sampler_write_rows(s, 0, NULL, 0);
+	sampler_rows_unview(s);
 	grace_stop(&s->grace);
 	if (s->epfd >= 0)
 		close(s->epfd);
@@ -561,6 +569,7 @@ bool sampler_flip(struct sampler *s)
 	if (s->flip_ticket)
 		return false; /* the idle pair is not drained yet */
 	s->flip_idle = epoch & 1;
+	s->flip_epoch = epoch;
 	__atomic_store_n(&s->skel->bss->live_epoch, epoch + 1, __ATOMIC_SEQ_CST);
 	/* Asked after the flip: the grace period ends once no program writes the idle pair. */
 	s->flip_ticket = grace_ask(&s->grace);
@@ -622,7 +631,13 @@ int sampler_drain_flipped(struct sampler *s, const struct sampler_drain_ops *ops
 				lost_entry, ops, ctx);
 	if (ret < 0)
 		return errf(err, ret, "draining BPF maps: %s", strerror(-ret));
+	s->drained_below = s->flip_epoch + 1;
 	return ret;
+}
+
+uint64_t sampler_drained_below(const struct sampler *s)
+{
+	return s->drained_below;
 }
 
 int sampler_stats(struct sampler *s, struct cprof_stats *out)

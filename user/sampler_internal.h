@@ -32,11 +32,16 @@ struct sampler {
 	/* the part of unwind_rows mapped while a table is written (sampler_write_rows) */
 	char *win;
 	size_t win_off, win_len; /* bytes of the array: page-aligned */
+	/* the whole array, read-only, while deferred walks read it (sampler_rows_view) */
+	void *view;
+	size_t view_len;
 	/* grace periods (sync_outer), waited for by a worker thread */
 	struct grace grace;
 	int epfd;              /* the ring's epoll fd and grace_fd(): sampler_poll() waits */
 	uint64_t flip_ticket;  /* the grace period of the flip not yet drained; 0: none */
 	__u32 flip_idle;       /* the pair that flip made idle */
+	__u64 flip_epoch;      /* the live epoch that flip ended */
+	__u64 drained_below;   /* samples of epochs below it are drained */
 	char note[ERRBUF_LEN]; /* what runs without: sampler_note() */
 };
 

@@ -121,6 +121,45 @@ int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f)
 				    sizeof(*f), BPF_ANY) ? -errno : 0;
 }
 
+int sampler_get_file(struct sampler *s, uint32_t file, struct cprof_file *out)
+{
+	return bpf_map__lookup_elem(s->skel->maps.unwind_files, &file, sizeof(file), out,
+				    sizeof(*out), 0) ? -errno : 0;
+}
+
+int sampler_get_entry(struct sampler *s, uint32_t pid, struct cprof_proc_maps *out)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid, out) ? -errno : 0;
+}
+
+const union cprof_table_slot *sampler_rows_view(struct sampler *s, uint32_t *n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = ((size_t)s->rows_cap + 1) * sizeof(union cprof_table_slot);
+	void *m;
+
+	if (!s->rows_cap)
+		return NULL;
+	len = (len + page - 1) / page * page;
+	if (!s->view) {
+		/* only the pages a walk reads become resident, and only until unview */
+		m = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(s->skel->maps.unwind_rows), 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		s->view = m;
+		s->view_len = len;
+	}
+	*n = s->rows_cap + 1;
+	return s->view;
+}
+
+void sampler_rows_unview(struct sampler *s)
+{
+	if (s->view)
+		munmap(s->view, s->view_len);
+	s->view = NULL;
+}
+
 int sampler_set_file_key(void *sampler, const struct cprof_file_key *k,
 			 const struct cprof_file_ref *ref)
 {

@@ -11,7 +11,7 @@
  * the BPF side would read from the process (bpf_probe_read_user) is a
  * recorded image, never this process's own memory.
  *
- * Included by one file, tests/bpfunwind.c: its state is static.
+ * Included by one file, user/bpfunwind.c: its state is static.
  */
 #ifndef CPROF_BPFSHIM_H
 #define CPROF_BPFSHIM_H
