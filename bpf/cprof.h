@@ -274,9 +274,12 @@ struct cprof_file_event {
  * CPROF_DEFER_RATE a second a CPU.
  */
 #define CPROF_DEFER_FRAMES 32         /* frames before the one waiting */
-#define CPROF_DEFER_STACK (16 * 1024) /* stack bytes from its sp */
+#define CPROF_DEFER_STACK (64 * 1024) /* stack bytes from its sp, at most: the main
+					 thread's, up to its mm->start_stack (clang's
+					 first samples: 35 KB) */
+#define CPROF_DEFER_THREAD_STACK (16 * 1024) /* another thread's, whose top is not known */
 #define CPROF_DEFER_RATE 64           /* records a second a CPU */
-#define CPROF_DEFER_BYTES (512 * 1024) /* the ring */
+#define CPROF_DEFER_BYTES (256 * 1024) /* the ring */
 
 struct cprof_deferred {
 	__u32 type;      /* CPROF_EV_DEFERRED */
@@ -293,7 +296,7 @@ struct cprof_deferred {
 	__u32 pid;       /* key.pid, where the event types put it */
 	__u32 pad;
 	__u64 ip[CPROF_DEFER_FRAMES];
-	__u8 stack[CPROF_DEFER_STACK];
+	__u8 stack[]; /* stack_len bytes; the record is as long as its room for them */
 };
 
 /*
@@ -696,7 +699,7 @@ _Static_assert(sizeof(struct cprof_exit_map) == 3 * 8 + sizeof(struct cprof_file
 _Static_assert(sizeof(struct cprof_file) == sizeof(struct cprof_table) + 2 * 4,
 	       "file has padding");
 _Static_assert(sizeof(struct cprof_deferred) == 4 * 4 + sizeof(struct cprof_sample_key) +
-		       6 * 8 + 4 * 4 + 8 * CPROF_DEFER_FRAMES + CPROF_DEFER_STACK,
+		       6 * 8 + 4 * 4 + 8 * CPROF_DEFER_FRAMES,
 	       "deferred record has padding");
 _Static_assert(sizeof(struct cprof_stats) == 8 * (8 + CPROF_UNWIND_STATUS_MAX + 13),
 	       "stats are not all u64 counters");

@@ -197,6 +197,19 @@ struct {
 	__type(value, struct defer_note);
 } defer_notes SEC(".maps");
 
+/* A deferred sample's record being made: its header, and a page of stack at a time. */
+struct defer_buf {
+	__u8 chunk[4096];
+	struct cprof_deferred h; /* (last: its stack[] has no room here) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct defer_buf);
+} defer_bufs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

@@ -555,7 +555,7 @@ static long unwind_step(__u32 i, void *data)
 				c->found = c->cur;
 			else if (ret == -2)
 				c->unknown_file = 1;
-			/* the loader is to read it: a file it has not numbered, a process it has not read */
+			/* the loader is to read it: a file not numbered, a process not read */
 			unread = !mapped && (ret == -2 || !l->pm ||
 					     (l->pm->flags & CPROF_PROC_MAPS_KERNEL));
 		}

@@ -119,6 +119,22 @@ void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n)
 	rows_gen++;
 }
 
+static const union cprof_table_slot *(*rows_fn)(void *ctx, uint32_t idx);
+
+static const void *rows_value(void *ctx, uint32_t idx)
+{
+	return rows_fn(ctx, idx);
+}
+
+void bpfu_set_rows_fn(const union cprof_table_slot *(*fn)(void *ctx, uint32_t idx), void *ctx,
+		      uint32_t n)
+{
+	setup();
+	rows_fn = fn;
+	shim_array_fn(&unwind_rows, sizeof(union cprof_table_slot), n, rows_value, ctx);
+	rows_gen++;
+}
+
 void bpfu_set_file(uint32_t file, const struct cprof_file *f)
 {
 	if (file < CPROF_MAX_FILES)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bpfunwind: the BPF unwinder of bpf/unwind.bpf.h, built as plain C
- * (user/bpfshim.h), for unit tests and the agent's deferred walks (deferred.c): the same find_mapping, row search,
- * row cache and frame steps that run in the kernel, over tables the
- * loader's code built and stacks a test recorded.
+ * (user/bpfshim.h), for unit tests and the agent's deferred walks
+ * (deferred.c): the same find_mapping, row search, row cache and frame
+ * steps that run in the kernel, over tables the loader's code built and
+ * stacks a test recorded or a deferred sample brought.
  */
 #ifndef CPROF_BPFUNWIND_H
 #define CPROF_BPFUNWIND_H
@@ -20,6 +21,14 @@
  * rows: the row cache forgets what it found before.
  */
 void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n);
+
+/*
+ * The rows array as @n slots that @fn gives one at a time (into storage
+ * of its own, valid until its next call): the agent's, which reads them
+ * from the map.  Advances rows_gen as bpfu_set_rows().
+ */
+void bpfu_set_rows_fn(const union cprof_table_slot *(*fn)(void *ctx, uint32_t idx), void *ctx,
+		      uint32_t n);
 
 /* Sets file @file's entry of the unwind_files array; bpfu_get_file() reads it. */
 void bpfu_set_file(uint32_t file, const struct cprof_file *f);

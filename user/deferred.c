@@ -90,7 +90,8 @@ int deferred_park(struct deferred *d, const void *data, size_t size,
 	if (!d->pm && !(d->pm = malloc(sizeof(*d->pm))))
 		return -ENOMEM;
 	/* the process's mappings now: it may be gone once the table is built */
-	if (ops->entry(ops->ctx, in->key.pid, d->pm) == 0 && d->pm->n <= CPROF_MAX_PROC_MAPS) {
+	if (ops->entry(ops->ctx, in->key.pid, in->key.gen, d->pm) == 0 &&
+	    d->pm->n <= CPROF_MAX_PROC_MAPS) {
 		has_entry = true;
 		nmaps = d->pm->n;
 		flags = d->pm->flags;
@@ -130,6 +131,45 @@ int deferred_park(struct deferred *d, const void *data, size_t size,
 	return 0;
 }
 
+int deferred_exit(struct deferred *d, uint32_t pid, uint64_t gen, const struct deferred_ops *ops)
+{
+	bool read = false;
+
+	for (size_t i = 0; i < d->n; i++) {
+		struct deferred_rec *r = d->v[i], *nr;
+		size_t maps, bytes;
+
+		if (r->h.key.pid != pid || r->h.key.gen != gen || !r->h.stack_len ||
+		    (r->has_entry && !(r->flags & CPROF_PROC_MAPS_KERNEL)))
+			continue;
+		if (!read && (ops->entry(ops->ctx, pid, gen, d->pm) ||
+			      d->pm->n > CPROF_MAX_PROC_MAPS ||
+			      (d->pm->flags & CPROF_PROC_MAPS_KERNEL)))
+			return 0; /* none of the loader's */
+		read = true;
+		maps = (size_t)d->pm->n * sizeof(struct cprof_proc_map);
+		bytes = maps + r->h.stack_len;
+		if (d->bytes - r->bytes + bytes > DEFERRED_BYTES)
+			continue;
+		nr = malloc(REC_BYTES + bytes);
+		if (!nr)
+			return -ENOMEM;
+		memcpy(nr, r, REC_BYTES);
+		memcpy((uint8_t *)nr + REC_BYTES + maps, rec_stack(r), r->h.stack_len);
+		nr->nmaps = d->pm->n;
+		nr->flags = d->pm->flags;
+		nr->has_entry = true;
+		nr->bytes = bytes;
+		memcpy(rec_maps(nr), d->pm->m, maps);
+		d->bytes = d->bytes - r->bytes + bytes;
+		if (d->bytes > d->st.bytes_peak)
+			d->st.bytes_peak = d->bytes;
+		free(r);
+		d->v[i] = nr;
+	}
+	return 0;
+}
+
 /* The mapping of @pm holding @pc; NULL: none (the mappings are sorted and disjoint). */
 static const struct cprof_proc_map *mapping_at(const struct cprof_proc_map *m, uint32_t n,
 					       uint64_t pc)
@@ -164,7 +204,8 @@ static const struct cprof_proc_maps *walk_entry(struct deferred *d, struct defer
 	bool parked_has = r->has_entry && (m = mapping_at(rec_maps(r), r->nmaps, pc));
 
 	if (!(parked_has && !(r->flags & CPROF_PROC_MAPS_KERNEL)) &&
-	    ops->entry(ops->ctx, r->h.key.pid, d->pm) == 0 && d->pm->n <= CPROF_MAX_PROC_MAPS &&
+	    ops->entry(ops->ctx, r->h.key.pid, r->h.key.gen, d->pm) == 0 &&
+	    d->pm->n <= CPROF_MAX_PROC_MAPS &&
 	    (m = mapping_at(d->pm->m, d->pm->n, pc))) {
 		*file = m->file;
 		return d->pm;
@@ -197,9 +238,27 @@ static void set_files(const struct cprof_proc_maps *pm, const struct deferred_op
 	}
 }
 
+/*
+ * The walk's reads of the rows array, a slot at a time from the map: a
+ * mapping of the array is resident whole (the kernel maps every page of
+ * it at once: 16 MB by default), and a walk reads a few hundred slots.
+ * The BPF code uses each slot it looks up before it looks up the next;
+ * four are kept all the same.  A slot that cannot be read reads as
+ * zeroes: no rule, an index that says no rows.
+ */
+static const union cprof_table_slot *row_slot(void *ctx, uint32_t idx)
+{
+	struct deferred *d = ctx;
+	union cprof_table_slot *s = &d->slots[d->next_slot++ & 3];
+
+	if (d->ops->slot(d->ops->ctx, idx, s))
+		memset(s, 0, sizeof(*s));
+	return s;
+}
+
 /* Walks record @r on and counts it; 1: it waits still (its table is to come). */
 static int walk_on(struct deferred *d, struct deferred_rec *r, const struct deferred_ops *ops,
-		   const union cprof_table_slot **rows, uint32_t *nrows, double now, bool flush)
+		   bool *rows_set, double now, bool flush)
 {
 	struct cprof_sample_key k = r->h.key;
 	const struct cprof_proc_maps *pm = NULL;
@@ -231,13 +290,11 @@ static int walk_on(struct deferred *d, struct deferred_rec *r, const struct defe
 		d->st.timed_out++;
 		return ops->count(ops->ctx, &k);
 	}
-	if (!*rows) {
-		*rows = ops->rows(ops->ctx, nrows);
-		if (!*rows) {
-			d->st.timed_out++;
-			return ops->count(ops->ctx, &k);
-		}
-		bpfu_set_rows(*rows, *nrows); /* and the row cache forgets the tables before */
+	if (!*rows_set) {
+		/* and the row cache forgets the tables walked by before */
+		d->ops = ops;
+		bpfu_set_rows_fn(row_slot, d, ops->nrows);
+		*rows_set = true;
 	}
 	w = malloc(sizeof(*w));
 	if (!w)
@@ -276,8 +333,7 @@ static int walk_on(struct deferred *d, struct deferred_rec *r, const struct defe
 int deferred_run(struct deferred *d, const struct deferred_ops *ops, uint64_t drained_below,
 		 double now, bool flush)
 {
-	const union cprof_table_slot *rows = NULL;
-	uint32_t nrows = 0;
+	bool rows_set = false;
 	size_t kept = 0;
 	int err = 0;
 
@@ -287,7 +343,7 @@ int deferred_run(struct deferred *d, const struct deferred_ops *ops, uint64_t dr
 
 		/* its stacks not drained yet: a count must not name a stack not stored */
 		if (r->h.epoch < drained_below)
-			ret = walk_on(d, r, ops, &rows, &nrows, now, flush);
+			ret = walk_on(d, r, ops, &rows_set, now, flush);
 		if (ret == 1) {
 			d->v[kept++] = r;
 			continue;
@@ -298,7 +354,5 @@ int deferred_run(struct deferred *d, const struct deferred_ops *ops, uint64_t dr
 		free(r);
 	}
 	d->n = kept;
-	if (rows)
-		ops->rows_done(ops->ctx);
 	return err;
 }

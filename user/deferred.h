@@ -38,15 +38,18 @@ struct deferred_stats {
 /* What deferred_run() needs of the run: the sampler's maps, the tables, the store. */
 struct deferred_ops {
 	void *ctx;
-	/* @pid's unwind_procs entry now; -1: none */
-	int (*entry)(void *ctx, uint32_t pid, struct cprof_proc_maps *out);
+	/*
+	 * The entry of @pid (image @gen) now: its unwind_procs entry, else the
+	 * one its mappings as the loader knows them make; -1: none
+	 */
+	int (*entry)(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_maps *out);
 	/* file @file's unwind_files entry now */
 	int (*file)(void *ctx, uint32_t file, struct cprof_file *out);
 	/* asks for file @file's table, as a sample landing there does */
 	void (*want)(void *ctx, uint32_t file);
-	/* the rows array, readable until rows_done(); NULL: none */
-	const union cprof_table_slot *(*rows)(void *ctx, uint32_t *n);
-	void (*rows_done)(void *ctx);
+	/* slot @idx of the rows array (of @nrows), into @out */
+	int (*slot)(void *ctx, uint32_t idx, union cprof_table_slot *out);
+	uint32_t nrows;
 	/* the status of a stored stack (cprof_stack.status); -1: not stored */
 	int (*stack_status)(void *ctx, uint64_t hash);
 	/* stores a stack under @hash */
@@ -62,6 +65,9 @@ struct deferred {
 	size_t n, cap;
 	size_t bytes;                 /* of the records parked */
 	struct cprof_proc_maps *pm;   /* scratch for a walk's entry */
+	const struct deferred_ops *ops;   /* of the walks under way (their reads of rows) */
+	union cprof_table_slot slots[4];  /* the rows they read last */
+	unsigned next_slot;
 	struct deferred_stats st;
 };
 
@@ -74,6 +80,13 @@ void deferred_free(struct deferred *d);
  */
 int deferred_park(struct deferred *d, const void *data, size_t size,
 		  const struct deferred_ops *ops);
+
+/*
+ * Process @pid (image @gen) exits: the records of it parked without the loader's entry
+ * (read before the loader had read the process) take it now, before the
+ * loader lets it go.  -ENOMEM: they are kept as they were.
+ */
+int deferred_exit(struct deferred *d, uint32_t pid, uint64_t gen, const struct deferred_ops *ops);
 
 /*
  * Counts the records whose samples' epoch is below @drained_below (their

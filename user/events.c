@@ -128,9 +128,18 @@ static bool young(const struct process *p)
 
 /* ---- deferred samples: what deferred.c reads and writes of the run ---- */
 
-static int def_entry(void *ctx, uint32_t pid, struct cprof_proc_maps *out)
+static int def_entry(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_maps *out)
 {
-	return sampler_get_entry(((struct run *)ctx)->sampler, pid, out);
+	struct run *r = ctx;
+	struct process *p;
+
+	if (sampler_get_entry(r->sampler, pid, out) == 0)
+		return 0;
+	/* gone, or never read: its mappings as its exit record told them */
+	p = proctab_find(&r->procs, pid);
+	if (!p || p->gen != gen || !r->tables)
+		return -ENOENT;
+	return tables_entry_of(r->tables, p, out);
 }
 
 static int def_file(void *ctx, uint32_t file, struct cprof_file *out)
@@ -146,14 +155,9 @@ static void def_want(void *ctx, uint32_t file)
 		tables_want(r->tables, file);
 }
 
-static const union cprof_table_slot *def_rows(void *ctx, uint32_t *n)
+static int def_slot(void *ctx, uint32_t idx, union cprof_table_slot *out)
 {
-	return sampler_rows_view(((struct run *)ctx)->sampler, n);
-}
-
-static void def_rows_done(void *ctx)
-{
-	sampler_rows_unview(((struct run *)ctx)->sampler);
+	return sampler_get_slot(((struct run *)ctx)->sampler, idx, out);
 }
 
 static int def_stack_status(void *ctx, uint64_t hash)
@@ -177,8 +181,7 @@ static const struct deferred_ops deferred_ops_of_run = {
 	.entry = def_entry,
 	.file = def_file,
 	.want = def_want,
-	.rows = def_rows,
-	.rows_done = def_rows_done,
+	.slot = def_slot,
 	.stack_status = def_stack_status,
 	.stack = on_stack,
 	.count = def_count,
@@ -188,8 +191,11 @@ static const struct deferred_ops deferred_ops_of_run = {
 static struct deferred_ops deferred_ops(struct run *r)
 {
 	struct deferred_ops ops = deferred_ops_of_run;
+	uint32_t cap = 0;
 
 	ops.ctx = r;
+	if (!sampler_unwind_rows(r->sampler, &cap))
+		ops.nrows = cap + 1; /* as BPF has it: one past the tables' room */
 	return ops;
 }
 
@@ -291,6 +297,12 @@ int events_on_event(void *ctx, const void *data, size_t size)
 		break;
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);
+		if (r->tables && p && p->gen == ev->gen && deferred_waiting(&r->deferred)) {
+			struct deferred_ops ops = deferred_ops(r);
+
+			/* its parked samples keep its mappings (no memory: they count as sampled) */
+			deferred_exit(&r->deferred, ev->pid, ev->gen, &ops);
+		}
 		proctab_exited(&r->procs, ev->pid, ev->gen);
 		if (r->tables && p && p->gen == ev->gen)
 			tables_remove_process(r->tables, ev->pid);

@@ -255,6 +255,21 @@ static int poll_slice_ms(const struct run *r, double now)
 }
 
 /*
+ * Before a window is written (its maps drained): the tables the deferred
+ * samples wait for are built (a look first asks for those of files
+ * numbered since they were parked: a program gone before the loader read
+ * it, named from its exit record), then every sample is counted.
+ */
+static void finish_deferred(struct run *r)
+{
+	if (r->tables && deferred_waiting(&r->deferred)) {
+		events_deferred(r, false);
+		tables_build_pending(r->tables);
+	}
+	events_deferred(r, true);
+}
+
+/*
  * Samples until the duration is over or a signal comes, draining every
  * second and, in continuous mode, writing a window every interval.  The
  * last (possibly partial) window is always written.
@@ -292,7 +307,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		}
 		if (o->interval && t >= win_start + o->interval) {
 			drain(s, r);
-			events_deferred(r, true);
+			finish_deferred(r);
 			if (tty)
 				fprintf(stderr, "\r\033[K");
 			end_window(r, o, win_start_ns, win_start, tot);
@@ -325,10 +340,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	/* Both pairs may hold samples now: drain each once. */
 	drain(s, r);
 	drain(s, r);
-	/* the tables the last deferred samples wait for, then those samples */
-	if (r->tables && deferred_waiting(&r->deferred))
-		tables_build_pending(r->tables);
-	events_deferred(r, true);
+	finish_deferred(r);
 	end_window(r, o, win_start_ns, win_start, tot);
 	/* From the end of sampling: the last drains are part of the write. */
 	tot->write_s = clock_s(CLOCK_MONOTONIC) - start - tot->sampled_s;

@@ -235,8 +235,9 @@ static int poll_set(struct sampler *s)
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return -errno;
-	/* libbpf's own epoll instance, nested: ring_buffer__poll() then reads what is ready */
+	/* libbpf's own epoll instances, nested: read_rings() then reads what is there */
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->ring), &ring) ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->dring), &ring) ||
 	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, grace_fd(&s->grace), &grace))
 		return -errno;
 	return 0;
@@ -354,12 +355,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	warm_stack_caches(s);
 	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
 	/* deferred samples: their records start with their type too */
-	if (s->ring && ring_buffer__add(s->ring, bpf_map__fd(s->skel->maps.deferred),
-					on_ring_event, s)) {
-		ring_buffer__free(s->ring);
-		s->ring = NULL;
-	}
-	if (!s->ring) {
+	s->dring = ring_buffer__new(bpf_map__fd(s->skel->maps.deferred), on_ring_event, s, NULL);
+	if (!s->ring || !s->dring) {
 		ret = errf(err, -errno, "creating the event ring buffer: %s", strerror(errno));
 		goto fail;
 	}
@@ -431,11 +428,11 @@ void sampler_close(struct sampler *s)
 		return;
 	sampler_stop(s);
 	sampler_write_rows(s, 0, NULL, 0);
-	sampler_rows_unview(s);
 	grace_stop(&s->grace);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	ring_buffer__free(s->ring);
+	ring_buffer__free(s->dring);
 	cprof_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->perf_fds);
@@ -447,6 +444,18 @@ void sampler_close(struct sampler *s)
 int sampler_ncpus(const struct sampler *s)
 {
 	return s->ncpus;
+}
+
+/*
+ * What both rings hold, deferred samples first: a process's exit, in the
+ * events, makes the loader let go of its entry, which a sample's record
+ * parked before it copies (deferred.h).
+ */
+static int read_rings(struct sampler *s)
+{
+	int d = ring_buffer__consume(s->dring), e = ring_buffer__consume(s->ring);
+
+	return d < 0 ? d : e < 0 ? e : d + e;
 }
 
 int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_fn fn,
@@ -471,7 +480,7 @@ int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_
 		 * is what the slice is for (its wakeup can come late).
 		 */
 		if (k == 0) {
-			int r = ring_buffer__consume(s->ring);
+			int r = read_rings(s);
 
 			n = r < 0 ? r : n + r;
 		}
@@ -480,7 +489,7 @@ int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_
 				grace_ack(&s->grace);
 				flipped = sampler_flip_ready(s);
 			} else {
-				int r = ring_buffer__poll(s->ring, 0);
+				int r = read_rings(s);
 
 				n = r < 0 ? r : n + r;
 			}

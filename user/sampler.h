@@ -159,14 +159,12 @@ int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f);
 
 /*
  * What a deferred walk (deferred.h) reads of BPF's maps: file @file's
- * entry, process @pid's unwind entry (-ENOENT: none), and the rows array,
- * mapped read-only until sampler_rows_unview() (NULL: not mapped; *@n its
- * slots).
+ * entry, process @pid's unwind entry (-ENOENT: none), and slot @idx of the
+ * rows array.
  */
 int sampler_get_file(struct sampler *s, uint32_t file, struct cprof_file *out);
 int sampler_get_entry(struct sampler *s, uint32_t pid, struct cprof_proc_maps *out);
-const union cprof_table_slot *sampler_rows_view(struct sampler *s, uint32_t *n);
-void sampler_rows_unview(struct sampler *s);
+int sampler_get_slot(struct sampler *s, uint32_t idx, union cprof_table_slot *out);
 
 /*
  * Samples of epochs below this have been drained: their stacks are in the

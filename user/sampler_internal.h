@@ -20,7 +20,8 @@
 
 struct sampler {
 	struct cprof_bpf *skel;
-	struct ring_buffer *ring;
+	struct ring_buffer *ring;  /* the events */
+	struct ring_buffer *dring; /* deferred samples */
 	int ncpus;
 	int *perf_fds;
 	struct bpf_link **links;
@@ -32,9 +33,6 @@ struct sampler {
 	/* the part of unwind_rows mapped while a table is written (sampler_write_rows) */
 	char *win;
 	size_t win_off, win_len; /* bytes of the array: page-aligned */
-	/* the whole array, read-only, while deferred walks read it (sampler_rows_view) */
-	void *view;
-	size_t view_len;
 	/* grace periods (sync_outer), waited for by a worker thread */
 	struct grace grace;
 	int epfd;              /* the ring's epoll fd and grace_fd(): sampler_poll() waits */

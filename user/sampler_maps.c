@@ -132,32 +132,9 @@ int sampler_get_entry(struct sampler *s, uint32_t pid, struct cprof_proc_maps *o
 	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid, out) ? -errno : 0;
 }
 
-const union cprof_table_slot *sampler_rows_view(struct sampler *s, uint32_t *n)
+int sampler_get_slot(struct sampler *s, uint32_t idx, union cprof_table_slot *out)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = ((size_t)s->rows_cap + 1) * sizeof(union cprof_table_slot);
-	void *m;
-
-	if (!s->rows_cap)
-		return NULL;
-	len = (len + page - 1) / page * page;
-	if (!s->view) {
-		/* only the pages a walk reads become resident, and only until unview */
-		m = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(s->skel->maps.unwind_rows), 0);
-		if (m == MAP_FAILED)
-			return NULL;
-		s->view = m;
-		s->view_len = len;
-	}
-	*n = s->rows_cap + 1;
-	return s->view;
-}
-
-void sampler_rows_unview(struct sampler *s)
-{
-	if (s->view)
-		munmap(s->view, s->view_len);
-	s->view = NULL;
+	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.unwind_rows), &idx, out) ? -errno : 0;
 }
 
 int sampler_set_file_key(void *sampler, const struct cprof_file_key *k,

@@ -20,7 +20,7 @@ struct fake {
 	int wants;
 };
 
-static int f_entry(void *ctx, uint32_t pid, struct cprof_proc_maps *out)
+static int f_entry(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_maps *out)
 {
 	out->n = 1;
 	out->flags = 0;
@@ -39,13 +39,9 @@ static void f_want(void *ctx, uint32_t file)
 	((struct fake *)ctx)->wants++;
 }
 
-static const union cprof_table_slot *f_rows(void *ctx, uint32_t *n)
+static int f_slot(void *ctx, uint32_t idx, union cprof_table_slot *out)
 {
-	return NULL; /* no rows array: a loaded table is counted as sampled */
-}
-
-static void f_rows_done(void *ctx)
-{
+	return -1; /* no rows array */
 }
 
 static int f_stack_status(void *ctx, uint64_t hash)
@@ -67,10 +63,10 @@ static int f_count(void *ctx, const struct cprof_sample_key *k)
 	return 0;
 }
 
-/* A record of @stack_len stack bytes in a buffer of @size bytes (the ring's size). */
+/* A record of @stack_len stack bytes, in room for the most a record holds. */
 static struct cprof_deferred *record(uint64_t epoch, uint32_t stack_len, uint64_t ustack)
 {
-	struct cprof_deferred *r = calloc(1, sizeof(*r));
+	struct cprof_deferred *r = calloc(1, sizeof(*r) + CPROF_DEFER_STACK + 8);
 
 	r->type = CPROF_EV_DEFERRED;
 	r->file = 3;
@@ -88,7 +84,7 @@ int main(void)
 {
 	struct fake f = { .file = { .state = CPROF_FILE_QUEUED } };
 	struct deferred_ops ops = { .ctx = &f, .entry = f_entry, .file = f_file, .want = f_want,
-				    .rows = f_rows, .rows_done = f_rows_done,
+				    .slot = f_slot,
 				    .stack_status = f_stack_status, .stack = f_stack,
 				    .count = f_count };
 	struct deferred d;
@@ -128,7 +124,7 @@ int main(void)
 	n = (int)d.st.bad;
 	deferred_park(&d, r, hdr + 255, &ops); /* shorter than its stack */
 	r->stack_len = CPROF_DEFER_STACK + 8;
-	deferred_park(&d, r, sizeof(*r) + 8, &ops);
+	deferred_park(&d, r, hdr + CPROF_DEFER_STACK + 8, &ops);
 	r->stack_len = 0;
 	r->nr = CPROF_DEFER_FRAMES + 1;
 	deferred_park(&d, r, hdr, &ops);
@@ -144,7 +140,7 @@ int main(void)
 	f.file.state = CPROF_FILE_QUEUED;
 	f.counts = 0;
 	for (int i = 0; i < 200; i++)
-		deferred_park(&d, r, sizeof(*r), &ops);
+		deferred_park(&d, r, hdr + CPROF_DEFER_STACK, &ops);
 	CHECK(d.n == 200 && d.bytes <= DEFERRED_BYTES && d.st.unstacked > 0 &&
 		      d.st.bytes_peak <= DEFERRED_BYTES,
 	      "parked bytes bounded", "%zu parked, %zu bytes, %llu without stacks", d.n, d.bytes,

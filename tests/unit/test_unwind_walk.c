@@ -377,8 +377,9 @@ static void check_deferred(const char *variant, uint32_t pid, struct bpf_side *s
 	if (rec.sp < s->h.sp || off > s->h.stack_len)
 		return;
 	rec.stack_lo = rec.sp;
-	rec.stack_len = s->h.stack_len - off < CPROF_DEFER_STACK ? (uint32_t)(s->h.stack_len - off) :
-								   CPROF_DEFER_STACK;
+	rec.stack_len = (uint32_t)(s->h.stack_len - off);
+	if (rec.stack_len > CPROF_DEFER_STACK)
+		rec.stack_len = CPROF_DEFER_STACK;
 	rc = bpfu_resume(pid, &side->pm, &rec, s->stack + off, &on);
 	CHECK(rc == 0 && on.status == whole.status && on.st.nr == whole.st.nr &&
 		      !memcmp(on.st.ip, whole.st.ip, whole.st.nr * sizeof(on.st.ip[0])) &&
