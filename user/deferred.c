@@ -78,7 +78,7 @@ int deferred_park(struct deferred *d, const void *data, size_t size,
 		if (cap > DEFERRED_MAX)
 			cap = DEFERRED_MAX;
 		if (d->n == cap) {
-			d->st.bad++; /* over the bound: BPF's rate makes it unreachable */
+			d->st.dropped++;
 			return 0;
 		}
 		v = realloc(d->v, cap * sizeof(*v));

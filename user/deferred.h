@@ -20,12 +20,14 @@
 #include "cprof.h"
 
 #define DEFERRED_TIMEOUT_S 3.0
-#define DEFERRED_MAX 2048          /* records parked at once */
+#define DEFERRED_MAX 8192          /* records parked at once (64 a second a CPU for
+				      DEFERRED_TIMEOUT_S: 42 CPUs' worth) */
 #define DEFERRED_BYTES (1u << 20)  /* their stack copies and entries, at most */
 
 struct deferred_stats {
 	uint64_t parked;     /* records taken */
 	uint64_t bad;        /* ... malformed: not counted */
+	uint64_t dropped;    /* ... not: DEFERRED_MAX parked already (not counted) */
 	uint64_t unstacked;  /* ... kept without their stack (over DEFERRED_BYTES): as sampled */
 	uint64_t walked;     /* walked on once their table was there */
 	uint64_t complete;   /* ... to the outermost frame */

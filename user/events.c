@@ -133,13 +133,14 @@ static int def_entry(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_ma
 	struct run *r = ctx;
 	struct process *p;
 
-	if (sampler_get_entry(r->sampler, pid, out) == 0)
+	if (sampler_get_entry(r->sampler, pid, out) == 0 && !(out->flags & CPROF_PROC_MAPS_KERNEL))
 		return 0;
 	/* gone, or never read: its mappings as its exit record told them */
 	p = proctab_find(&r->procs, pid);
-	if (!p || p->gen != gen || !r->tables)
-		return -ENOENT;
-	return tables_entry_of(r->tables, p, out);
+	if (p && p->gen == gen && r->tables && tables_entry_of(r->tables, p, out) == 0)
+		return 0;
+	/* BPF's own, the few mappings its samples found, if any */
+	return sampler_get_entry(r->sampler, pid, out);
 }
 
 static int def_file(void *ctx, uint32_t file, struct cprof_file *out)

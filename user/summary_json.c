@@ -125,6 +125,7 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "deferred_timed_out", s->deferred.timed_out, false);
 	ju(f, "deferred_no_table", s->deferred.no_table, false);
 	ju(f, "deferred_malformed", s->deferred.bad, false);
+	ju(f, "deferred_dropped", s->deferred.dropped, false);
 	ju(f, "deferred_peak_bytes", s->deferred.bytes_peak, true);
 	fprintf(f, " },\n  \"off_cpu\": { ");
 	fprintf(f, "\"enabled\": %s, ", o->off_cpu ? "true" : "false");
