@@ -83,6 +83,9 @@ $(BUILD)/cprof.skel.h: $(BUILD)/cprof.bpf.o
 # (sampler_internal.h includes the skeleton)
 $(BUILD)/user/sampler.o $(BUILD)/user/sampler_maps.o: $(BUILD)/cprof.skel.h
 
+# the BPF unwinder, built as plain C
+$(BUILD)/user/bpfunwind.o: $(wildcard bpf/*.h)
+
 $(BUILD)/%.o: %.c $(wildcard user/*.h proto/*.h bpf/cprof.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
