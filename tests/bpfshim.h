@@ -215,6 +215,17 @@ static inline __u64 bpf_get_current_pid_tgid(void)
 	return 1;
 }
 
+/*
+ * The CPU a program runs on, as a test sets it: per-CPU arrays stay one
+ * value (a test of per-CPU data binds each CPU's itself).
+ */
+static __u32 shim_cpu;
+
+static inline __u32 bpf_get_smp_processor_id(void)
+{
+	return shim_cpu;
+}
+
 static inline __u64 bpf_ktime_get_ns(void)
 {
 	struct timespec ts;

@@ -38,6 +38,10 @@ struct sampler {
 	uint64_t flip_ticket;  /* the grace period of the flip not yet drained; 0: none */
 	__u32 flip_idle;       /* the pair that flip made idle */
 	char note[ERRBUF_LEN]; /* what runs without: sampler_note() */
+	/* each pair's count log (countlog.h), mapped; log_len bytes each */
+	struct cprof_count_slot *logs[2];
+	size_t log_len;
+	uint32_t log_slots; /* slots a CPU */
 };
 
 #endif
