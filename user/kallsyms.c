@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "addrsearch.h"
+#include "hexnum.h"
 #include "kallsyms.h"
 
 /* KSYM_NAME_LEN is 512 including the NUL; longer names are truncated. */
@@ -152,25 +153,9 @@ static size_t lower_bound(const struct slot *q, size_t n, uint64_t addr)
 static bool parse_line(const char *line, struct sym *s)
 {
 	const char *p = line;
-	uint64_t v = 0;
-	int digits = 0;
+	uint64_t v;
 
-	for (;; p++, digits++) {
-		unsigned d;
-
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			d = (unsigned)(*p - 'a' + 10);
-		else if (*p >= 'A' && *p <= 'F')
-			d = (unsigned)(*p - 'A' + 10);
-		else
-			break;
-		if (v >> 60)
-			return false; /* would overflow */
-		v = v << 4 | d;
-	}
-	if (!digits || *p != ' ')
+	if (!parse_hex(&p, p + strlen(p), UINT64_MAX, &v) || *p != ' ')
 		return false;
 	s->addr = v;
 	s->type = p[1];

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "hexnum.h"
 #include "addrsearch.h"
 #include "perfmap.h"
 #include "rootfs.h"
@@ -63,31 +64,12 @@ static size_t lower_bound(const uint64_t *q, size_t m, uint64_t addr)
 	return lo;
 }
 
-/* Hex number with an optional 0x; at most 16 digits.  Returns the end or NULL. */
-static const char *parse_hex(const char *p, const char *end, uint64_t *out)
+/* A hex number, with an optional 0x: the end of it, or NULL. */
+static const char *perfmap_hex(const char *p, const char *end, uint64_t *out)
 {
-	uint64_t v = 0;
-	int digits = 0;
-
 	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	for (; p < end; p++, digits++) {
-		unsigned d;
-
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			d = (unsigned)(*p - 'a' + 10);
-		else if (*p >= 'A' && *p <= 'F')
-			d = (unsigned)(*p - 'A' + 10);
-		else
-			break;
-		if (digits == 16)
-			return NULL;
-		v = v << 4 | d;
-	}
-	*out = v;
-	return digits ? p : NULL;
+	return parse_hex(&p, end, UINT64_MAX, out) ? p : NULL;
 }
 
 static const char *skip_blanks(const char *p, const char *end)
@@ -124,10 +106,10 @@ static int take_line(struct resolver *r, const char *p, size_t len)
 
 	while (end > p && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
 		end--;
-	p = parse_hex(skip_blanks(p, end), end, &start);
+	p = perfmap_hex(skip_blanks(p, end), end, &start);
 	if (!p || p == end || (*p != ' ' && *p != '\t'))
 		return 0;
-	p = parse_hex(skip_blanks(p, end), end, &size);
+	p = perfmap_hex(skip_blanks(p, end), end, &size);
 	if (!p || p == end || (*p != ' ' && *p != '\t') || size == 0)
 		return 0;
 	name = skip_blanks(p, end);

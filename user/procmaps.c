@@ -31,6 +31,7 @@
 
 #include "cprof.h"
 #include "grow.h"
+#include "hexnum.h"
 #include "procmaps.h"
 
 /* A name is at most PATH_MAX; the fixed fields take well under 128 bytes. */
@@ -54,37 +55,6 @@ struct pathbuf {
 static bool is_space(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* At least one hex digit; fails on overflow rather than wrapping. */
-static bool parse_hex(const char **pp, const char *end, uint64_t max,
-		      uint64_t *out)
-{
-	const char *p = *pp;
-	uint64_t v = 0;
-	int d;
-
-	if (p == end || hexval(*p) < 0)
-		return false;
-	for (; p < end && (d = hexval(*p)) >= 0; p++) {
-		if (v > (max - (uint64_t)d) / 16)
-			return false;
-		v = v * 16 + (uint64_t)d;
-	}
-	*pp = p;
-	*out = v;
-	return true;
 }
 
 static bool parse_dec(const char **pp, const char *end, uint64_t *out)

@@ -50,8 +50,8 @@ static const char *hex(const char *p, const char *end, uint64_t *out)
 			d = c - 'A' + 10;
 		else
 			break;
-		if (digits == 16)
-			return NULL;
+		if (v >> 60)
+			return NULL; /* past 64 bits */
 		v = v << 4 | (uint64_t)d;
 	}
 	*out = v;
