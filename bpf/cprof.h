@@ -85,9 +85,9 @@ struct cprof_sample_key {
 /*
  * Count logs: where a sample is counted first, so that a key new in the
  * epoch costs no hash-map insert.  Each CPU has its own part of the live
- * pair's log, CPROF_COUNT_LOG_SLOTS(hz, cpus) slots (a power of two, the
- * loader's choice, told to BPF before load): the first slot's n is how
- * many follow it in use, each a key and its samples.  A key the CPU
+ * pair's log, a power of two of slots (the loader's choice by the rate
+ * and the CPUs, told to BPF before load): the first slot's n is how many
+ * follow it in use, each a key and its samples.  A key the CPU
  * logged lately is counted in place, a new one appended; a key may be in
  * several slots and in the counts map as well (the loader sums them), and
  * only a sample that finds its CPU's part full goes to the counts map.
