@@ -83,12 +83,23 @@ $(BUILD)/cprof.skel.h: $(BUILD)/cprof.bpf.o
 # (sampler_internal.h includes the skeleton)
 $(BUILD)/user/sampler.o $(BUILD)/user/sampler_maps.o: $(BUILD)/cprof.skel.h
 
+# the BPF unwinder, built as plain C
+$(BUILD)/user/bpfunwind.o: $(wildcard bpf/*.h)
+
 $(BUILD)/%.o: %.c $(wildcard user/*.h proto/*.h bpf/cprof.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/libcprof.a: $(LIB_OBJS)
-	ar rcs $@ $^
+# An archive keeps a member whose source is gone (moved, deleted) until it
+# is made anew: each is made anew when its list of members changes.
+$(BUILD)/%.members: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(MEMBERS_$(notdir $*))' | cmp -s - $@ || echo '$(MEMBERS_$(notdir $*))' >$@
+
+MEMBERS_libcprof := $(LIB_OBJS)
+$(BUILD)/libcprof.a: $(LIB_OBJS) $(BUILD)/libcprof.members
+	rm -f $@
+	ar rcs $@ $(LIB_OBJS)
 
 $(BUILD)/cprof-bpf: $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS)) $(BUILD)/libcprof.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -104,8 +115,10 @@ TEST_HELP  := $(patsubst tests/%.c,$(BUILD)/tests/help/%.o,$(wildcard tests/*.c)
 $(BUILD)/tests/help/%.o: tests/%.c $(wildcard tests/*.h user/*.h bpf/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
-$(BUILD)/tests/libtesthelp.a: $(TEST_HELP)
-	ar rcs $@ $^
+MEMBERS_libtesthelp := $(TEST_HELP)
+$(BUILD)/tests/libtesthelp.a: $(TEST_HELP) $(BUILD)/tests/libtesthelp.members
+	rm -f $@
+	ar rcs $@ $(TEST_HELP)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a
 	@mkdir -p $(dir $@)

@@ -48,6 +48,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #include "exitmaps.bpf.h"
 #include "ldstate.bpf.h"
 #include "python.bpf.h"
+#include "defer.bpf.h"
 
 #define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
@@ -228,11 +229,12 @@ static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct windo
  */
 static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 pair, __u64 epoch,
 					struct task_struct *task, __u32 pid, bool in_kernel,
-					struct cprof_stats *s, __u64 *leaf)
+					struct cprof_stats *s, __u64 *leaf, bool *defer)
 {
 	struct unwind_loop l;
 	struct window_span *span = unwind_begin(&l, pid);
 	struct unwind_ctx *c = l.c;
+	__u64 h;
 
 	if (!span || !c)
 		return CPROF_STACK_ERR_READ;
@@ -252,7 +254,9 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 		c->sp = regs->sp;
 		c->bp = regs->bp;
 	}
-	return walk_user_stack(&l, span, pair, epoch, 0, s, leaf);
+	h = walk_user_stack(&l, span, pair, epoch, 0, s, leaf);
+	*defer = c->defer;
+	return h;
 }
 
 static __always_inline void count_lost(void *lost, __u32 pid, int reason)
@@ -367,7 +371,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct cprof_sample_key key = {};
 	struct cprof_stats *s = get_stats();
 	__u64 epoch = live_epoch;
-	bool in_kernel, no_user, exec;
+	bool in_kernel, no_user, exec, defer = false;
 	unsigned int flags;
 
 	if (!s)
@@ -401,10 +405,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	no_user = exec || (flags & PF_KTHREAD) || ((flags & PF_EXITING) && !task->mm);
 	if (epoch & 1)
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s, &key.uleaf);
+				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s, &key.uleaf,
+						  &defer);
 	else
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s, &key.uleaf);
+				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s, &key.uleaf,
+						  &defer);
 	/* right after the user walk: it reads what CPython keeps on the C stack from its window */
 	key.pystack = python_stacks && !no_user ?
 			      python_stack(py_ids(pid, tid), key.gen, task->thread.fsbase, epoch,
@@ -413,11 +419,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (epoch & 1) {
 		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 1, epoch, 0, 0) :
 							   CPROF_STACK_NONE;
-		count_sample(&count_log1, &counts1, &lost1, &key);
+		/* a walk that waits for a table is counted once it is walked again */
+		if (!defer || !defer_send(&key, epoch))
+			count_sample(&count_log1, &counts1, &lost1, &key);
 	} else {
 		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 0, epoch, 0, 0) :
 							   CPROF_STACK_NONE;
-		count_sample(&count_log0, &counts0, &lost0, &key);
+		if (!defer || !defer_send(&key, epoch))
+			count_sample(&count_log0, &counts0, &lost0, &key);
 	}
 	return 0;
 }

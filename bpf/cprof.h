@@ -187,6 +187,8 @@ struct cprof_stats {
 	__u64 exit_files;      /* paths of unknown files sent (struct cprof_exit_file) */
 	__u64 exit_files_unsent; /* ... not: outside the process's root, too deep or
 				    long, over CPROF_EXIT_FILES, or no room */
+	__u64 defer_sent;      /* samples sent to be walked again (struct cprof_deferred) */
+	__u64 defer_refused;   /* ... counted as walked: over the per-CPU budget, no room */
 };
 
 /*
@@ -216,6 +218,7 @@ enum cprof_event_type {
 	CPROF_EV_WANT_TABLE = 6, /* a sample landed in a file without its table */
 	CPROF_EV_EXIT_MAPS = 7,  /* an unread process's mappings at its exit */
 	CPROF_EV_EXIT_FILE = 8,  /* ... the path of one of its files with no number */
+	CPROF_EV_DEFERRED = 9,   /* a sample whose walk waits for a table (struct cprof_deferred) */
 };
 
 struct cprof_event {
@@ -277,6 +280,44 @@ struct cprof_file_event {
 	__u32 pid;
 	__u32 file;       /* the file's number */
 	__u32 pad;
+};
+
+/*
+ * Deferred walks.  A walk that meets a frame in a file whose table is
+ * still to be built (asked for, or queued) goes on by frame pointers,
+ * which code built without them does not keep: a new program's first
+ * samples.  Such a sample, instead of being counted, is sent in its own
+ * ring (bpf/defer.bpf.h) with what a walk from that frame needs: the
+ * registers there, the frames before it and the stack above its sp.
+ * The loader parks it until the table is built, finishes the walk over
+ * the same tables (user/deferwalk.c, the same code) and counts it; past
+ * a timeout it counts the key as sampled (user/deferred.c).  At most
+ * CPROF_DEFER_RATE a second a CPU.
+ */
+#define CPROF_DEFER_FRAMES 32         /* frames before the one waiting */
+#define CPROF_DEFER_STACK (64 * 1024) /* stack bytes from its sp, at most: the main
+					 thread's, up to its mm->start_stack (clang's
+					 first samples: 35 KB) */
+#define CPROF_DEFER_THREAD_STACK (16 * 1024) /* another thread's, whose top is not known */
+#define CPROF_DEFER_RATE 64           /* records a second a CPU */
+#define CPROF_DEFER_BYTES (256 * 1024) /* the ring */
+
+struct cprof_deferred {
+	__u32 type;      /* CPROF_EV_DEFERRED */
+	__u32 file;      /* the file under pc, whose table is to come */
+	__u32 nr;        /* frames before pc's, in ip[] (leaf first) */
+	__u32 exact;     /* pc is not a return address (the leaf, a signal's) */
+	struct cprof_sample_key key; /* as it would have been counted */
+	__u64 epoch;     /* the live epoch of the sample: its stacks are in that pair */
+	__u64 pc, sp, bp; /* the registers of frame nr */
+	__u64 chain_end; /* the walk's (struct unwind_ctx) */
+	__u64 stack_lo;  /* stack[] holds the stack at [stack_lo, stack_lo + stack_len) */
+	__u32 stack_len;
+	__u32 status;    /* CPROF_STACK_F_* of the frames before */
+	__u32 pid;       /* key.pid, where the event types put it */
+	__u32 pad;
+	__u64 ip[CPROF_DEFER_FRAMES];
+	__u8 stack[]; /* stack_len bytes; the record is as long as its room for them */
 };
 
 /*
@@ -684,7 +725,10 @@ _Static_assert(sizeof(struct cprof_exit_map) == 3 * 8 + sizeof(struct cprof_file
 	       "exit maps have padding");
 _Static_assert(sizeof(struct cprof_file) == sizeof(struct cprof_table) + 2 * 4,
 	       "file has padding");
-_Static_assert(sizeof(struct cprof_stats) == 8 * (8 + CPROF_UNWIND_STATUS_MAX + 11),
+_Static_assert(sizeof(struct cprof_deferred) == 4 * 4 + sizeof(struct cprof_sample_key) +
+		       6 * 8 + 4 * 4 + 8 * CPROF_DEFER_FRAMES,
+	       "deferred record has padding");
+_Static_assert(sizeof(struct cprof_stats) == 8 * (8 + CPROF_UNWIND_STATUS_MAX + 13),
 	       "stats are not all u64 counters");
 
 #endif

@@ -5,7 +5,7 @@
  * sampling, and every map with the types of its values.
  *
  * Included once, by cprof.bpf.c (or a test's plain-C build of the
- * unwinder, tests/bpfunwind.c), before the code that uses them.
+ * unwinder, user/bpfunwind.c), before the code that uses them.
  */
 #ifndef CPROF_STATE_BPF_H
 #define CPROF_STATE_BPF_H
@@ -23,6 +23,8 @@ const volatile __u64 offcpu_min_ns = CPROF_OFFCPU_MIN_NS;
 const volatile __u32 offcpu_unwinds = CPROF_OFFCPU_UNWINDS;
 /* Slots of each CPU's part of a count log (counts.bpf.h): a power of two; 0: no log. */
 const volatile __u32 count_log_slots = 0;
+/* A sample whose walk meets a table still to be built is sent to be walked again (defer.bpf.h). */
+const volatile bool defer_walks = false;
 
 /*
  * Advanced by the loader at each drain; its low bit is the live pair of
@@ -129,6 +131,14 @@ struct {
 	__type(value, struct rate_budget);
 } offcpu_budget SEC(".maps");
 
+/* Deferred samples this CPU sent in the current second (CPROF_DEFER_RATE). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rate_budget);
+} defer_budget SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, CPROF_FILTER_PIDS);
@@ -164,6 +174,43 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, CPROF_EVENTS_BYTES);
 } events SEC(".maps");
+
+/* Samples to be walked again once a table is built (struct cprof_deferred, defer.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, CPROF_DEFER_BYTES);
+} deferred SEC(".maps");
+
+/*
+ * Where this CPU's walk met the first frame in a file whose table is to
+ * come (unwind.bpf.h's note_defer()): what a walk from there needs.
+ * Valid when the walk's unwind_ctx.defer_file is set.
+ */
+struct defer_note {
+	__u64 pc, sp, bp, chain_end;
+	__u32 nr, exact, file, status;
+	__u64 ip[CPROF_DEFER_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct defer_note);
+} defer_notes SEC(".maps");
+
+/* A deferred sample's record being made: its header, and a page of stack at a time. */
+struct defer_buf {
+	__u8 chunk[4096];
+	struct cprof_deferred h; /* (last: its stack[] has no room here) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct defer_buf);
+} defer_bufs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

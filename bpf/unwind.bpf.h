@@ -7,9 +7,9 @@
  * per-CPU window of it.
  *
  * Uses the maps and globals of state.bpf.h and the hashing of
- * stacks.bpf.h.  Also compiled as plain C, with tests/bpfshim.h standing in
+ * stacks.bpf.h.  Also compiled as plain C, with user/bpfshim.h standing in
  * for the BPF helpers, so that unit tests run this code over real tables
- * and recorded stacks (tests/bpfunwind.c).
+ * and recorded stacks (user/bpfunwind.c).
  */
 #ifndef CPROF_UNWIND_BPF_H
 #define CPROF_UNWIND_BPF_H
@@ -35,7 +35,7 @@ struct cur_map {
 	__u64 bias;             /* runtime pc - ELF virtual address */
 	struct cprof_table tab; /* its file's table, copied; nrows 0: none */
 	__u32 added;            /* CPROF_MAP_ADDED: not in the loader's snapshot */
-	__u32 pad;
+	__u32 waiting;          /* its file's number + 1 when its table is to come; 0: not */
 };
 
 /*
@@ -59,7 +59,8 @@ struct unwind_ctx {
 	__u8 reported; /* NEW_CODE sent for this walk */
 	__u8 by_file;  /* no entry, but a frame walked by its file's table */
 	__u8 unknown_file; /* a frame in a file not numbered: cprof_stats.unwind_unknown_file */
-	__u8 pad[4];
+	__u8 defer;    /* a frame waits for its file's table: this CPU's defer_notes says where */
+	__u8 pad[3];
 	__u64 chain_end; /* sp of a frame whose saved rbp, read by step_fp, was 0 */
 };
 
@@ -114,21 +115,26 @@ static __always_inline void ask_table(__u32 pid, __u32 file, struct cprof_file *
 }
 
 /*
- * The table of file number @file into @out (nrows 0: none), asking for it
- * if it was never built.
+ * The table of file number @file into @out->tab (nrows 0: none), asking
+ * for it if it was never built; @out->waiting says whether it is to come.
  */
-static __always_inline void load_table(__u32 pid, __u32 file, struct cprof_table *out)
+static __always_inline void load_table(__u32 pid, __u32 file, struct cur_map *out)
 {
 	struct cprof_file *f = NULL;
 
 	if (file < CPROF_MAX_FILES)
 		f = bpf_map_lookup_elem(&unwind_files, &file);
-	out->nrows = 0;
+	out->tab.nrows = 0;
+	out->waiting = 0;
 	if (!f)
 		return;
-	if (f->state == CPROF_FILE_LOADED)
-		*out = f->t;
-	else if (f->state == CPROF_FILE_UNBUILT && !f->asked)
+	if (f->state == CPROF_FILE_LOADED) {
+		out->tab = f->t;
+		return;
+	}
+	if (f->state == CPROF_FILE_UNBUILT || f->state == CPROF_FILE_QUEUED)
+		out->waiting = file + 1;
+	if (f->state == CPROF_FILE_UNBUILT && !f->asked)
 		ask_table(pid, file, f);
 }
 
@@ -176,7 +182,7 @@ __noinline int find_vma_mapping(__u64 pc, __u32 pid, __u32 remember, struct cur_
 	out->end = v.end;
 	out->added = 0;
 	out->bias = mapping_bias(v.start, v.pgoff, ref);
-	load_table(pid, ref->file, &out->tab);
+	load_table(pid, ref->file, out);
 	if (remember)
 		remember_vma(pid, out->start, out->end, out->bias, ref->file);
 	return 0;
@@ -220,7 +226,7 @@ __noinline int find_mapping(const struct cprof_proc_maps *pm, __u64 pc, __u32 pi
 	out->end = m->end;
 	out->bias = m->bias;
 	out->added = m->flags & CPROF_MAP_ADDED;
-	load_table(pid, m->file, &out->tab);
+	load_table(pid, m->file, out);
 	return 0;
 }
 
@@ -455,6 +461,41 @@ static void report_new_code(__u32 pid, bool force, __u64 why)
 	bpf_ringbuf_submit(ev, 0);
 }
 
+/*
+ * Notes where walk @c met frame @n (its pc recorded in @st) in file @file
+ * whose table is to come (CPROF_NO_FILE: a file the loader has not
+ * numbered, or a pc in no mapping of a process it has not read yet), the
+ * first such frame of the walk, for defer.bpf.h to send the sample to be
+ * walked again from there: its registers (@exact: pc is not a return
+ * address) and the frames before it.  Not when they are more than a
+ * record holds.  A global function: verified once, off the path of walks
+ * that do not meet one.
+ */
+__noinline int note_defer(struct unwind_ctx *c, const struct cprof_stack *st, __u32 n, __u32 exact,
+			  __u32 file)
+{
+	__u32 zero = 0;
+	struct defer_note *d = bpf_map_lookup_elem(&defer_notes, &zero);
+
+	if (!c || !st || !d || n > CPROF_DEFER_FRAMES)
+		return -1;
+	c->defer = 1;
+	d->pc = c->pc;
+	d->sp = c->sp;
+	d->bp = c->bp;
+	d->chain_end = c->chain_end;
+	d->nr = n;
+	d->exact = exact;
+	d->file = file;
+	d->status = st->status;
+	for (__u32 i = 0; i < CPROF_DEFER_FRAMES; i++) {
+		if (i >= n)
+			break;
+		d->ip[i] = st->ip[i];
+	}
+	return 0;
+}
+
 /* One frame: record the pc, then find the caller.  bpf_loop callback. */
 static long unwind_step(__u32 i, void *data)
 {
@@ -462,7 +503,7 @@ static long unwind_step(__u32 i, void *data)
 	struct unwind_ctx *c = l->c;
 	struct cprof_stack *st = l->st;
 	struct stack_window *win = l->win;
-	bool mapped = true;
+	bool mapped = true, unread = false;
 	__u32 n = st->nr;
 	__u64 lookup;
 
@@ -514,6 +555,9 @@ static long unwind_step(__u32 i, void *data)
 				c->found = c->cur;
 			else if (ret == -2)
 				c->unknown_file = 1;
+			/* the loader is to read it: a file not numbered, a process not read */
+			unread = !mapped && (ret == -2 || !l->pm ||
+					     (l->pm->flags & CPROF_PROC_MAPS_KERNEL));
 		}
 		if (!mapped)
 			c->cur.end = 0;
@@ -532,6 +576,9 @@ static long unwind_step(__u32 i, void *data)
 		c->memo.key = 0;
 		return step_dwarf(l, &c->memo.rule);
 	}
+	/* a table to come: the walk from here may be made again once it is there */
+	if (defer_walks && !c->defer && (mapped ? c->cur.waiting != 0 : unread))
+		note_defer(c, st, n, lookup == c->pc, mapped ? c->cur.waiting - 1 : CPROF_NO_FILE);
 	return step_fp(l, mapped && c->cur.tab.nrows);
 }
 

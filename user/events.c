@@ -126,6 +126,96 @@ static bool young(const struct process *p)
 	return p->exec_s && clock_s(CLOCK_MONOTONIC) - p->exec_s < YOUNG_S;
 }
 
+/* ---- deferred samples: what deferred.c reads and writes of the run ---- */
+
+static int def_entry(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_maps *out)
+{
+	struct run *r = ctx;
+	struct process *p;
+
+	if (sampler_get_entry(r->sampler, pid, out) == 0 && !(out->flags & CPROF_PROC_MAPS_KERNEL))
+		return 0;
+	/* gone, or never read: its mappings as its exit record told them */
+	p = proctab_find(&r->procs, pid);
+	if (p && p->gen == gen && r->tables && tables_entry_of(r->tables, p, out) == 0)
+		return 0;
+	/* BPF's own, the few mappings its samples found, if any */
+	return sampler_get_entry(r->sampler, pid, out);
+}
+
+static int def_file(void *ctx, uint32_t file, struct cprof_file *out)
+{
+	return sampler_get_file(((struct run *)ctx)->sampler, file, out);
+}
+
+static void def_want(void *ctx, uint32_t file)
+{
+	struct run *r = ctx;
+
+	if (r->tables)
+		tables_want(r->tables, file);
+}
+
+static int def_slot(void *ctx, uint32_t idx, union cprof_table_slot *out)
+{
+	return sampler_get_slot(((struct run *)ctx)->sampler, idx, out);
+}
+
+static int def_stack_status(void *ctx, uint64_t hash)
+{
+	uint32_t nr, status;
+
+	if (!stackstore_get(&((struct run *)ctx)->stacks, hash, &nr, &status))
+		return -1;
+	return (int)(status & 0x7fffffff);
+}
+
+static int on_stack(void *ctx, uint64_t hash, const struct cprof_stack *st);
+static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t count);
+
+static int def_count(void *ctx, const struct cprof_sample_key *k)
+{
+	return on_sample_count(ctx, k, 1);
+}
+
+static const struct deferred_ops deferred_ops_of_run = {
+	.entry = def_entry,
+	.file = def_file,
+	.want = def_want,
+	.slot = def_slot,
+	.stack_status = def_stack_status,
+	.stack = on_stack,
+	.count = def_count,
+};
+
+/* deferred.h's ops over run @r. */
+static struct deferred_ops deferred_ops(struct run *r)
+{
+	struct deferred_ops ops = deferred_ops_of_run;
+	uint32_t cap = 0;
+
+	ops.ctx = r;
+	if (!sampler_unwind_rows(r->sampler, &cap))
+		ops.nrows = cap + 1; /* as BPF has it: one past the tables' room */
+	return ops;
+}
+
+void events_deferred(struct run *r, bool flush)
+{
+	struct deferred_ops ops = deferred_ops(r);
+	int ret;
+
+	if (!deferred_waiting(&r->deferred))
+		return;
+	ret = deferred_run(&r->deferred, &ops, sampler_drained_below(r->sampler),
+			   clock_s(CLOCK_MONOTONIC), flush);
+	if (ret && !r->drain_error) {
+		r->drain_error = ret;
+		snprintf(r->drain_errmsg, sizeof(r->drain_errmsg),
+			 "counting deferred samples: %s", strerror(-ret));
+	}
+}
+
 int events_on_event(void *ctx, const void *data, size_t size)
 {
 	const struct cprof_event *ev = data;
@@ -142,6 +232,17 @@ int events_on_event(void *ctx, const void *data, size_t size)
 			p = proctab_find(&r->procs, fe->pid);
 			if (p && young(p))
 				tables_want_process(r->tables, p);
+		}
+		return 0;
+	}
+	if (ev->type == CPROF_EV_DEFERRED) {
+		struct deferred_ops ops = deferred_ops(r);
+
+		if (r->tables && deferred_park(&r->deferred, data, size, &ops) &&
+		    !r->drain_error) {
+			r->drain_error = -ENOMEM;
+			snprintf(r->drain_errmsg, sizeof(r->drain_errmsg),
+				 "out of memory parking a deferred sample");
 		}
 		return 0;
 	}
@@ -197,6 +298,12 @@ int events_on_event(void *ctx, const void *data, size_t size)
 		break;
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);
+		if (r->tables && p && p->gen == ev->gen && deferred_waiting(&r->deferred)) {
+			struct deferred_ops ops = deferred_ops(r);
+
+			/* its parked samples keep its mappings (no memory: they count as sampled) */
+			deferred_exit(&r->deferred, ev->pid, ev->gen, &ops);
+		}
 		proctab_exited(&r->procs, ev->pid, ev->gen);
 		if (r->tables && p && p->gen == ev->gen)
 			tables_remove_process(r->tables, ev->pid);

@@ -21,4 +21,11 @@ extern const struct sampler_drain_ops events_drain_ops;
 /* Before a window is written: the refreshes the backoff deferred. */
 void events_refresh_deferred(struct run *r);
 
+/*
+ * Counts the deferred samples that can be (deferred.h): their pair
+ * drained, their table built or not to come in time; all that can be
+ * when @flush (a window's end).
+ */
+void events_deferred(struct run *r, bool flush);
+
 #endif /* CPROF_EVENTS_H */

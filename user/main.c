@@ -255,6 +255,21 @@ static int poll_slice_ms(const struct run *r, double now)
 }
 
 /*
+ * Before a window is written (its maps drained): the tables the deferred
+ * samples wait for are built (a look first asks for those of files
+ * numbered since they were parked: a program gone before the loader read
+ * it, named from its exit record), then every sample is counted.
+ */
+static void finish_deferred(struct run *r)
+{
+	if (r->tables && deferred_waiting(&r->deferred)) {
+		events_deferred(r, false);
+		tables_build_pending(r->tables);
+	}
+	events_deferred(r, true);
+}
+
+/*
  * Samples until the duration is over or a signal comes, draining every
  * second and, in continuous mode, writing a window every interval.  The
  * last (possibly partial) window is always written.
@@ -292,6 +307,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		}
 		if (o->interval && t >= win_start + o->interval) {
 			drain(s, r);
+			finish_deferred(r);
 			if (tty)
 				fprintf(stderr, "\r\033[K");
 			end_window(r, o, win_start_ns, win_start, tot);
@@ -308,6 +324,8 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		/* Tables asked for are built between polls, so events are never held up long. */
 		if (r->tables)
 			tables_build_pending(r->tables);
+		/* and the samples that waited for them counted */
+		events_deferred(r, false);
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -322,6 +340,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	/* Both pairs may hold samples now: drain each once. */
 	drain(s, r);
 	drain(s, r);
+	finish_deferred(r);
 	end_window(r, o, win_start_ns, win_start, tot);
 	/* From the end of sampling: the last drains are part of the write. */
 	tot->write_s = clock_s(CLOCK_MONOTONIC) - start - tot->sampled_s;
@@ -391,6 +410,7 @@ static void gather(struct run *r, struct summary *sum)
 	sum->unwind_tables = r->tables != NULL;
 	if (r->tables)
 		tables_get_stats(r->tables, &sum->tables);
+	sum->deferred = r->deferred.st;
 	sum->procs = r->procs.st;
 	rootfs_roots_stats(r->roots, &sum->roots);
 	objcache_get_stats(r->objs, &sum->objs);
@@ -462,6 +482,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 		return errf(err, -ENOMEM, "out of memory");
 	objcache_set_lru(r->objs, &r->lru, r->roots);
 	stackstore_init(&r->stacks);
+	deferred_init(&r->deferred);
 	proctab_init(&r->procs, r->objs, r->vdso, "/proc", r->roots, &r->lru);
 	r->procs_open = true;
 	{
@@ -497,6 +518,7 @@ static void run_free(struct run *r)
 	if (r->procs_open) {
 		proctab_free(&r->procs);
 		stackstore_free(&r->stacks);
+		deferred_free(&r->deferred);
 	}
 	objcache_free(r->objs);
 	rootfs_roots_free(r->roots);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "deferred.h"
 #include "errbuf.h"
 #include "fdlru.h"
 #include "objcache.h"
@@ -33,6 +34,7 @@ struct run {
 	struct stackstore stacks;
 	struct objcache *objs;
 	struct tables *tables; /* NULL: frame pointers only */
+	struct deferred deferred; /* samples waiting for a table (deferred.h) */
 	struct sampler *sampler;
 	bool python;                 /* Python frames wanted */
 	struct py_stats py;

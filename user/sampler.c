@@ -257,8 +257,9 @@ static int poll_set(struct sampler *s)
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return -errno;
-	/* libbpf's own epoll instance, nested: ring_buffer__poll() then reads what is ready */
+	/* libbpf's own epoll instances, nested: read_rings() then reads what is there */
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->ring), &ring) ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->dring), &ring) ||
 	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, grace_fd(&s->grace), &grace))
 		return -errno;
 	return 0;
@@ -302,6 +303,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->file_tables = opts->unwind_rows > 0;
+	s->skel->rodata->defer_walks = opts->unwind_rows > 0;
 	/* asked for, and with tables: entries for the libraries' mmaps to fill */
 	bpf_program__set_autoload(s->skel->progs.on_ld_state,
 				  opts->ld_probe && opts->unwind_rows > 0);
@@ -389,7 +391,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	}
 	warm_stack_caches(s);
 	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
-	if (!s->ring) {
+	/* deferred samples: their records start with their type too */
+	s->dring = ring_buffer__new(bpf_map__fd(s->skel->maps.deferred), on_ring_event, s, NULL);
+	if (!s->ring || !s->dring) {
 		ret = errf(err, -errno, "creating the event ring buffer: %s", strerror(errno));
 		goto fail;
 	}
@@ -465,6 +469,7 @@ void sampler_close(struct sampler *s)
 	if (s->epfd >= 0)
 		close(s->epfd);
 	ring_buffer__free(s->ring);
+	ring_buffer__free(s->dring);
 	for (int i = 0; i < 2; i++)
 		if (s->logs[i])
 			munmap(s->logs[i], s->log_len);
@@ -479,6 +484,18 @@ void sampler_close(struct sampler *s)
 int sampler_ncpus(const struct sampler *s)
 {
 	return s->ncpus;
+}
+
+/*
+ * What both rings hold, deferred samples first: a process's exit, in the
+ * events, makes the loader let go of its entry, which a sample's record
+ * parked before it copies (deferred.h).
+ */
+static int read_rings(struct sampler *s)
+{
+	int d = ring_buffer__consume(s->dring), e = ring_buffer__consume(s->ring);
+
+	return d < 0 ? d : e < 0 ? e : d + e;
 }
 
 int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_fn fn,
@@ -503,7 +520,7 @@ int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_
 		 * is what the slice is for (its wakeup can come late).
 		 */
 		if (k == 0) {
-			int r = ring_buffer__consume(s->ring);
+			int r = read_rings(s);
 
 			n = r < 0 ? r : n + r;
 		}
@@ -512,7 +529,7 @@ int sampler_poll(struct sampler *s, int timeout_ms, int slice_ms, sampler_event_
 				grace_ack(&s->grace);
 				flipped = sampler_flip_ready(s);
 			} else {
-				int r = ring_buffer__poll(s->ring, 0);
+				int r = read_rings(s);
 
 				n = r < 0 ? r : n + r;
 			}
@@ -614,6 +631,7 @@ bool sampler_flip(struct sampler *s)
 	if (s->flip_ticket)
 		return false; /* the idle pair is not drained yet */
 	s->flip_idle = epoch & 1;
+	s->flip_epoch = epoch;
 	__atomic_store_n(&s->skel->bss->live_epoch, epoch + 1, __ATOMIC_SEQ_CST);
 	/* Asked after the flip: the grace period ends once no program writes the idle pair. */
 	s->flip_ticket = grace_ask(&s->grace);
@@ -681,7 +699,13 @@ int sampler_drain_flipped(struct sampler *s, const struct sampler_drain_ops *ops
 				lost_entry, ops, ctx);
 	if (ret < 0)
 		return errf(err, ret, "draining BPF maps: %s", strerror(-ret));
+	s->drained_below = s->flip_epoch + 1;
 	return ret;
+}
+
+uint64_t sampler_drained_below(const struct sampler *s)
+{
+	return s->drained_below;
 }
 
 int sampler_stats(struct sampler *s, struct cprof_stats *out)

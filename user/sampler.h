@@ -157,6 +157,21 @@ int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_sl
 /* Writes the entry of file @file (struct tables_maps.set_file). */
 int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f);
 
+/*
+ * What a deferred walk (deferred.h) reads of BPF's maps: file @file's
+ * entry, process @pid's unwind entry (-ENOENT: none), and slot @idx of the
+ * rows array.
+ */
+int sampler_get_file(struct sampler *s, uint32_t file, struct cprof_file *out);
+int sampler_get_entry(struct sampler *s, uint32_t pid, struct cprof_proc_maps *out);
+int sampler_get_slot(struct sampler *s, uint32_t idx, union cprof_table_slot *out);
+
+/*
+ * Samples of epochs below this have been drained: their stacks are in the
+ * store (a deferred sample is counted only then).
+ */
+uint64_t sampler_drained_below(const struct sampler *s);
+
 /* Names a file by its identity, or forgets it (struct tables_maps.set_file_key). */
 int sampler_set_file_key(void *sampler, const struct cprof_file_key *k,
 			 const struct cprof_file_ref *ref);

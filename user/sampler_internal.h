@@ -20,7 +20,8 @@
 
 struct sampler {
 	struct cprof_bpf *skel;
-	struct ring_buffer *ring;
+	struct ring_buffer *ring;  /* the events */
+	struct ring_buffer *dring; /* deferred samples */
 	int ncpus;
 	int *perf_fds;
 	struct bpf_link **links;
@@ -37,6 +38,8 @@ struct sampler {
 	int epfd;              /* the ring's epoll fd and grace_fd(): sampler_poll() waits */
 	uint64_t flip_ticket;  /* the grace period of the flip not yet drained; 0: none */
 	__u32 flip_idle;       /* the pair that flip made idle */
+	__u64 flip_epoch;      /* the live epoch that flip ended */
+	__u64 drained_below;   /* samples of epochs below it are drained */
 	char note[ERRBUF_LEN]; /* what runs without: sampler_note() */
 	/* each pair's count log (countlog.h), mapped; log_len bytes each */
 	struct cprof_count_slot *logs[2];

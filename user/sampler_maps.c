@@ -121,6 +121,22 @@ int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f)
 				    sizeof(*f), BPF_ANY) ? -errno : 0;
 }
 
+int sampler_get_file(struct sampler *s, uint32_t file, struct cprof_file *out)
+{
+	return bpf_map__lookup_elem(s->skel->maps.unwind_files, &file, sizeof(file), out,
+				    sizeof(*out), 0) ? -errno : 0;
+}
+
+int sampler_get_entry(struct sampler *s, uint32_t pid, struct cprof_proc_maps *out)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid, out) ? -errno : 0;
+}
+
+int sampler_get_slot(struct sampler *s, uint32_t idx, union cprof_table_slot *out)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.unwind_rows), &idx, out) ? -errno : 0;
+}
+
 int sampler_set_file_key(void *sampler, const struct cprof_file_key *k,
 			 const struct cprof_file_ref *ref)
 {

@@ -206,6 +206,21 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 		fprintf(f, PROG ": unwind: %llu stacks through a file of no process read yet"
 			" (no table: its frames by frame pointers)\n",
 			(unsigned long long)st->unwind_unknown_file);
+	if (s->unwind_tables && (st->defer_sent || st->defer_refused))
+		fprintf(f, PROG ": deferred walks: %llu samples sent to wait for a table (%llu not:"
+			" over the budget or no room); %llu walked on (%llu to the end, %llu kept as"
+			" BPF walked them), %llu counted as sampled (%llu waited too long, %llu no"
+			" table to come), %llu malformed, %llu dropped (too many parked); peak %.1f KB"
+			" parked\n",
+			(unsigned long long)st->defer_sent, (unsigned long long)st->defer_refused,
+			(unsigned long long)s->deferred.walked,
+			(unsigned long long)s->deferred.complete,
+			(unsigned long long)s->deferred.kept_bpf,
+			(unsigned long long)(s->deferred.timed_out + s->deferred.no_table),
+			(unsigned long long)s->deferred.timed_out,
+			(unsigned long long)s->deferred.no_table, (unsigned long long)s->deferred.bad,
+			(unsigned long long)s->deferred.dropped,
+			s->deferred.bytes_peak / 1024.0);
 	if (s->unwind_tables && (ts->built || ts->failed || ts->no_room || ts->evicted))
 		fprintf(f, PROG ": unwind tables: %zu built in %.3f s (of %zu asked for, %zu of"
 			" them a new program's other files; %zu such dropped, the program gone),"

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "cprof.h"
+#include "deferred.h"
 #include "errbuf.h"
 #include "objcache.h"
 #include "options.h"
@@ -43,6 +44,7 @@ struct summary {
 	struct window_result last;   /* the last window: its hottest processes */
 	bool unwind_tables;          /* --unwind dwarf: @tables is filled */
 	struct tables_stats tables;
+	struct deferred_stats deferred; /* samples walked again once a table was there */
 	struct proctab_stats procs;
 	struct rootfs_roots_stats roots;
 	struct objcache_stats objs;

@@ -116,7 +116,17 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "read_failed", st->unwind_status[CPROF_UNWIND_READ], false);
 	ju(f, "no_cfi", st->unwind_status[CPROF_UNWIND_NO_ROW], false);
 	ju(f, "bad_cfa", st->unwind_status[CPROF_UNWIND_BAD_CFA], false);
-	ju(f, "unknown_file", st->unwind_unknown_file, true);
+	ju(f, "unknown_file", st->unwind_unknown_file, false);
+	ju(f, "deferred_sent", st->defer_sent, false);
+	ju(f, "deferred_refused", st->defer_refused, false);
+	ju(f, "deferred_walked", s->deferred.walked, false);
+	ju(f, "deferred_complete", s->deferred.complete, false);
+	ju(f, "deferred_kept_bpf", s->deferred.kept_bpf, false);
+	ju(f, "deferred_timed_out", s->deferred.timed_out, false);
+	ju(f, "deferred_no_table", s->deferred.no_table, false);
+	ju(f, "deferred_malformed", s->deferred.bad, false);
+	ju(f, "deferred_dropped", s->deferred.dropped, false);
+	ju(f, "deferred_peak_bytes", s->deferred.bytes_peak, true);
 	fprintf(f, " },\n  \"off_cpu\": { ");
 	fprintf(f, "\"enabled\": %s, ", o->off_cpu ? "true" : "false");
 	ju(f, "min_ns", o->off_cpu ? o->off_cpu_min_ns : 0, false);

@@ -89,6 +89,14 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err);
  */
 void tables_add_files(struct tables *t, struct process *p);
 
+/*
+ * The entry tables_add_process() would write for @p, into @pm, written
+ * nowhere and holding no file (numbers are given as there): for a deferred
+ * sample of a process gone (deferred.h), named from its exit record.
+ * -ENOENT: no mappings known.
+ */
+int tables_entry_of(struct tables *t, struct process *p, struct cprof_proc_maps *pm);
+
 /* Removes the entry of @pid (the process exited) and releases its files. */
 void tables_remove_process(struct tables *t, uint32_t pid);
 

@@ -62,6 +62,32 @@ void tables_add_files(struct tables *t, struct process *p)
 	}
 }
 
+int tables_entry_of(struct tables *t, struct process *p, struct cprof_proc_maps *pm)
+{
+	pm->n = 0;
+	pm->flags = p->maps.n > CPROF_MAX_PROC_MAPS ? CPROF_PROC_MAPS_TRUNCATED : 0;
+	if (!p->have_maps || !p->objs)
+		return -ENOENT;
+	for (size_t i = 0; i < p->maps.n && pm->n < CPROF_MAX_PROC_MAPS; i++) {
+		const struct vma *v = &p->maps.v[i];
+		struct cprof_proc_map *m;
+		uint64_t v0;
+		uint32_t file;
+
+		if (v->start >> 63)
+			continue;
+		m = &pm->m[pm->n++];
+		*m = (struct cprof_proc_map){ .start = v->start, .end = v->end, .file = CPROF_NO_FILE };
+		file = number_mapping(t, v, p->objs[i], &v0);
+		if (file == CPROF_NO_FILE)
+			continue;
+		m->bias = v->start - v0;
+		m->file = file;
+		t->files[file].last_use = ++t->clock;
+	}
+	return 0;
+}
+
 /* Whether [start, end) overlaps a mapping of @pm (sorted, disjoint). */
 static bool overlaps(const struct cprof_proc_maps *pm, uint64_t start, uint64_t end)
 {

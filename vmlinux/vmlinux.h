@@ -47,6 +47,7 @@ typedef struct {
 
 struct mm_struct {
 	unsigned long start_code, end_code;
+	unsigned long start_stack; /* the main thread's stack top: argc (defer.bpf.h) */
 	struct file *exe_file;
 	mm_context_t context;
 };

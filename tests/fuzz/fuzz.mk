@@ -35,7 +35,7 @@ ELF_SRCS            := user/elfsrc.c user/errbuf.c
 ELFOBJ_SRCS         := user/elfobj.c user/elfsyms.c user/debugfile.c user/symsel.c \
                        user/rootfs.c $(ELF_SRCS)
 UNWIND_SRCS         := $(wildcard user/unwind*.c) user/secwin.c user/ranges.c \
-                       tests/unwindcheck.c tests/bpfunwind.c
+                       tests/unwindcheck.c user/bpfunwind.c
 fuzz_elf_SRCS       := $(ELFOBJ_SRCS) $(UNWIND_SRCS)
 fuzz_elf_OPTS       := -max_len=262144
 fuzz_ehframe_SRCS   := $(UNWIND_SRCS) $(ELF_SRCS)

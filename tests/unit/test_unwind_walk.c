@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The BPF unwinder, walking real stacks: the code of bpf/unwind.bpf.h
- * (built as plain C, tests/bpfunwind.h) over tables the loader's own code
+ * (built as plain C, user/bpfunwind.h) over tables the loader's own code
  * built (proctab's snapshot of a live process, tables.c laying them out
  * into a rows array) and stacks that process recorded (stackshot.c, built
  * without frame pointers: PIE, non-PIE, static).  Each walk must give
@@ -317,6 +317,90 @@ static void check_shot(const char *variant, uint32_t pid, struct bpf_side *side,
 }
 
 /*
+ * Deferred walks (bpf/defer.bpf.h, user/deferred.c): with the table of
+ * frame @k's file still to come, the walk notes the first frame in that
+ * file; walked on from the note over a copy of the stack from its sp, as
+ * the loader does once the table is built, it gives the frames, status and
+ * name of the walk that had every table from the start.
+ */
+/* The file of frame @k of @w (a return address's: the call's), CPROF_NO_FILE: none. */
+static uint32_t file_of_frame(const struct cprof_proc_maps *pm, const struct bpfu_walk *w,
+			      uint32_t k)
+{
+	int idx = bpfu_find_mapping(pm, k ? w->st.ip[k] - 1 : w->st.ip[0]);
+
+	return idx < 0 ? CPROF_NO_FILE : pm->m[idx].file;
+}
+
+static void check_deferred(const char *variant, uint32_t pid, struct bpf_side *side,
+			   const struct shot *s, uint32_t k)
+{
+	static struct bpfu_walk whole, w, on;
+	static struct cprof_deferred rec;
+	const char *name = fmt("%s %s, frame %u", variant, s->h.place, k);
+	struct cprof_file loaded, queued;
+	uint32_t file, first = 0;
+	int rc;
+	uint64_t off;
+
+	if (walk(pid, &side->pm, s, s->h.stack_len, &whole) || whole.status != CPROF_UNWIND_OK ||
+	    k >= whole.st.nr) {
+		CHECK(false, fmt("%s: a whole walk first", name), "status %u, %u frames",
+		      whole.status, whole.st.nr);
+		return;
+	}
+	file = file_of_frame(&side->pm, &whole, k);
+	if (file == CPROF_NO_FILE) {
+		CHECK(false, fmt("%s: the frame is in a mapping", name), "%#llx",
+		      (unsigned long long)whole.st.ip[k]);
+		return;
+	}
+	/* the first frame in that file is where the walk waits */
+	while (first < k && file_of_frame(&side->pm, &whole, first) != file)
+		first++;
+	bpfu_get_file(file, &loaded);
+	queued = (struct cprof_file){ .state = CPROF_FILE_QUEUED, .asked = 1 };
+	bpfu_set_file(file, &queued);
+	bpfu_set_defer(true);
+	rc = walk(pid, &side->pm, s, s->h.stack_len, &w);
+	bpfu_set_defer(false);
+	bpfu_set_file(file, &loaded);
+	memset(&rec, 0, sizeof(rec));
+	bpfu_defer_note(&rec);
+	CHECK(rc == 0 && w.deferred && rec.nr == first && rec.file == file &&
+		      rec.pc == whole.st.ip[first] && rec.exact == (first == 0) &&
+		      !memcmp(rec.ip, whole.st.ip, first * sizeof(rec.ip[0])),
+	      fmt("%s: the walk notes the first frame whose table is to come", name),
+	      "rc %d, deferred %d, frame %u of file %u (want %u of %u), pc %#llx", rc, w.deferred,
+	      rec.nr, rec.file, first, file, (unsigned long long)rec.pc);
+	off = rec.sp - s->h.sp;
+	if (rec.sp < s->h.sp || off > s->h.stack_len)
+		return;
+	rec.stack_lo = rec.sp;
+	rec.stack_len = (uint32_t)(s->h.stack_len - off);
+	if (rec.stack_len > CPROF_DEFER_STACK)
+		rec.stack_len = CPROF_DEFER_STACK;
+	rc = bpfu_resume(pid, &side->pm, &rec, s->stack + off, &on);
+	CHECK(rc == 0 && on.status == whole.status && on.st.nr == whole.st.nr &&
+		      !memcmp(on.st.ip, whole.st.ip, whole.st.nr * sizeof(on.st.ip[0])) &&
+		      on.hash == whole.hash &&
+		      bpfu_stack_hash(&on.st, on.hash) == bpfu_stack_hash(&whole.st, whole.hash) &&
+		      !(on.st.status & CPROF_STACK_F_FP),
+	      fmt("%s: walked on from there once the table is built: the whole walk's stack", name),
+	      "rc %d, status %u (%u), %u frames (%u), flags %#x, hash %s", rc, on.status,
+	      whole.status, on.st.nr, whole.st.nr, on.st.status,
+	      on.hash == whole.hash ? "same" : "differs");
+	/* a copy cut short: the frames it holds, then a read failure, as in BPF */
+	rec.stack_len = (uint32_t)((whole.sp - rec.sp) / 2);
+	rc = bpfu_resume(pid, &side->pm, &rec, s->stack + off, &on);
+	CHECK(rc == 0 && on.status == CPROF_UNWIND_READ && on.st.nr > first &&
+		      on.st.nr < whole.st.nr &&
+		      !memcmp(on.st.ip, whole.st.ip, on.st.nr * sizeof(on.st.ip[0])),
+	      fmt("%s: half the copy: the whole walk's first frames, then READ", name),
+	      "rc %d, status %u, %u frames", rc, on.status, on.st.nr);
+}
+
+/*
  * A process the loader has no entry for (its first samples), mapping the
  * files whose tables are known: the walk finds them from the kernel's VMAs
  * and gives backtrace()'s frames, by CFI.
@@ -452,6 +536,9 @@ static void test_variant(const char *dir, const char *tmp, const char *variant,
 		check_shot(variant, (uint32_t)f.pid, side, &s.v[i]);
 		if (strcmp(variant, "pie") == 0 && strcmp(s.v[i].h.place, "qsort") == 0)
 			check_new_code(variant, (uint32_t)f.pid, side, &s.v[i]);
+		/* the leaf's file waiting, and the next frame's (libc's, where it is another) */
+		check_deferred(variant, (uint32_t)f.pid, side, &s.v[i], 0);
+		check_deferred(variant, (uint32_t)f.pid, side, &s.v[i], 1);
 	}
 	for (size_t i = 0; i < s.n; i++)
 		check_first_sample(variant, (uint32_t)f.pid, &s.v[i]);

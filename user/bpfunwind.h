@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bpfunwind: the BPF unwinder of bpf/unwind.bpf.h, built as plain C
- * (tests/bpfshim.h), for unit tests: the same find_mapping, row search,
- * row cache and frame steps that run in the kernel, over tables the
- * loader's code built and stacks a test recorded.
+ * (user/bpfshim.h), for unit tests and the agent's deferred walks
+ * (deferred.c): the same find_mapping, row search, row cache and frame
+ * steps that run in the kernel, over tables the loader's code built and
+ * stacks a test recorded or a deferred sample brought.
  */
 #ifndef CPROF_BPFUNWIND_H
 #define CPROF_BPFUNWIND_H
@@ -21,8 +22,17 @@
  */
 void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n);
 
-/* Sets file @file's entry of the unwind_files array. */
+/*
+ * The rows array as @n slots that @fn gives one at a time (into storage
+ * of its own, valid until its next call): the agent's, which reads them
+ * from the map.  Advances rows_gen as bpfu_set_rows().
+ */
+void bpfu_set_rows_fn(const union cprof_table_slot *(*fn)(void *ctx, uint32_t idx), void *ctx,
+		      uint32_t n);
+
+/* Sets file @file's entry of the unwind_files array; bpfu_get_file() reads it. */
 void bpfu_set_file(uint32_t file, const struct cprof_file *f);
+void bpfu_get_file(uint32_t file, struct cprof_file *out);
 
 /* Names a file by its identity in unwind_file_keys; @ref NULL: forgets it. */
 void bpfu_set_file_key(const struct cprof_file_key *k, const struct cprof_file_ref *ref);
@@ -84,6 +94,7 @@ struct bpfu_walk {
 	size_t asked;              /* CPROF_EV_WANT_TABLE events sent */
 	uint32_t asked_file[16];   /* ... their files, the first 16 */
 	bool unknown_file;         /* met a file not numbered (cprof_stats.unwind_unknown_file) */
+	bool deferred;             /* met a table to come: bpfu_defer_note() says where */
 };
 
 /*
@@ -156,5 +167,37 @@ int bpfu_py_frame_from_window(uint64_t addr, uint32_t size, uint8_t out[CPROF_PY
 void bpfu_set_count_logs(struct cprof_count_slot *log0, struct cprof_count_slot *log1,
 			 uint32_t ncpus, uint32_t slots);
 bool bpfu_count_log_add(unsigned int pair, unsigned int cpu, const struct cprof_sample_key *key);
+
+/*
+ * Whether walks note the first frame in a file whose table is to come, as
+ * the sampler's do (the defer_walks setting; bpf/defer.bpf.h).  Off at start.
+ */
+void bpfu_set_defer(bool on);
+
+/*
+ * Where the last walk that met such a frame noted it, as the record BPF
+ * sends (bpf/defer.bpf.h) holds it: @out's header and frames, not its
+ * key, epoch or stack.
+ */
+int bpfu_defer_note(struct cprof_deferred *out);
+
+/*
+ * Walks a deferred sample on from where its walk met a table to come, as
+ * unwind_step() goes on: from @rec's registers, after its frames, over
+ * its stack copy @stack (rec->stack_len bytes at rec->stack_lo; nothing
+ * else of the process is read), in process @pid whose unwind_procs entry
+ * is @pm (NULL: none); the files' entries are what bpfu_set_file() last
+ * set.  The whole stack into @out as bpfu_walk() gives it (out->hash: of
+ * all frames but the leaf).  -1 when a map is missing.
+ */
+int bpfu_resume(uint32_t pid, const struct cprof_proc_maps *pm, const struct cprof_deferred *rec,
+		const uint8_t *stack, struct bpfu_walk *out);
+
+/*
+ * The name BPF gives a user stack stored whole (cprof.bpf.c's
+ * walk_user_stack()): @walk_hash of all its frames but the leaf, as a
+ * walk leaves it, with the leaf and the stack's status.  0: no frames.
+ */
+uint64_t bpfu_stack_hash(const struct cprof_stack *st, uint64_t walk_hash);
 
 #endif

@@ -11,7 +11,7 @@
  * the BPF side would read from the process (bpf_probe_read_user) is a
  * recorded image, never this process's own memory.
  *
- * Included by one file, tests/bpfunwind.c: its state is static.
+ * Included by one file, user/bpfunwind.c: its state is static.
  */
 #ifndef CPROF_BPFSHIM_H
 #define CPROF_BPFSHIM_H
@@ -36,7 +36,10 @@
 #endif
 #define __noinline __attribute__((noinline))
 
-enum shim_kind { SHIM_ARRAY = 1, SHIM_HASH, SHIM_RINGBUF };
+enum shim_kind { SHIM_ARRAY = 1, SHIM_HASH, SHIM_RINGBUF, SHIM_ARRAY_FN };
+
+/* An array whose values a function gives, one at a time (NULL: none). */
+typedef const void *(*shim_value_fn)(void *ctx, uint32_t key);
 
 /* Storage bound to one map definition. */
 struct shim_map {
@@ -46,6 +49,8 @@ struct shim_map {
 	uint8_t *data;         /* array: max values; hash: max keys then max values */
 	bool *used;            /* hash: per entry */
 	size_t submitted;      /* ringbuf: records submitted */
+	shim_value_fn fn;      /* array_fn: the values */
+	void *fn_ctx;
 };
 
 /* A process's memory, as bpf_probe_read_user sees it: [lo, lo + len). */
@@ -55,7 +60,7 @@ struct shim_memory {
 	size_t len;
 };
 
-#define SHIM_MAPS 16
+#define SHIM_MAPS 24
 static struct shim_map shim_maps[SHIM_MAPS];
 static struct shim_memory shim_mem;
 static size_t shim_reads; /* bpf_probe_read_user calls */
@@ -93,6 +98,19 @@ static inline struct shim_map *shim_bind(const void *map, enum shim_kind kind, u
 static inline void shim_array(const void *map, void *data, uint32_t size, uint32_t n)
 {
 	shim_bind(map, SHIM_ARRAY, sizeof(uint32_t), size, n, data);
+}
+
+/*
+ * An array map of @n values of @size bytes that @fn gives (into storage
+ * of its own, valid until its next call): a map too big to hold.
+ */
+static inline void shim_array_fn(const void *map, uint32_t size, uint32_t n, shim_value_fn fn,
+				 void *ctx)
+{
+	struct shim_map *m = shim_bind(map, SHIM_ARRAY_FN, sizeof(uint32_t), size, n, NULL);
+
+	m->fn = fn;
+	m->fn_ctx = ctx;
 }
 
 /* An empty hash map of @max entries. */
@@ -138,6 +156,13 @@ static inline void *bpf_map_lookup_elem(const void *map, const void *key)
 
 		memcpy(&k, key, sizeof(k));
 		return k < m->max ? m->data + (size_t)k * m->value_size : NULL;
+	}
+	if (m->kind == SHIM_ARRAY_FN) {
+		uint32_t k;
+
+		memcpy(&k, key, sizeof(k));
+		/* the BPF code never writes through a lookup of these */
+		return k < m->max ? (void *)(uintptr_t)m->fn(m->fn_ctx, k) : NULL;
 	}
 	i = m->kind == SHIM_HASH ? shim_hash_find(m, key) : -1;
 	return i < 0 ? NULL : shim_hash_value(m, (uint32_t)i);

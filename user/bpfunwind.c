@@ -2,7 +2,9 @@
 /*
  * The BPF unwinder compiled as plain C: bpfshim.h for the helpers, then
  * the BPF program's own headers in the order cprof.bpf.c includes them.
- * The shim's maps get storage here, once, on first use.
+ * The shim's maps get storage here, once, on first use.  The unit tests
+ * walk recorded stacks with it; the agent walks deferred samples on
+ * (deferred.c): one copy of the walk, the kernel's.
  */
 #include "bpfshim.h"
 
@@ -10,11 +12,14 @@
 /* Settings the loader fixes before load, which a test sets as it goes. */
 #define file_tables file_tables_rodata
 #define count_log_slots count_log_slots_rodata
+#define defer_walks defer_walks_rodata
 #include "state.bpf.h"
 #undef file_tables
 #undef count_log_slots
+#undef defer_walks
 static bool file_tables;
 static __u32 count_log_slots;
+static bool defer_walks; /* bpfu_set_defer() */
 
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
@@ -37,6 +42,7 @@ static struct stack_window window;
 static struct row_cache cache;
 static union cprof_table_slot no_rows[1];
 static struct cprof_file files[CPROF_MAX_FILES];
+static struct defer_note note;
 
 /* The mappings the kernel would find, as a test made them up. */
 static struct bpfu_vma vmas[BPFU_VMAS_MAX];
@@ -83,6 +89,7 @@ static void setup(void)
 	shim_array(&entry_edits, edits, sizeof(edits[0]), ENTRY_EDIT_SLOTS);
 	shim_array(&stack_window, &window, sizeof(window), 1);
 	shim_array(&row_cache, &cache, sizeof(cache), 1);
+	shim_array(&defer_notes, &note, sizeof(note), 1);
 	shim_array(&unwind_rows, no_rows, sizeof(no_rows[0]), 0);
 	shim_array(&unwind_files, files, sizeof(files[0]), CPROF_MAX_FILES);
 	shim_hash(&unwind_procs, sizeof(__u32), sizeof(struct cprof_proc_maps), PIDS_MAX);
@@ -116,10 +123,33 @@ void bpfu_set_rows(const union cprof_table_slot *slots, uint32_t n)
 	rows_gen++;
 }
 
+static const union cprof_table_slot *(*rows_fn)(void *ctx, uint32_t idx);
+
+static const void *rows_value(void *ctx, uint32_t idx)
+{
+	return rows_fn(ctx, idx);
+}
+
+void bpfu_set_rows_fn(const union cprof_table_slot *(*fn)(void *ctx, uint32_t idx), void *ctx,
+		      uint32_t n)
+{
+	setup();
+	rows_fn = fn;
+	shim_array_fn(&unwind_rows, sizeof(union cprof_table_slot), n, rows_value, ctx);
+	rows_gen++;
+}
+
 void bpfu_set_file(uint32_t file, const struct cprof_file *f)
 {
 	if (file < CPROF_MAX_FILES)
 		files[file] = *f;
+}
+
+void bpfu_get_file(uint32_t file, struct cprof_file *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (file < CPROF_MAX_FILES)
+		*out = files[file];
 }
 
 void bpfu_set_file_key(const struct cprof_file_key *k, const struct cprof_file_ref *ref)
@@ -269,6 +299,7 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	out->sp = l.c->sp;
 	out->reads = shim_reads;
 	out->unknown_file = l.c->unknown_file;
+	out->deferred = l.c->defer;
 	for (size_t i = events0; i < ev->submitted; i++) {
 		const struct cprof_file_event *fe = (const void *)(ev->data + i * ev->value_size);
 
@@ -345,4 +376,86 @@ bool bpfu_count_log_add(unsigned int pair, unsigned int cpu, const struct cprof_
 	shim_array(&count_memos, &count_memo_of[cpu], sizeof(count_memo_of[cpu]), 1);
 	shim_cpu = cpu;
 	return count_log_add(pair ? (void *)&count_log1 : (void *)&count_log0, key);
+}
+
+void bpfu_set_defer(bool on)
+{
+	defer_walks = on;
+}
+
+int bpfu_defer_note(struct cprof_deferred *out)
+{
+	setup();
+	memset(out, 0, offsetof(struct cprof_deferred, stack));
+	out->type = CPROF_EV_DEFERRED;
+	out->file = note.file;
+	out->nr = note.nr < CPROF_DEFER_FRAMES ? note.nr : CPROF_DEFER_FRAMES;
+	out->exact = note.exact;
+	out->pc = note.pc;
+	out->sp = note.sp;
+	out->bp = note.bp;
+	out->chain_end = note.chain_end;
+	out->status = note.status;
+	memcpy(out->ip, note.ip, sizeof(out->ip));
+	return 0;
+}
+
+int bpfu_resume(uint32_t pid, const struct cprof_proc_maps *pm, const struct cprof_deferred *rec,
+		const uint8_t *stack, struct bpfu_walk *out)
+{
+	struct unwind_loop l;
+	struct unwind_ctx *c;
+	struct shim_map *ev;
+	size_t events0;
+	uint32_t n = rec->nr < CPROF_DEFER_FRAMES ? rec->nr : CPROF_DEFER_FRAMES;
+
+	setup();
+	ev = shim_find(&events, false);
+	events0 = ev->submitted;
+	if (pm)
+		bpf_map_update_elem(&unwind_procs, &pid, pm, BPF_ANY);
+	else
+		bpf_map_delete_elem(&unwind_procs, &pid);
+	bpf_map_delete_elem(&new_code_seen, &pid);
+	shim_mem = (struct shim_memory){ rec->stack_lo, stack, rec->stack_len };
+	shim_reads = 0;
+	/* after the sample: no kernel VMAs to look at, and no walk to defer */
+	vmas_looked = true;
+	if (!unwind_begin(&l, pid))
+		return -1;
+	c = l.c;
+	l.win->top = 0; /* no earlier walk of this thread read this copy */
+	/* the frames before, hashed as unwind_step() did: all but the leaf */
+	l.st->nr = n;
+	l.st->status = rec->status & ~0xffu;
+	for (uint32_t i = 0; i < n; i++) {
+		l.st->ip[i] = rec->ip[i];
+		if (i)
+			c->hash = hash_mix(c->hash, rec->ip[i]);
+	}
+	c->pc = rec->pc;
+	c->sp = rec->sp;
+	c->bp = rec->bp;
+	c->chain_end = rec->chain_end;
+	c->exact = rec->exact ? 1 : 0;
+	c->defer = 1; /* walked again: not deferred again */
+	c->status = CPROF_UNWIND_TRUNCATED;
+	bpf_loop(CPROF_MAX_FRAMES + 1, unwind_step, &l, 0);
+
+	memset(out, 0, sizeof(*out));
+	out->st = *l.st;
+	out->status = c->status;
+	out->hash = c->hash;
+	out->sp = c->sp;
+	out->reads = shim_reads;
+	out->unknown_file = c->unknown_file;
+	ev->submitted = events0; /* what it asked for is the loader's own business */
+	return 0;
+}
+
+uint64_t bpfu_stack_hash(const struct cprof_stack *st, uint64_t walk_hash)
+{
+	if (!st->nr)
+		return 0;
+	return hash_finish(hash_mix(walk_hash, st->ip[0]), st, BPF_F_USER_STACK);
 }

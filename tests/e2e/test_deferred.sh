@@ -1,0 +1,89 @@
+#!/bin/sh
+# End-to-end: deferred walks (bpf/defer.bpf.h, user/deferred.c).  A brand-new
+# program without frame pointers, its binary's .eh_frame big enough that its
+# table takes a while, started after the whole-host profiler: its first
+# samples come before its table is built (before, they went by frame
+# pointers and stopped at once: 292 of 301 complete, the build before
+# this test); they are sent to wait for the table, walked on by the loader
+# once it is built, and counted complete.  At 999 Hz, so that tens of
+# samples fall before the table.  Floors, not timings (bench/realhost.sh
+# measures the build's share).  Needs root.
+. "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d)
+CGS= CP=
+cleanup() {
+	[ -n "$CP" ] && kill "$CP" 2>/dev/null && wait "$CP"
+	for c in $CGS; do cgroup_gone "$c"; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+NAMES="a new program's first samples walked on|a new program's stacks complete|a new program's stacks named"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
+command -v cc >/dev/null || skip_all "needs a C compiler"
+[ -n "$(cgroup_new "cprof-e2e-probe-$$")" ] || skip_all "no writable cgroup v2 hierarchy"
+cgroup_gone "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)/cprof-e2e-probe-$$"
+
+# A binary whose main calls a few functions until it has used MS of CPU
+# time, with 60000 more of a few CFI rows each (its .eh_frame, 2.5 MB, is
+# what the table is made of: 20-40 ms to build, as cc1's), written in
+# assembly so that they take no time to compile.
+gen_functions 100 >"$T/big.c"
+awk -v n="${DEFER_FILLER:-60000}" 'BEGIN {
+	print "\t.text"
+	for (i = 0; i < n; i++) {
+		printf "\t.globl filler%d\n\t.type filler%d, @function\nfiller%d:\n\t.cfi_startproc\n", i, i, i
+		printf "\tpush %%rbx\n\t.cfi_def_cfa_offset 16\n\t.cfi_offset %%rbx, -16\n"
+		printf "\tpush %%r12\n\t.cfi_def_cfa_offset 24\n\t.cfi_offset %%r12, -24\n"
+		printf "\tpop %%r12\n\t.cfi_def_cfa_offset 16\n\tpop %%rbx\n\t.cfi_def_cfa_offset 8\n\tret\n"
+		printf "\t.cfi_endproc\n\t.size filler%d, .-filler%d\n", i, i
+	}
+	print "\t.section .note.GNU-stack,\"\",@progbits"
+}' >"$T/filler.s"
+cat >>"$T/big.c" <<'MAIN'
+#include <stdlib.h>
+#include <time.h>
+int main(int argc, char **argv)
+{
+	static int a[64];
+	struct timespec t0, t;
+	long ms = argc > 1 ? atol(argv[1]) : 300;
+	volatile int s = 0;
+	for (int i = 0; i < 64; i++)
+		a[i] = i * 7;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	do {
+		s += f12(a, 64);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	return s == 1;
+}
+MAIN
+sed -i '1i int f12(int *a, int n);' "$T/big.c"
+cc -O1 -g0 -fomit-frame-pointer -fasynchronous-unwind-tables -o "$T/bignew" "$T/big.c" \
+	"$T/filler.s" ||
+	skip_all "the workload did not build"
+
+CG=cprof-e2e-defer-$$
+dir=$(cgroup_new "$CG") || skip_all "no cgroup"
+CGS="$dir"
+# only the workload's cgroup: the counters are its samples
+$CPROF -F 999 --cgroup "$dir" --duration 3600 --output-dir "$T/out" --json-summary "$T/s.json" -v 2>"$T/err" &
+CP=$!
+wait_sampling "$CP" || skip_all "the agent did not start"
+# a copy made now: a file no process of the run mapped before
+cp "$T/bignew" "$T/bigcopy"
+in_cgroup "$dir" "$T/bigcopy" 300 >/dev/null 2>&1
+kill -INT "$CP"
+wait "$CP"
+CP=
+folded_of "$T/out" "$CG" | awk -F '\t' '$2 ~ /comm:\[bigcopy\]/' >"$T/big.folded"
+walked=$(jget "$T/s.json" unwind.deferred_walked)
+complete=$(jget "$T/s.json" unwind.deferred_complete)
+set -- $(user_stacks "$T/big.folded" "$CG")
+# (none on a quiet host may be: its table built before main() runs)
+check "a new program's first samples walked on once its table was built, each to its start ($complete of $walked; $(grep 'deferred walks' "$T/err"))" \
+	eval '[ -n "$walked" ] && [ "${complete:-0}" -eq "$walked" ]'
+check "a new program's stacks complete: >=99% ($1 of $3)" at_least "$1 $3" 0.99 100
+check "a new program's stacks named: >=97% ($2 of $3)" at_least "$2 $3" 0.97 100
