@@ -5,10 +5,11 @@
  * Per sample: drop what is filtered out, walk the user stack here (by the
  * loader's CFI tables, else by frame pointers) and the kernel stack with
  * bpf_get_stack into per-CPU scratch, name each stack by a 64-bit hash of
- * its frames and store it once (in a map sized for its length), then bump
- * counts[{pid, gen, tid, ustack, uleaf, kstack, pystack, pyleaf, comm}] (the
- * user stack stored without its leaf pc and the Python stack without its
- * innermost frame's position, which the key holds).  The
+ * its frames and store it once (in a map sized for its length), then count
+ * the sample under {pid, gen, tid, ustack, uleaf, kstack, pystack, pyleaf,
+ * comm} (the user stack stored without its leaf pc and the Python stack
+ * without its innermost frame's position, which the key holds): in the
+ * CPU's count log, else the counts map.  The
  * first sample of a process we have not seen sends a process event so the
  * loader snapshots its mappings while it still runs.
  *
@@ -19,7 +20,8 @@
  *
  * This file holds the programs; the maps and the code they share are in
  * headers included after the maps: state.bpf.h (settings, globals, maps),
- * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), pytramp.bpf.h
+ * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), counts.bpf.h
+ * (the count logs, tried before the counts maps), pytramp.bpf.h
  * (where CPython's perf trampolines are), unwind.bpf.h (the user-stack
  * unwinder), vma.bpf.h (the file mapped at a pc), exitmaps.bpf.h (an
  * unread process's mappings at its exit), python.bpf.h (Python
@@ -39,6 +41,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
+#include "counts.bpf.h"
 #include "pytramp.bpf.h"
 #include "unwind.bpf.h"
 #include "vma.bpf.h"
@@ -289,9 +292,12 @@ static __always_inline bool count_add(void *map, struct cprof_sample_key *key, _
 	return v || inserted;
 }
 
-static __always_inline void count_sample(void *counts, void *lost,
+/* One sample of @key in a pair: its count log, else its counts map, else lost. */
+static __always_inline void count_sample(void *log, void *counts, void *lost,
 					 struct cprof_sample_key *key)
 {
+	if (count_log_add(log, key))
+		return;
 	if (!count_add(counts, key, 1))
 		count_lost(lost, key->pid, CPROF_LOST_COUNTS_FULL);
 }
@@ -415,12 +421,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 							   CPROF_STACK_NONE;
 		/* a walk that waits for a table is counted once it is walked again */
 		if (!defer || !defer_send(&key, epoch))
-			count_sample(&counts1, &lost1, &key);
+			count_sample(&count_log1, &counts1, &lost1, &key);
 	} else {
 		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 0, epoch, 0, 0) :
 							   CPROF_STACK_NONE;
 		if (!defer || !defer_send(&key, epoch))
-			count_sample(&counts0, &lost0, &key);
+			count_sample(&count_log0, &counts0, &lost0, &key);
 	}
 	return 0;
 }

@@ -83,6 +83,27 @@ struct cprof_sample_key {
 };
 
 /*
+ * Count logs: where a sample is counted first, so that a key new in the
+ * epoch costs no hash-map insert.  Each CPU has its own part of the live
+ * pair's log, a power of two of slots (the loader's choice by the rate
+ * and the CPUs, told to BPF before load): the first slot's n is how many
+ * follow it in use, each a key and its samples.  A key the CPU
+ * logged lately is counted in place, a new one appended; a key may be in
+ * several slots and in the counts map as well (the loader sums them), and
+ * only a sample that finds its CPU's part full goes to the counts map.
+ * The loader reads the idle pair's logs through mmap after the grace
+ * period of its flip, and empties them by setting each first slot's n to
+ * 0: no program writes them until they are live again.
+ */
+struct cprof_count_slot {
+	struct cprof_sample_key key;
+	__u64 n;
+};
+#define CPROF_COUNT_LOG_MIN 64    /* slots a CPU, at least */
+#define CPROF_COUNT_LOG_MAX 2048  /* ... at most (a u16 in BPF's memo) */
+#define CPROF_COUNT_LOG_BYTES (8u << 20) /* both pairs, all CPUs, at most */
+
+/*
  * How a user stack walk ended.  OK: it reached the outermost frame.  The
  * others stopped early; the frames found so far are kept and the profile
  * shows the reason as a pseudo-frame at the root.
@@ -639,6 +660,12 @@ struct cprof_py_code_key {
 /* Hashed as bytes by the counts map: no padding may go uninitialized. */
 _Static_assert(sizeof(struct cprof_sample_key) ==
 		       4 + 4 + 8 + 8 + 8 + 8 + 8 + 8 + CPROF_COMM_LEN, "sample key has padding");
+_Static_assert(sizeof(struct cprof_count_slot) == sizeof(struct cprof_sample_key) + 8,
+	       "count slot has padding");
+_Static_assert(CPROF_COUNT_LOG_MAX <= 65536 &&
+		       (CPROF_COUNT_LOG_MIN & (CPROF_COUNT_LOG_MIN - 1)) == 0 &&
+		       (CPROF_COUNT_LOG_MAX & (CPROF_COUNT_LOG_MAX - 1)) == 0,
+	       "count log slots are powers of two a u16 numbers");
 /* A stack class's value is struct cprof_stack cut after its last frame. */
 _Static_assert(__builtin_offsetof(struct cprof_stack, ip) == CPROF_STACK_BYTES(0),
 	       "CPROF_STACK_BYTES does not match struct cprof_stack");

@@ -60,7 +60,7 @@ struct shim_memory {
 	size_t len;
 };
 
-#define SHIM_MAPS 16
+#define SHIM_MAPS 24
 static struct shim_map shim_maps[SHIM_MAPS];
 static struct shim_memory shim_mem;
 static size_t shim_reads; /* bpf_probe_read_user calls */
@@ -238,6 +238,17 @@ static inline long bpf_loop(__u32 nr_loops, long (*fn)(__u32 index, void *ctx), 
 static inline __u64 bpf_get_current_pid_tgid(void)
 {
 	return 1;
+}
+
+/*
+ * The CPU a program runs on, as a test sets it: per-CPU arrays stay one
+ * value (a test of per-CPU data binds each CPU's itself).
+ */
+static __u32 shim_cpu;
+
+static inline __u32 bpf_get_smp_processor_id(void)
+{
+	return shim_cpu;
 }
 
 static inline __u64 bpf_ktime_get_ns(void)

@@ -9,17 +9,21 @@
 #include "bpfshim.h"
 
 #include "cprof.h"
-/* A setting the loader fixes before load, which a test sets as it goes. */
+/* Settings the loader fixes before load, which a test sets as it goes. */
 #define file_tables file_tables_rodata
+#define count_log_slots count_log_slots_rodata
 #define defer_walks defer_walks_rodata
 #include "state.bpf.h"
 #undef file_tables
+#undef count_log_slots
 #undef defer_walks
 static bool file_tables;
+static __u32 count_log_slots;
 static bool defer_walks; /* bpfu_set_defer() */
 
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
+#include "counts.bpf.h"
 #include "pytramp.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
@@ -349,6 +353,29 @@ int bpfu_py_frame_from_window(uint64_t addr, uint32_t size, uint8_t out[CPROF_PY
 		return -2; /* the walk would look for it elsewhere */
 	memcpy(out, w.frames, CPROF_PY_FRAME_READ);
 	return 0;
+}
+
+#define COUNT_CPUS 8 /* CPUs a test's count logs have, at most */
+static struct count_memo count_memo_of[COUNT_CPUS];
+
+void bpfu_set_count_logs(struct cprof_count_slot *log0, struct cprof_count_slot *log1,
+			 uint32_t ncpus, uint32_t slots)
+{
+	setup();
+	memset(count_memo_of, 0, sizeof(count_memo_of));
+	shim_array(&count_log0, log0, sizeof(*log0), ncpus * slots);
+	shim_array(&count_log1, log1, sizeof(*log1), ncpus * slots);
+	count_log_slots = slots;
+}
+
+bool bpfu_count_log_add(unsigned int pair, unsigned int cpu, const struct cprof_sample_key *key)
+{
+	if (cpu >= COUNT_CPUS)
+		return false;
+	/* the per-CPU memo: this CPU's */
+	shim_array(&count_memos, &count_memo_of[cpu], sizeof(count_memo_of[cpu]), 1);
+	shim_cpu = cpu;
+	return count_log_add(pair ? (void *)&count_log1 : (void *)&count_log0, key);
 }
 
 void bpfu_set_defer(bool on)

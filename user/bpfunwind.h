@@ -158,6 +158,17 @@ int bpfu_py_stack_word(const struct bpfu_memory *mem, uint64_t addr, uint64_t *o
 int bpfu_py_frame_from_window(uint64_t addr, uint32_t size, uint8_t out[CPROF_PY_FRAME_READ]);
 
 /*
+ * The count logs of counts.bpf.h: each pair's is @log0 or @log1, the
+ * caller's, @ncpus (at most 8) parts of @slots slots (count_log_slots),
+ * and the CPUs' memos empty.  bpfu_count_log_add() counts a sample of
+ * @key on @cpu in @pair's log, with count_log_add(): false when that
+ * CPU's part is full (the sample is for the counts map then).
+ */
+void bpfu_set_count_logs(struct cprof_count_slot *log0, struct cprof_count_slot *log1,
+			 uint32_t ncpus, uint32_t slots);
+bool bpfu_count_log_add(unsigned int pair, unsigned int cpu, const struct cprof_sample_key *key);
+
+/*
  * Whether walks note the first frame in a file whose table is to come, as
  * the sampler's do (the defer_walks setting; bpf/defer.bpf.h).  Off at start.
  */

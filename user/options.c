@@ -117,7 +117,8 @@ static const struct optdef optdefs[] = {
 	  "for sampled addresses may take at once, across\n"
 	  "objects (default 32M); frames past it stay unnamed" },
 	{ "counts-max", OPT_COUNTS_MAX, "N",
-	  "distinct stacks counted per drain (default " STR(CPROF_COUNTS_MAX) ");\n"
+	  "distinct stacks counted per drain (default " STR(CPROF_COUNTS_MAX) ";\n"
+	  "given, it bounds the CPUs' count logs too);\n"
 	  "samples beyond it show as [lost samples]" },
 	{ "max-files", OPT_MAX_FILES, "N",
 	  "files kept open for processes' binaries and perf\n"

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "countlog.h"
 #include "kernel_btf.h"
 #include "sampler_internal.h"
 
@@ -173,6 +174,27 @@ static void warm_stack_caches(struct sampler *s)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
+/* Maps both pairs' count logs, which the drain reads and empties. */
+static int map_count_logs(struct sampler *s)
+{
+	struct bpf_map *maps[2] = { s->skel->maps.count_log0, s->skel->maps.count_log1 };
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!s->log_slots)
+		return 0; /* none (--counts-max): samples go to the counts maps */
+	s->log_len = (size_t)s->ncpus * s->log_slots * sizeof(struct cprof_count_slot);
+	s->log_len = (s->log_len + page - 1) / page * page;
+	for (int i = 0; i < 2; i++) {
+		void *m = mmap(NULL, s->log_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       bpf_map__fd(maps[i]), 0);
+
+		if (m == MAP_FAILED)
+			return -errno;
+		s->logs[i] = m;
+	}
+	return 0;
+}
+
 /*
  * The host's dynamic loader: programs of a container with an ld.so of its
  * own get their libraries into the unwind tables when the loader reads
@@ -297,6 +319,16 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		ret = errf(err, -EINVAL, "cannot size the counts maps");
 		goto fail;
 	}
+	s->log_slots = countlog_slots(opts->frequency, s->ncpus, opts->counts_max);
+	s->skel->rodata->count_log_slots = s->log_slots;
+	/* (an array has one entry at least: unused without a log) */
+	if (bpf_map__set_max_entries(s->skel->maps.count_log0,
+				     s->log_slots ? s->ncpus * s->log_slots : 1) ||
+	    bpf_map__set_max_entries(s->skel->maps.count_log1,
+				     s->log_slots ? s->ncpus * s->log_slots : 1)) {
+		ret = errf(err, -EINVAL, "cannot size the count logs");
+		goto fail;
+	}
 	if (setup_off_cpu(s->skel, opts)) {
 		ret = errf(err, -EINVAL, "cannot size the off-CPU maps");
 		goto fail;
@@ -351,6 +383,11 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 			ret = errf(err, -errno, "adding a cgroup to the filter: %s", strerror(errno));
 			goto fail;
 		}
+	}
+	ret = map_count_logs(s);
+	if (ret) {
+		ret = errf(err, ret, "mapping the count logs: %s", strerror(-ret));
+		goto fail;
 	}
 	warm_stack_caches(s);
 	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
@@ -433,6 +470,9 @@ void sampler_close(struct sampler *s)
 		close(s->epfd);
 	ring_buffer__free(s->ring);
 	ring_buffer__free(s->dring);
+	for (int i = 0; i < 2; i++)
+		if (s->logs[i])
+			munmap(s->logs[i], s->log_len);
 	cprof_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->perf_fds);
@@ -559,6 +599,19 @@ static int sample_entry(void *ctx, const struct sampler_drain_ops *ops, const vo
 	return ops->sample ? ops->sample(ctx, k, *(const __u64 *)v) : 0;
 }
 
+struct log_ctx {
+	const struct sampler_drain_ops *ops;
+	void *ctx;
+};
+
+/* A count log's slot (countlog_drain()'s callback). */
+static int log_entry(void *ctx, const struct cprof_sample_key *k, uint64_t n)
+{
+	struct log_ctx *lc = ctx;
+
+	return lc->ops->sample ? lc->ops->sample(lc->ctx, k, n) : 0;
+}
+
 static int off_cpu_entry(void *ctx, const struct sampler_drain_ops *ops, const void *k,
 			 const void *v, size_t vsz)
 {
@@ -629,6 +682,12 @@ int sampler_drain_flipped(struct sampler *s, const struct sampler_drain_ops *ops
 	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]) && !ret; i++)
 		ret = drain_map(s, bpf_map__fd(stacks[i].map), sizeof(__u64),
 				CPROF_STACK_BYTES(stacks[i].frames), stack_entry, ops, ctx);
+	/* the pair's samples: its count log, then its counts map (a key may be in both) */
+	if (!ret) {
+		struct log_ctx lc = { ops, ctx };
+
+		ret = countlog_drain(s->logs[idle], s->ncpus, s->log_slots, log_entry, &lc);
+	}
 	if (!ret)
 		ret = drain_map(s, bpf_map__fd(counts), sizeof(struct cprof_sample_key),
 				sizeof(__u64), sample_entry, ops, ctx);

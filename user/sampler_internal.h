@@ -41,6 +41,10 @@ struct sampler {
 	__u64 flip_epoch;      /* the live epoch that flip ended */
 	__u64 drained_below;   /* samples of epochs below it are drained */
 	char note[ERRBUF_LEN]; /* what runs without: sampler_note() */
+	/* each pair's count log (countlog.h), mapped; log_len bytes each */
+	struct cprof_count_slot *logs[2];
+	size_t log_len;
+	uint32_t log_slots; /* slots a CPU */
 };
 
 #endif
