@@ -62,18 +62,23 @@ void tables_add_files(struct tables *t, struct process *p)
 	}
 }
 
-int tables_entry_of(struct tables *t, struct process *p, struct cprof_proc_maps *pm)
+/*
+ * Fills @pm with @p's mappings as its BPF entry holds them: a numbered
+ * file's with its bias, the rest with CPROF_NO_FILE.  With @used, each
+ * file named gains a user and is noted there (*@nused of them).
+ */
+static void entry_from_maps(struct tables *t, const struct process *p,
+			    struct cprof_proc_maps *pm, uint32_t *used, size_t *nused)
 {
 	pm->n = 0;
 	pm->flags = p->maps.n > CPROF_MAX_PROC_MAPS ? CPROF_PROC_MAPS_TRUNCATED : 0;
-	if (!p->have_maps || !p->objs)
-		return -ENOENT;
 	for (size_t i = 0; i < p->maps.n && pm->n < CPROF_MAX_PROC_MAPS; i++) {
 		const struct vma *v = &p->maps.v[i];
 		struct cprof_proc_map *m;
 		uint64_t v0;
 		uint32_t file;
 
+		/* BPF's find_mapping orders addresses below 2^63: not [vsyscall]'s. */
 		if (v->start >> 63)
 			continue;
 		m = &pm->m[pm->n++];
@@ -84,7 +89,20 @@ int tables_entry_of(struct tables *t, struct process *p, struct cprof_proc_maps 
 		m->bias = v->start - v0;
 		m->file = file;
 		t->files[file].last_use = ++t->clock;
+		if (used) {
+			t->files[file].users++;
+			used[(*nused)++] = file;
+		}
 	}
+}
+
+int tables_entry_of(struct tables *t, struct process *p, struct cprof_proc_maps *pm)
+{
+	pm->n = 0;
+	pm->flags = 0;
+	if (!p->have_maps || !p->objs)
+		return -ENOENT;
+	entry_from_maps(t, p, pm, NULL, NULL);
 	return 0;
 }
 
@@ -165,31 +183,9 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 		return errf(err, -ENOMEM, "out of memory");
 	}
 
-	memset(pm, 0, sizeof(pm->n) + sizeof(pm->flags));
-	if (p->maps.n > CPROF_MAX_PROC_MAPS) {
-		pm->flags |= CPROF_PROC_MAPS_TRUNCATED;
+	entry_from_maps(t, p, pm, used, &nused);
+	if (pm->flags & CPROF_PROC_MAPS_TRUNCATED)
 		t->st.truncated++;
-	}
-	for (size_t i = 0; i < p->maps.n && pm->n < CPROF_MAX_PROC_MAPS; i++) {
-		const struct vma *v = &p->maps.v[i];
-		struct cprof_proc_map *m;
-		uint64_t v0;
-		uint32_t file;
-
-		/* BPF's find_mapping orders addresses below 2^63: not [vsyscall]'s. */
-		if (v->start >> 63)
-			continue;
-		m = &pm->m[pm->n++];
-		*m = (struct cprof_proc_map){ .start = v->start, .end = v->end, .file = CPROF_NO_FILE };
-		file = number_mapping(t, v, p->objs[i], &v0);
-		if (file == CPROF_NO_FILE)
-			continue;
-		m->bias = v->start - v0;
-		m->file = file;
-		t->files[file].users++;
-		t->files[file].last_use = ++t->clock;
-		used[nused++] = file;
-	}
 	/*
 	 * The old entry is replaced in BPF, not removed first (BPF would make
 	 * one of its own meanwhile), and its files are counted out only then:
