@@ -209,10 +209,13 @@ static struct elfobj *mapping_object(struct proctab *t, struct process *p, const
 		return se->obj;
 	}
 	fd = open_mapped_file(t, p, v);
-	if (fd < 0)
+	if (fd < 0) {
 		t->st.refused[refusal_of(fd)]++;
-	else if (objcache_get(t->objs, fd, &o, NULL))
-		o = NULL;
+	} else {
+		t->st.opened++;
+		if (objcache_get(t->objs, fd, &o, NULL))
+			o = NULL;
+	}
 	if (o) {
 		const struct objcache_source src = {
 			.pid = p->pid,

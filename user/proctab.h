@@ -98,6 +98,7 @@ struct proctab_stats {
 	size_t exit_opened;          /* ... opened by the paths BPF sent (cprof_exit_file) */
 	size_t exit_other_root;      /* ... not: the process had another root or mount namespace */
 	size_t exit_refused;         /* ... not: no such file there, or another one */
+	size_t opened;               /* mapped files opened: once a file in a snapshot, not a mapping */
 	size_t by_path;              /* mapped files opened by path (map_files unusable) */
 	size_t refreshes, deferred;  /* re-snapshots taken, and deferred by the backoff */
 	size_t startup;              /* ... of them at a program's start (REFRESH_STARTUP) */
