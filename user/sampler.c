@@ -492,11 +492,6 @@ void sampler_close(struct sampler *s)
 	free(s);
 }
 
-int sampler_ncpus(const struct sampler *s)
-{
-	return s->ncpus;
-}
-
 void sampler_cpus(const struct sampler *s, struct cpulist *out)
 {
 	*out = s->sampled;

@@ -69,9 +69,6 @@ void sampler_pause(struct sampler *s);
 
 void sampler_close(struct sampler *s);
 
-/* Number of possible CPUs: the per-CPU maps' and count logs' size. */
-int sampler_ncpus(const struct sampler *s);
-
 /* The CPUs sampled: those whose event could be opened. */
 void sampler_cpus(const struct sampler *s, struct cpulist *out);
 
