@@ -405,7 +405,8 @@ static void gather(struct run *r, struct summary *sum)
 {
 	if (sampler_stats(r->sampler, &sum->bpf))
 		memset(&sum->bpf, 0, sizeof(sum->bpf));
-	sum->ncpus = sampler_ncpus(r->sampler);
+	sampler_cpus(r->sampler, &sum->cpus);
+	sum->ncpus = cpulist_count(&sum->cpus);
 	sum->processes = r->procs.created;
 	sum->unwind_tables = r->tables != NULL;
 	if (r->tables)
@@ -443,6 +444,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 {
 	struct sampler_opts sopts = {
 		.frequency = o->frequency,
+		.cpus = o->cpus_set ? &o->cpus : NULL,
 		.kernel_stacks = o->kernel,
 		.python_stacks = o->python,
 		.ld_probe = o->ld_probe,

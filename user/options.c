@@ -65,6 +65,10 @@ static const struct optdef optdefs[] = {
 	  "windows older than its N newest (nothing else)" },
 	{ "frequency", 'F', "HZ",
 	  "samples per second per CPU (default 99, max " STR(MAX_FREQUENCY) ")" },
+	{ "cpu", 'C', "LIST",
+	  "sample only on these CPUs: a list like 0, 0,2 or\n"
+	  "1-3,5 (as taskset -c), each online; --off-cpu\n"
+	  "waits are still recorded on every CPU" },
 	{ "output-dir", 'o', "DIR", "where to write profiles (default ./cprof-out)" },
 	{ "pid", 'p', "PID", "only this process; repeat or comma-separate" },
 	{ "comm", OPT_COMM, "NAME", "only processes named NAME (as in /proc/PID/comm)" },
@@ -386,6 +390,17 @@ int options_parse(int argc, char **argv, struct options *o)
 				return -1;
 			o->frequency = (unsigned int)v;
 			break;
+		case 'C': {
+			struct cpulist online;
+
+			if (cpulist_online(&online, &err) ||
+			    cpulist_parse(optarg, &online, &o->cpus, &err)) {
+				fprintf(stderr, PROG ": --cpu: %s\n", err.msg);
+				return -1;
+			}
+			o->cpus_set = true;
+			break;
+		}
 		case 'o':
 			if (!*optarg) {
 				fprintf(stderr, PROG ": --output-dir: empty path\n");

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpulist.h"
+
 #define PROG "cprof-bpf"
 #define MAX_PIDS 1024
 #define MAX_COMMS 64
@@ -34,6 +36,8 @@ struct options {
 	size_t n_cgroups;
 	unsigned int frequency;
 	const char *output_dir;
+	struct cpulist cpus;      /* --cpu: sample only on these */
+	bool cpus_set;            /* given; else every online CPU */
 	uint32_t pids[MAX_PIDS];
 	size_t n_pids;
 	bool kernel;

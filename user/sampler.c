@@ -72,7 +72,13 @@ static int open_cpu_clock(int cpu, unsigned int freq)
 	return fd < 0 ? -errno : fd;
 }
 
-static int attach_cpus(struct sampler *s, unsigned int freq, struct errbuf *err)
+/*
+ * Opens a cpu-clock event on each CPU (each of @cpus: a CPU the user chose
+ * that went offline since is an error, not a CPU left out) and attaches
+ * the sampling program to it.
+ */
+static int attach_cpus(struct sampler *s, unsigned int freq, const struct cpulist *cpus,
+		       struct errbuf *err)
 {
 	struct bpf_program *prog = s->skel->progs.on_sample;
 	int attached = 0;
@@ -81,11 +87,15 @@ static int attach_cpus(struct sampler *s, unsigned int freq, struct errbuf *err)
 	s->links = calloc(s->ncpus, sizeof(*s->links));
 	if (!s->perf_fds || !s->links)
 		return errf(err, -ENOMEM, "out of memory");
-	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		int fd = open_cpu_clock(cpu, freq);
-
+	for (int cpu = 0; cpu < s->ncpus; cpu++)
 		s->perf_fds[cpu] = -1;
-		if (fd == -ENODEV)
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		int fd;
+
+		if (cpus && !cpulist_has(cpus, cpu))
+			continue;
+		fd = open_cpu_clock(cpu, freq);
+		if (fd == -ENODEV && !cpus)
 			continue; /* offline CPU */
 		if (fd < 0)
 			return errf(err, fd, "perf_event_open(cpu-clock, cpu %d): %s%s", cpu,
@@ -101,6 +111,7 @@ static int attach_cpus(struct sampler *s, unsigned int freq, struct errbuf *err)
 			return errf(err, e, "attaching to cpu-clock on cpu %d: %s", cpu,
 				    strerror(-e));
 		}
+		cpulist_set(&s->sampled, cpu);
 		attached++;
 	}
 	if (!attached)
@@ -427,7 +438,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 			goto fail;
 		}
 	}
-	ret = attach_cpus(s, opts->frequency, err);
+	ret = attach_cpus(s, opts->frequency, opts->cpus, err);
 	if (ret)
 		goto fail;
 	*out = s;
@@ -481,9 +492,9 @@ void sampler_close(struct sampler *s)
 	free(s);
 }
 
-int sampler_ncpus(const struct sampler *s)
+void sampler_cpus(const struct sampler *s, struct cpulist *out)
 {
-	return s->ncpus;
+	*out = s->sampled;
 }
 
 /*

@@ -12,10 +12,12 @@
 #include <stdint.h>
 
 #include "cprof.h"
+#include "cpulist.h"
 #include "errbuf.h"
 
 struct sampler_opts {
 	unsigned int frequency; /* Hz, per CPU */
+	const struct cpulist *cpus; /* sample only on these (each online); NULL: every online CPU */
 	bool kernel_stacks;
 	bool python_stacks; /* read Python frames where the loader says how */
 	const uint32_t *pids; /* only these processes (tgids); NULL: all */
@@ -37,7 +39,7 @@ struct sampler;
 
 /*
  * Checks privileges and kernel support, loads the BPF program and starts
- * sampling on every online CPU.  Every failure comes back as one line in
+ * sampling on every online CPU, or on opts->cpus.  Every failure comes back as one line in
  * @err naming what is missing ("needs CAP_BPF and CAP_PERFMON (run as
  * root)", "no kernel BTF at /sys/kernel/btf/vmlinux", ...).
  */
@@ -67,8 +69,8 @@ void sampler_pause(struct sampler *s);
 
 void sampler_close(struct sampler *s);
 
-/* Number of CPUs sampled. */
-int sampler_ncpus(const struct sampler *s);
+/* The CPUs sampled: those whose event could be opened. */
+void sampler_cpus(const struct sampler *s, struct cpulist *out);
 
 /*
  * One record of the event ring: a struct cprof_event or, for

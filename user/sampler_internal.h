@@ -23,8 +23,9 @@ struct sampler {
 	struct ring_buffer *ring;  /* the events */
 	struct ring_buffer *dring; /* deferred samples */
 	int ncpus;
-	int *perf_fds;
+	int *perf_fds;           /* by CPU; -1: not sampled */
 	struct bpf_link **links;
+	struct cpulist sampled;  /* the CPUs with an event */
 	sampler_event_fn ev_fn; /* valid during sampler_poll() only */
 	void *ev_ctx;
 	/* drain buffers, sized for DRAIN_BATCH entries */

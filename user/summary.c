@@ -180,9 +180,10 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 	const struct cprof_stats *st = &s->bpf;
 	const struct tables_stats *ts = &s->tables;
 
-	fprintf(f, PROG ": sampled %.1f s at %u Hz on %d CPUs: %llu samples of %zu processes\n",
-		s->sampled_s, o->frequency, s->ncpus, (unsigned long long)st->samples,
-		s->processes);
+	cpulist_format(&s->cpus, line, sizeof(line));
+	fprintf(f, PROG ": sampled %.1f s at %u Hz on %d CPU%s (%s): %llu samples of %zu"
+		" processes\n", s->sampled_s, o->frequency, s->ncpus, s->ncpus == 1 ? "" : "s",
+		line, (unsigned long long)st->samples, s->processes);
 	if (s->start_ms >= 0)
 		fprintf(f, PROG ": sampling began %lld ms after launch\n", (long long)s->start_ms);
 	if (py_stats_line(&s->py, line, sizeof(line)))
@@ -262,16 +263,21 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 void summary_start(FILE *f, const struct options *o)
 {
 	bool chosen = o->n_pids || o->n_comms || o->n_cgroups;
+	char cpus[256] = "";
 
 	if (o->quiet)
 		return;
+	if (o->cpus_set) {
+		memcpy(cpus, " on CPUs ", 10);
+		cpulist_format(&o->cpus, cpus + 9, sizeof(cpus) - 9);
+	}
 	if (o->duration)
-		fprintf(f, PROG ": sampling %s at %u Hz for %u s (Ctrl-C to stop early)\n",
-			chosen ? "the chosen processes" : "all processes", o->frequency,
+		fprintf(f, PROG ": sampling %s%s at %u Hz for %u s (Ctrl-C to stop early)\n",
+			chosen ? "the chosen processes" : "all processes", cpus, o->frequency,
 			o->duration);
 	else
-		fprintf(f, PROG ": sampling %s at %u Hz until Ctrl-C, a window every %u s\n",
-			chosen ? "the chosen processes" : "all processes", o->frequency,
+		fprintf(f, PROG ": sampling %s%s at %u Hz until Ctrl-C, a window every %u s\n",
+			chosen ? "the chosen processes" : "all processes", cpus, o->frequency,
 			o->interval);
 }
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "cprof.h"
+#include "cpulist.h"
 #include "deferred.h"
 #include "errbuf.h"
 #include "objcache.h"
@@ -35,7 +36,8 @@ struct summary {
 	double sampled_s;            /* sampling time */
 	double write_s;              /* writing the last window */
 	int64_t start_ms;            /* sampling began this long after launch; -1: unknown */
-	int ncpus;
+	int ncpus;                   /* CPUs sampled: @cpus */
+	struct cpulist cpus;
 	size_t processes;            /* process images seen */
 	size_t windows, files, failed;
 	uint64_t samples, lost;      /* in the files written */

@@ -71,6 +71,7 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	const struct cprof_stats *st = &s->bpf;
 	const struct tables_stats *ts = &s->tables;
 	uint64_t stopped = 0;
+	char list[1024]; /* a longer list of CPUs ends in "..." */
 
 	for (int i = 1; i < CPROF_UNWIND_STATUS_MAX; i++)
 		stopped += st->unwind_status[i];
@@ -81,6 +82,10 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	fprintf(f, "\"start_ms\": %lld, ", (long long)s->start_ms);
 	ju(f, "frequency_hz", o->frequency, false);
 	ju(f, "cpus", (uint64_t)(s->ncpus > 0 ? s->ncpus : 0), false);
+	cpulist_format(&s->cpus, list, sizeof(list));
+	fprintf(f, "\"cpu_list\": ");
+	jstr(f, list);
+	fprintf(f, ", ");
 	ju(f, "processes", s->processes, true);
 	fprintf(f, ",\n  \"samples\": { ");
 	ju(f, "sampled", st->samples, false);
