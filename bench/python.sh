@@ -1,41 +1,41 @@
 #!/bin/bash
 # bench/python.sh: what reading Python frames costs in BPF (issue 16).
 #
-#   sudo sh bench/python.sh                  # ~12 minutes; `make bench` runs it last
+#   sudo sh bench/python.sh                  # ~11 minutes; `make bench` runs it last
 #   sudo PY_SECS=3 PY_REPS=1 sh bench/python.sh   # quick check of the script
 #   sudo BENCH_CPROF=/tmp/old/cprof-bpf sh bench/python.sh   # another build
 #
-# Each Python workload runs at the same time as the native reference, each
-# pinned to a CPU of its own and profiled by an instance of cprof-bpf that
-# samples only that CPU (--cpu, --pid), at 999 Hz for PY_SECS (8) each, in
-# PY_REPS (4) repetitions that swap the CPUs (the CPUs differ: the ratio of
-# one placement was 2.09 where the other's was 1.52, so each is taken as
-# often, and the median of an even count is the middle two's mean):
+# Each Python workload and the native reference take turns of TURN s on
+# one CPU, profiled by one cprof-bpf (--cpu that CPU, --pid both) running
+# on the other CPU, for 2 x PY_SECS (5) s; PY_REPS (3) repetitions that
+# alternate the CPUs (see in_turns for why):
 #   - tests/workloads/pysplit.py on pyenv's CPython 3.8 to 3.13 and on
 #     Debian's /usr/bin/python3.11 (PY_VERSIONS="3.12 deb3.11": some of
 #     them), with Python frames (the default) and with --no-python, and on
 #     3.12 run with -X perf (a perf trampoline between each function's
 #     frames);
-#   - beside each, `nofp split` (-O2 -fomit-frame-pointer): native DWARF
-#     unwinding only, the reference the issue's bar names (a Python sample
-#     <= 2x that).  The bar is judged by each run's ratio to the native run
-#     beside it, the median over the repetitions.
-# Figures: BPF ns/sample = run_time_ns / run_cnt of each instance's own
-# perf_event programs (kernel.bpf_stats_enabled, /proc/PID/fdinfo), read
-# from its first sample to near its end, and how many of those runs were
-# samples of the workload (--json-summary: sampled of sampled + idle +
-# filtered; nearly all, as the workload has its CPU to itself); the share
-# of samples with Python frames and of stacks that stopped early from its
-# summary (-v).  Written between the "python" markers of bench/RESULTS.md.
+#   - taking turns with each, `nofp split` (-O2 -fomit-frame-pointer):
+#     native DWARF unwinding only, the reference the issue's bar names (a
+#     Python sample <= 2x that).  The bar is judged by each run's ratio,
+#     the median over the repetitions.
+# Figures: BPF ns/sample = what the workload's turns added to run_time_ns
+# over what they added to run_cnt of the instance's perf_event programs
+# (kernel.bpf_stats_enabled, /proc/PID/fdinfo); how many of its runs were
+# samples of the two (--json-summary: sampled of sampled + idle +
+# filtered); the share of samples with Python frames and of stacks that
+# stopped early from its summary (-v).  Written between the "python"
+# markers of bench/RESULTS.md.
 
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 . "$(dirname "$0")/env.sh"
 NOFP=$ROOT/build/workloads/nofp
 PYSPLIT=$ROOT/tests/workloads/pysplit.py
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
-SECS=${PY_SECS:-8}
-REPS=${PY_REPS:-4}
+SECS=${PY_SECS:-5}
+REPS=${PY_REPS:-3}
 HZ=999
+LOAD_SLACK=4 # s the instance may sample past the turns (it is stopped then)
+TURN=0.25    # s the Python workload and the native one run in turn
 NCPU=$(nproc)
 FINISH_MAX=60
 BPF_PROG_TYPE_PERF_EVENT=7
@@ -55,69 +55,73 @@ cleanup() {
 trap cleanup EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
 
-# at_once SPEC...: runs each SPEC at the same time, each "NAME CPU [ARGS...]
-# -- WORKLOAD...": WORKLOAD pinned to CPU, profiled by cprof-bpf --cpu CPU
-# --pid (its pid) ARGS.  A sample's cost here drifts by a quarter from one
-# minute to the next (the native sample: 1280, 1501 and 1831 ns in three
-# runs of this script within an hour), so the workloads compared run at
-# once, each on its own CPU with its own instance sampling only that CPU:
-# both see the same host.  Appends "NAME ns share stopped runs rep" to
-# $RAW/rows for each.
-at_once() {
-	local spec words name cpu args wl names=() tools=() fds=() rt0=() cnt0=() nss=() t0="" i pid
-	WL=""
-	for spec; do
-		read -ra words <<<"$spec"
-		name=${words[0]} cpu=${words[1]} args=() wl=()
-		for ((i = 2; i < ${#words[@]}; i++)); do
-			[ "${words[i]}" = -- ] && break
-			args+=("${words[i]}")
-		done
-		wl=("${words[@]:i+1}")
-		$NORMAL taskset -c "$cpu" "${wl[@]}" >"$RAW/$name.wl" &
-		pid=$!
-		WL="$WL $pid"
-		names+=("$name")
-		ARGS_OF[$name]="--cpu $cpu --pid $pid ${args[*]}"
-	done
+# in_turns NAME CPU [ARGS...] -- WORKLOAD...: WORKLOAD (the Python one) and
+# the native reference (nofp split) take turns on CPU, TURN s each, under
+# one cprof-bpf --cpu CPU --pid (both) ARGS running on another CPU, and
+# its programs' run_time_ns and run_cnt are read at each turn's start and
+# end: what a turn adds is a sample of the workload that ran in it.  So
+# the two are measured by the same instance at moments a fraction of a
+# second apart, each running alone on its CPU as it would on a host; a
+# sample's cost here drifts by a quarter from one minute to the next (the
+# native sample 1280, 1501 and 1831 ns in three runs of this script
+# within an hour), more than a ratio of runs minutes apart can bear.
+# Appends "NAME ns share stopped runs rep" to $RAW/rows for NAME and
+# native@NAME.
+in_turns() {
+	local name=$1 cpu=$2 args=() a b tool fds rt cnt end ra=0 ca=0 rb=0 cb=0
+	shift 2
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	$NORMAL taskset -c "$cpu" "$@" >"$RAW/$name.wl" &
+	a=$!
+	$NORMAL taskset -c "$cpu" "$NOFP" split 600 >"$RAW/native@$name.wl" &
+	b=$!
+	WL="$a $b"
 	# again each run: another bench on the host may have turned it off at its end
 	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null
 	sleep 1
-	for name in "${names[@]}"; do
-		# shellcheck disable=SC2086
-		$NORMAL "$CPROF" ${ARGS_OF[$name]} -F $HZ --duration "$SECS" \
-			--output-dir "$RAW/$name.out" -v --json-summary "$RAW/$name.json" \
-			2>"$RAW/$name.err" &
-		tools+=($!)
+	$NORMAL taskset -c "$TOOLS_CPU" "$CPROF" --cpu "$cpu" --pid "$a,$b" "${args[@]}" -F $HZ \
+		--duration "$((2 * SECS + LOAD_SLACK))" --output-dir "$RAW/$name.out" -v \
+		--json-summary "$RAW/$name.json" 2>"$RAW/$name.err" &
+	tool=$!
+	if ! wait_first_sample "$tool"; then
+		log "$name: no run of cprof-bpf's programs seen (bpf_stats turned off meanwhile?): left out"
+		kill $WL 2>/dev/null
+		wait $WL "$tool" 2>/dev/null
+		WL=""
+		return
+	fi
+	fds=$FDS
+	sleep 1 # its first tables built
+	usec
+	end=$((US + 2 * SECS * 1000000))
+	while usec && [ "$US" -lt "$end" ]; do
+		kill -STOP "$b"
+		kill -CONT "$a"
+		prog_stats "$tool" "$fds"
+		rt=$P_RT cnt=$P_CNT
+		sleep "$TURN"
+		prog_stats "$tool" "$fds"
+		ra=$((ra + P_RT - rt)) ca=$((ca + P_CNT - cnt))
+		kill -STOP "$a"
+		kill -CONT "$b"
+		prog_stats "$tool" "$fds"
+		rt=$P_RT cnt=$P_CNT
+		sleep "$TURN"
+		prog_stats "$tool" "$fds"
+		rb=$((rb + P_RT - rt)) cb=$((cb + P_CNT - cnt))
 	done
-	for i in "${!tools[@]}"; do
-		if ! wait_first_sample "${tools[i]}"; then
-			log "${names[i]}: no run of cprof-bpf's programs seen (bpf_stats turned off meanwhile?): left out"
-			wait "${tools[@]}"
-			# shellcheck disable=SC2086
-			kill $WL 2>/dev/null
-			WL=""
-			return
-		fi
-		fds+=("$FDS") rt0+=("$P_RT") cnt0+=("$P_CNT")
-		[ -n "$t0" ] || t0=$T_FIRST
-	done
-	sleep_until "$(near_end "$t0" "$SECS")"
-	for i in "${!tools[@]}"; do
-		prog_stats "${tools[i]}" "${fds[i]}"
-		nss[i]=$(ns_since "${rt0[i]}" "${cnt0[i]}")
-	done
-	wait "${tools[@]}"
-	# shellcheck disable=SC2086
+	kill -CONT "$a" "$b"
+	kill -INT "$tool" 2>/dev/null
+	wait "$tool"
 	kill $WL 2>/dev/null
-	# shellcheck disable=SC2086
 	wait $WL 2>/dev/null
 	WL=""
-	for i in "${!names[@]}"; do
-		record "${names[i]}" "${nss[i]}"
-	done
+	cp "$RAW/$name.json" "$RAW/native@$name.json"
+	cp "$RAW/$name.err" "$RAW/native@$name.err"
+	record "$name" "$(calc "$ra / ($ca > 0 ? $ca : 1)" %.0f)"
+	record "native@$name" "$(calc "$rb / ($cb > 0 ? $cb : 1)" %.0f)"
 }
-declare -A ARGS_OF
 
 # record NAME NS: the row of one tool's run, from its summaries.
 record() {
@@ -150,72 +154,54 @@ python_of() {
 PYS=${PY_VERSIONS:-3.8 3.9 3.10 3.11 3.12 3.13 deb3.11}
 
 for rep in $(seq "$REPS"); do
-	# the workloads swap CPUs from one repetition to the next
-	c1=$((rep % 2)) c2=$(((rep + 1) % 2))
-	# a tick of no profiled thread (the programs run on every tick of their CPU)
-	at_once "others@$c1 $c1 -- sleep 600" "others@$c2 $c2 -- sleep 600"
+	# the workloads' CPU alternates; the instance runs on the other
+	cpu=$((rep % 2)) TOOLS_CPU=$(((rep + 1) % 2))
 	for v in $PYS; do
 		py=$(python_of "$v")
 		[ -n "$py" ] || { log "CPython $v not installed: left out"; continue; }
-		for mode in "" -nopy -perf; do
-			[ "$mode" = -perf ] && [ "$v" != 3.12 ] && continue
-			args=""
-			[ "$mode" = -nopy ] && args=--no-python
-			pyargs=""
-			[ "$mode" = -perf ] && pyargs="-X perf"
-			at_once "py$v$mode $c1 $args -- $py $pyargs $PYSPLIT split 600" \
-				"native@py$v$mode $c2 -- $NOFP split 600"
-		done
+		in_turns "py$v" $cpu -- "$py" "$PYSPLIT" split 600
+		in_turns "py$v-nopy" $cpu --no-python -- "$py" "$PYSPLIT" split 600
+		[ "$v" = 3.12 ] && in_turns "py$v-perf" $cpu -- "$py" -X perf "$PYSPLIT" split 600
 	done
 done
 
-# the rows of config $1 (awk): "others" is every others@CPU run
-ROWS_OF='function is(name, n) { return name == n || (n == "others" && name ~ /^others@/) }'
-# median of a config's ns over the repetitions
-med() {
-	local v
-	# shellcheck disable=SC2046
-	v=$(median_fmt %.0f $(awk -v n="$1" "$ROWS_OF"' is($1, n) { print $2 }' "$RAW/rows"))
-	echo "${v:--}"
-}
-shares() { awk -v n="$1" -v f="${2:-3}" -v u="${3:-}" "$ROWS_OF"' is($1, n) { printf "%s%s%s", s, $f, u; s = ", " }' "$RAW/rows"; }
 label() { [ "$1" = deb3.11 ] && echo "Debian's python3.11" || echo "CPython $1"; }
-# a workload sample's cost, estimated: the runs less the other ticks'
-# share at the cost of a tick of no profiled thread, over the runs' share
-est() {
-	local r
-	# shellcheck disable=SC2046
-	r=$(median_fmt %.3f $(awk -v n="$1" "$ROWS_OF"' is($1, n) && $5 != "-" { print $5 / 100 }' "$RAW/rows"))
-	[ -n "$r" ] && [ "$(med "$1")" != - ] && [ "$(med others)" != - ] &&
-		calc "$r > 0 ? ($(med "$1") - (1 - $r) * $(med others)) / $r : 0" %.0f || echo -
-}
-# ratio P: the median over the repetitions of config P's sample over the
-# sample of the native run beside it (native@P), each estimated as est() does;
-# then the repetitions' own ratios in parentheses
-ratio() {
-	python3 - "$RAW/rows" "$1" "native@$1" "$(med others)" <<'PY'
+# figures NAME: "ns runs sample native ratio" of config NAME, medians over
+# the repetitions (ratio: of each repetition's own, listed after it), or "-"
+figures() {
+	python3 - "$RAW/rows" "$1" <<'PY'
 import statistics, sys
-rows, p, n, others = sys.argv[1:5]
-est = {}
+rows, name = sys.argv[1], sys.argv[2]
+ns, runs = {}, {}
 for line in open(rows):
     f = line.split()
-    if len(f) < 6 or "-" in (f[1], f[4], others) or float(f[4]) <= 0:
-        continue
-    r = float(f[4]) / 100
-    est[(f[0], f[5])] = (float(f[1]) - (1 - r) * float(others)) / r
-ratios = [v / est[(n, rep)] for (name, rep), v in est.items()
-          if name == p and est.get((n, rep), 0) > 0]
-print("%.2f (%s)" % (statistics.median(ratios), ", ".join("%.2f" % x for x in ratios))
-      if ratios else "-")
+    if len(f) >= 6 and f[1] != "-":
+        ns[(f[0], f[5])] = float(f[1])
+        runs[(f[0], f[5])] = float(f[4]) / 100 if f[4] != "-" else None
+def sample(n, rep):
+    return ns.get((n, rep))
+reps = sorted({rep for (n, rep) in ns if n == name})
+own = [x for x in (sample(name, r) for r in reps) if x]
+nat = [x for x in (sample("native@" + name, r) for r in reps) if x]
+ratios = [a / b for a, b in ((sample(name, r), sample("native@" + name, r)) for r in reps) if a and b]
+med = lambda xs, fmt: fmt % statistics.median(xs) if xs else "-"
+print(med([ns[(name, r)] for r in reps], "%.0f"),
+      ", ".join("%.0f%%" % (100 * runs[(name, r)]) for r in reps if runs[(name, r)] is not None) or "-",
+      med(own, "%.0f"), med(nat, "%.0f"),
+      med(ratios, "%.2f") + (" (" + ", ".join("%.2f" % x for x in ratios) + ")" if ratios else ""),
+      sep="|")
 PY
 }
+shares() { awk -v n="$1" -v f="${2:-3}" '$1 == n { printf "%s%s", s, $f; s = ", " }' "$RAW/rows"; }
 
 # row LABEL NAME [PY]: the table's row of NAME (PY: it has Python frames)
 row() {
 	local py=-
 	[ -n "${3:-}" ] && py=$(shares "$2")
-	echo "| $1 | $(med "$2") | $(shares "$2" 5 %) | $(est "$2") | $(est "native@$2") | $(ratio "$2") | $py | $(shares "$2" 4) |"
+	echo "| $1 | $(figures "$2" | sed 's/|/ | /g') | $py | $(shares "$2" 4) |"
 }
+# sample NAME: its median sample, or -
+sample() { figures "$1" | cut -d'|' -f3; }
 
 NEW=$RAW/section.md
 {
@@ -224,32 +210,32 @@ NEW=$RAW/section.md
 	echo
 	echo "Written by \`bench/python.sh\` ($(date -u '+%Y-%m-%d %H:%M UTC'); build $BUILD_DESC;"
 	echo "$NCPU CPUs, load average $(cut -d' ' -f1 /proc/loadavg) at the end).  Each Python workload"
-	echo "(pysplit.py, one busy thread) runs at the same time as the native reference (nofp split,"
-	echo "one busy thread), each pinned to a CPU of its own and profiled by a cprof-bpf that samples"
-	echo "only that CPU (--cpu N --pid), $HZ Hz, $SECS s, $REPS repetitions that swap the CPUs"
-	echo "(medians shown).  BPF ns/sample = run_time_ns / run_cnt of that instance's perf_event"
-	echo "programs (kernel.bpf_stats_enabled), from its first sample to near its end; \"runs\": how"
-	echo "many of those runs were the workload's samples (the rest, other processes' ticks, cost"
-	echo "a fraction of one: $(med others) ns on a CPU running no profiled thread); \"a sample\": the"
-	echo "workload's sample so estimated, (ns/sample - (1 - runs) x $(med others)) / runs; \"ratio\":"
-	echo "a sample over the native sample measured beside it, the median over the repetitions"
-	echo "(each repetition's in parentheses)."
+	echo "(pysplit.py, one busy thread) and the native reference (nofp split, one busy thread) take"
+	echo "turns of $TURN s on one CPU for 2 x $SECS s, under one cprof-bpf --cpu (that CPU) --pid (both)"
+	echo "running on the other CPU, $HZ Hz; $REPS repetitions alternating CPUs, medians shown.  BPF"
+	echo "ns/sample = what a turn adds to run_time_ns over what it adds to run_cnt of the instance's"
+	echo "perf_event programs (kernel.bpf_stats_enabled), summed over the turns of the workload: the"
+	echo "two are measured by one instance a fraction of a second apart, each alone on its CPU (a"
+	echo "sample's cost drifts here by a quarter from one minute to the next).  \"runs\": how many"
+	echo "of the instance's runs were the two workloads' samples (the rest cost less: idle or"
+	echo "others' ticks, left in).  \"ratio\": a sample over the native sample of the same run,"
+	echo "the median over the repetitions (each one's in parentheses)."
 	echo "Raw logs: \`$RAW\`."
 	echo
-	echo "| workload | BPF ns/sample | runs | a sample | the native sample beside it | ratio | samples with Python frames | stacks stopped early |"
+	echo "| workload | BPF ns/sample | runs | a sample | the native sample of its runs | ratio | samples with Python frames | stacks stopped early (the run's) |"
 	echo "|---|---|---|---|---|---|---|---|"
 	for v in $PYS; do
-		[ -n "$(med "py$v")" ] && [ "$(med "py$v")" != - ] || continue
+		[ "$(sample "py$v")" != - ] || continue
 		row "pysplit.py, $(label "$v"), Python frames" "py$v" py
-		[ "$(med "py$v-perf")" != - ] && row "pysplit.py, $(label "$v") -X perf, Python frames" "py$v-perf" py
+		[ "$(sample "py$v-perf")" != - ] && row "pysplit.py, $(label "$v") -X perf, Python frames" "py$v-perf" py
 		row "pysplit.py, $(label "$v"), --no-python" "py$v-nopy"
 	done
 	echo
 	echo "The bar: a Python sample at most 2x a native DWARF sample (\"ratio\" of the Python frames rows)."
 	for v in $PYS; do
-		p=$(est "py$v") np=$(est "py$v-nopy") pp=$(est "py$v-perf")
+		p=$(sample "py$v") np=$(sample "py$v-nopy") pp=$(sample "py$v-perf")
 		[ "$p" != - ] || continue
-		echo "$(label "$v"): $(ratio "py$v" | cut -d' ' -f1)x the native sample;"
+		echo "$(label "$v"): $(figures "py$v" | cut -d'|' -f5 | cut -d' ' -f1)x the native sample;"
 		[ "$np" != - ] &&
 			echo "reading its Python frames adds $(calc "$p - $np" %.0f) ns to the same" \
 				"process's native DWARF walk ($(calc "100 * ($p - $np) / $np" %.0f)%)."
