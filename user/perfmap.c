@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "grow.h"
@@ -290,8 +291,31 @@ void perfmap_free(struct perfmap_table *t)
 
 /* --- finding the file ---------------------------------------------------- */
 
-int perfmap_open_at(int root_fd, uint32_t nspid, uint32_t uid, int *fd, struct stat *st,
-		    struct errbuf *err)
+/*
+ * Whether a file last modified at @mtime was written before @born.  File
+ * times are stamped from the kernel's coarse clock, which lags by up to its
+ * resolution (a jiffy): a map written just after the start can carry a time
+ * before it, so the start is moved back by that much and no more.
+ */
+static bool written_before(const struct timespec *mtime, const struct timespec *born)
+{
+	struct timespec res, from = *born;
+	long slack = 10000000; /* the coarsest jiffy, HZ=100, if the kernel won't say */
+
+	if (clock_getres(CLOCK_REALTIME_COARSE, &res) == 0 && res.tv_sec == 0)
+		slack = res.tv_nsec;
+	from.tv_nsec -= slack;
+	if (from.tv_nsec < 0) {
+		from.tv_sec--;
+		from.tv_nsec += 1000000000;
+	}
+	/* Compared field by field: a process may set any time on its file. */
+	return mtime->tv_sec < from.tv_sec ||
+	       (mtime->tv_sec == from.tv_sec && mtime->tv_nsec < from.tv_nsec);
+}
+
+int perfmap_open_at(int root_fd, uint32_t nspid, uint32_t uid, const struct timespec *born,
+		    int *fd, struct stat *st, struct errbuf *err)
 {
 	const struct rootfs_want want = { .no_symlinks = true };
 	struct stat sb;
@@ -309,6 +333,12 @@ int perfmap_open_at(int root_fd, uint32_t nspid, uint32_t uid, int *fd, struct s
 		close(f);
 		return errf(err, -EPERM, "/tmp/perf-%u.map: owned by uid %u, not the process's %u",
 			    nspid, (unsigned)sb.st_uid, uid);
+	}
+	/* Not written since the process started: an earlier process's of that pid. */
+	if (born && written_before(&sb.st_mtim, born)) {
+		close(f);
+		return errf(err, -ESTALE, "/tmp/perf-%u.map: last written before the process started",
+			    nspid);
 	}
 	if (st)
 		*st = sb;
@@ -331,12 +361,12 @@ void perfmap_file_init(struct perfmap_file *f, struct fdlru *lru)
 }
 
 int perfmap_file_update(struct perfmap_file *f, int root_fd, uint32_t nspid, uint32_t uid,
-			struct errbuf *err)
+			const struct timespec *born, struct errbuf *err)
 {
 	struct stat st;
 	int fd, ret;
 
-	ret = perfmap_open_at(root_fd, nspid, uid, &fd, &st, err);
+	ret = perfmap_open_at(root_fd, nspid, uid, born, &fd, &st, err);
 	if (ret)
 		return f->fd >= 0 ? 0 : ret;
 	if (f->fd >= 0 && f->dev == (uint64_t)st.st_dev && f->ino == (uint64_t)st.st_ino) {

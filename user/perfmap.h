@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "errbuf.h"
 #include "fdlru.h"
@@ -53,12 +54,18 @@ struct perfmap_table {
  * see cgroup_read_nspid()).  The map is the process's to write, so it is
  * untrusted in where it leads too: no symlink is followed (not even one
  * inside the root), and it must be a regular file owned by @uid (the
- * process's) or root.  *@fd gets it opened read-only, *@st (may be NULL)
- * its stat.  -ENOENT when there is no perf map, -ELOOP a symlink, -EINVAL
- * not a regular file, -EPERM another owner.
+ * process's) or root.  It must also have been written since @born (may be
+ * NULL: no such check), the process's start on CLOCK_REALTIME: a process
+ * writes its perf map after it starts, so an older one was left by an
+ * earlier process of the same pid (CPython's -X perf never removes its
+ * own) and names another program's code; only the granularity of file
+ * times is allowed for (perfmap.c).  *@fd gets it opened read-only,
+ * *@st (may be NULL) its stat.  -ENOENT when there is no perf map, -ELOOP
+ * a symlink, -EINVAL not a regular file, -EPERM another owner, -ESTALE
+ * older than @born.
  */
-int perfmap_open_at(int root_fd, uint32_t nspid, uint32_t uid, int *fd, struct stat *st,
-		    struct errbuf *err);
+int perfmap_open_at(int root_fd, uint32_t nspid, uint32_t uid, const struct timespec *born,
+		    int *fd, struct stat *st, struct errbuf *err);
 
 /*
  * A process's perf map held open from when it is first found, so that its
@@ -76,11 +83,13 @@ void perfmap_file_init(struct perfmap_file *f, struct fdlru *lru);
 
 /*
  * Looks at the process's perf map again (see perfmap_open_at()): a file
- * other than the one held replaces it; none keeps the one held.  0 when a
- * file is held afterwards, else why none is.
+ * other than the one held replaces it; none (or one refused, such as a
+ * stale one) keeps the one held.  0 when a file is held afterwards, else
+ * why none is.  A stale map refused at one look is taken at a later one
+ * once the process has written to it (its mtime then passes @born).
  */
 int perfmap_file_update(struct perfmap_file *f, int root_fd, uint32_t nspid, uint32_t uid,
-			struct errbuf *err);
+			const struct timespec *born, struct errbuf *err);
 
 /* The descriptor held (borrowed), or -1. */
 int perfmap_file_fd(struct perfmap_file *f);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "grow.h"
@@ -269,9 +270,40 @@ static void snapshot(struct proctab *t, struct process *p)
 }
 
 /*
+ * The start of the process whose /proc/PID is @dir, in ns since boot (to
+ * 1/USER_HZ s, the unit of the stat file), or 0 when unknown.
+ */
+static uint64_t read_start_time(int dir)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long ticks;
+	char buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	fd = openat(dir, "stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The command name may hold anything: fields are counted after its ')'. */
+	p = strrchr(buf, ')');
+	/* Field 22, starttime: the 20th after the name (state is the 1st). */
+	if (!p || sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
+			 " %*s %*s %*s %*s %llu", &ticks) != 1 ||
+	    ticks > UINT64_MAX / 1000000000u)
+		return 0;
+	return ticks * 1000000000u / (unsigned long)hz;
+}
+
+/*
  * What a process is held by from its first sight: its root directory (so
- * that a reused pid never leads into another container) and its owner.
- * Opened through /proc/PID once: everything after goes through the root.
+ * that a reused pid never leads into another container), its owner and its
+ * start.  Opened through /proc/PID once: everything after goes through the
+ * root.
  */
 static void hold_process(struct proctab *t, struct process *p)
 {
@@ -287,18 +319,51 @@ static void hold_process(struct proctab *t, struct process *p)
 	/* /proc/PID belongs to the process's effective uid while it is dumpable. */
 	if (fstat(dir, &st) == 0)
 		p->uid = st.st_uid;
+	p->start_time = read_start_time(dir);
 	if (t->roots)
 		rootfs_root_get(t->roots, dir, &p->root, NULL);
 	close(dir);
 }
 
-/* Opens (again) the perf map of @p, from its root, if it has one now. */
+/*
+ * The start of @p on CLOCK_REALTIME, the clock of file times, from its start
+ * since boot: false when unknown.  Converted at each use, so that a step of
+ * the clock since (NTP, settimeofday) is followed.
+ */
+static bool born_at(const struct process *p, struct timespec *born)
+{
+	struct timespec real, boot;
+	int64_t ns;
+
+	if (!p->start_time || clock_gettime(CLOCK_REALTIME, &real) ||
+	    clock_gettime(CLOCK_BOOTTIME, &boot))
+		return false;
+	ns = (int64_t)p->start_time + (real.tv_sec - boot.tv_sec) * 1000000000LL +
+	     (real.tv_nsec - boot.tv_nsec);
+	born->tv_sec = ns / 1000000000LL;
+	born->tv_nsec = ns % 1000000000LL;
+	return true;
+}
+
+/*
+ * Opens (again) the perf map of @p, from its root, if it has one that it
+ * wrote (-ESTALE: one older than the process, another's of its pid).  The
+ * start is known to a tick, 1/USER_HZ s, rounded down; perfmap allows a
+ * jiffy more for the coarse clock of file times.  So a stale map is taken
+ * only if the pid's last holder wrote it within a tick and a jiffy (at most
+ * 20 ms) of the new start: the pid freed and handed out again within that
+ * time, which the cyclic pid allocator does only after going round all
+ * other free pids.
+ */
 static int update_perfmap(struct process *p, struct errbuf *err)
 {
+	struct timespec born;
+
 	if (!p->root)
 		return errf(err, -ENXIO, "no root held for pid %u", p->pid);
 	return perfmap_file_update(&p->perfmap, rootfs_root_fd(p->root),
-				   p->ns_pid ? p->ns_pid : p->pid, p->uid, err);
+				   p->ns_pid ? p->ns_pid : p->pid, p->uid,
+				   born_at(p, &born) ? &born : NULL, err);
 }
 
 int proctab_perfmap(struct process *p, struct errbuf *err)
@@ -338,7 +403,8 @@ static struct process *new_process(struct proctab *t, uint32_t pid, uint64_t gen
 		cgroup_read_nspid(t->proc_root, pid, &p->ns_pid, NULL);
 		hold_process(t, p);
 		snapshot(t, p);
-		update_perfmap(p, NULL);
+		if (update_perfmap(p, NULL) == -ESTALE)
+			t->st.perfmap_stale++;
 	}
 	return p;
 }

@@ -66,7 +66,12 @@ enum proctab_refusal {
 struct process {
 	uint32_t pid;
 	uint64_t gen;        /* image generation, from BPF */
-	uint64_t start_time; /* ns since boot, from BPF; 0 when unknown */
+	/*
+	 * Its start, ns since boot (CLOCK_BOOTTIME) in whole 1/USER_HZ s, from
+	 * /proc/PID/stat at first sight; 0 when unknown.  Its perf map must
+	 * have been written since (perfmap_open_at()).
+	 */
+	uint64_t start_time;
 	char comm[CPROF_COMM_LEN];
 	struct vma_list maps;   /* executable mappings only */
 	struct elfobj **objs;   /* per maps.v[i]; NULL where none could be read */
@@ -103,6 +108,7 @@ struct proctab_stats {
 	size_t refreshes, deferred;  /* re-snapshots taken, and deferred by the backoff */
 	size_t startup;              /* ... of them at a program's start (REFRESH_STARTUP) */
 	size_t raced;                /* ... of them as mapped while the last was read (REFRESH_RACED) */
+	size_t perfmap_stale;        /* processes whose perf map at first sight predated them: refused */
 };
 
 struct proctab {

@@ -253,6 +253,9 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 			" per process after the first %d)\n", s->procs.refreshes, s->procs.startup,
 			s->procs.raced, s->procs.deferred,
 			PROCTAB_REFRESH_GAP_MIN, PROCTAB_REFRESH_GAP_MAX, PROCTAB_REFRESH_FREE);
+	if (s->procs.perfmap_stale)
+		fprintf(f, PROG ": perf maps: %zu refused, last written before their process"
+			" started (an earlier process's of its pid)\n", s->procs.perfmap_stale);
 	if (s->objs.compared || s->objs.shared)
 		fprintf(f, PROG ": objects: %zu compared with another of the same build ID, %zu"
 			" shared\n", s->objs.compared, s->objs.shared);

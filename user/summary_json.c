@@ -108,6 +108,9 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "files_other_root", s->procs.exit_other_root, false);
 	ju(f, "files_refused", s->procs.exit_refused, true);
 	fprintf(f, " }");
+	fprintf(f, ",\n  \"perf_maps\": { ");
+	ju(f, "stale", s->procs.perfmap_stale, true);
+	fprintf(f, " }");
 	fprintf(f, ",\n  \"output\": { ");
 	ju(f, "windows", s->windows, false);
 	ju(f, "profiles", s->files, false);

@@ -31,7 +31,8 @@ check "--max-files 3: exit 2 naming the option" eval '[ $rc -eq 2 ] && grep -q -
 require_root "FIFO at a deleted mapped file's path, no map_files" \
 	"FIFO after the inotify race, full capabilities" "symlink to the attacker's pty" \
 	"symlink to a 0600 host file after pivot_root" "perf map symlinked to a root-only file" \
-	"JIT names outlive the process" "two binaries, one build ID" "--keep with a planted window" \
+	"JIT names outlive the process" "perf map written before its process started" \
+	"two binaries, one build ID" "--keep with a planted window" \
 	"output directory others may write" "20,600 ELFs in one process" \
 	"60k mappings" "labels escaped"
 
@@ -136,14 +137,23 @@ P_NL=$APID
 "$H" jit - 2 >"$T/jit.out" &
 P_JIT=$!
 PIDS="$PIDS $P_JIT"
-CLEAN="/tmp/perf-$P_JIT.map /tmp/perf-$P_PERFMAP.map"
+# A JIT process whose perf map an earlier process of its pid left: last
+# written before it started, naming another program's code.
+"$H" jit - 20 >"$T/stale.out" &
+P_STALE=$!
+PIDS="$PIDS $P_STALE"
+CLEAN="/tmp/perf-$P_JIT.map /tmp/perf-$P_PERFMAP.map /tmp/perf-$P_STALE.map"
 sleep 0.3
 (sleep 2.5; rm -f "/tmp/perf-$P_JIT.map") &
+for _i in $(seq 50); do grep -q '^ready' "$T/stale.out" && break; sleep 0.1; done
+printf '%s 1000 stale_perfmap_name\n' "$(awk '/^jit/ { print $2 }' "$T/stale.out")" \
+	>"/tmp/perf-$P_STALE.map"
+touch -d '1 hour ago' "/tmp/perf-$P_STALE.map"
 
 # The profiler as the DaemonSet runs it: no map_files; a session leader
 # without a terminal, which any tty opened without O_NOCTTY would become.
-WRAP="setsid -w $NOCAPS" profile nocaps 4 \
-	--pid "$P_FIFO,$P_PTY,$P_PIVOT,$P_PERFMAP,$P_ESC,$P_NL,$P_JIT,$VICTIM"
+WRAP="setsid -w $NOCAPS" profile nocaps 4 --json-summary "$T/nocaps.json" \
+	--pid "$P_FIFO,$P_PTY,$P_PIVOT,$P_PERFMAP,$P_ESC,$P_NL,$P_JIT,$P_STALE,$VICTIM"
 strings_of "$O/nocaps" >"$T/nocaps.strings"
 NOCAPS_RUN="${WALL} s of 4, ${CPU} CPU-s, exit $RC"
 nocaps_ok() { in_time 4 && [ "$RC" -eq 0 ] && [ -n "$(profile_of "$O/nocaps" $VICTIM)" ]; }
@@ -160,6 +170,10 @@ check "perf map symlinked to a root-only file: attacker profiled, no line of tha
 		! grep -q host_only_perfmap "$T/nocaps.strings"'
 check "JIT names outlive the process and its perf map" \
 	eval 'go tool pprof -raw "$(profile_of "$O/nocaps" $P_JIT)" 2>/dev/null | grep -q jit_own_function'
+check "perf map written before its process started: refused and counted ($(jget "$T/nocaps.json" perf_maps.stale) stale), none of its names taken" \
+	eval 'nocaps_ok && [ -n "$(profile_of "$O/nocaps" $P_STALE)" ] &&
+		[ "$(jget "$T/nocaps.json" perf_maps.stale)" -ge 1 ] &&
+		! grep -q stale_perfmap_name "$T/nocaps.strings"'
 go tool pprof -raw "$(profile_of "$O/nocaps" $P_ESC)" >"$T/esc.raw" 2>/dev/null
 go tool pprof -raw "$(profile_of "$O/nocaps" $P_NL)" >>"$T/esc.raw" 2>/dev/null
 check "labels escaped: comm ESC[31mred and a-newline-b shown as escapes, no control byte printed" \
@@ -167,7 +181,7 @@ check "labels escaped: comm ESC[31mred and a-newline-b shown as escapes, no cont
 		grep -qF "comm:[a\\nb]" "$T/esc.raw" &&
 		! grep -q "$(printf "\033")" "$T/esc.raw"'
 
-kill $P_FIFO $P_PTY $P_PIVOT $P_PERFMAP $P_ESC $P_NL 2>/dev/null
+kill $P_FIFO $P_PTY $P_PIVOT $P_PERFMAP $P_ESC $P_NL $P_STALE 2>/dev/null
 
 # --- the inotify race, full capabilities ------------------------------------------
 attacker race "$T/a2" "$H" race "$T/a2" 8000 20

@@ -114,6 +114,7 @@ for k in ("lost", "lost_counts_map_full", "lost_no_room_to_count", "idle", "filt
 for k in ("dwarf_too_big", "dwarf_failed", "names_dropped", "peak_kb"):
     assert isinstance(d["symbols"][k], int), k
 assert isinstance(d["bounds"]["not_opened"]["deleted"], int)
+assert isinstance(d["perf_maps"]["stale"], int), d["perf_maps"]
 assert {t["pid"] for t in d["top"]} == pids, d["top"]
 assert sum(t["samples"] for t in d["top"]) == total
 assert abs(sum(t["share"] for t in d["top"]) - 1) < 1e-3

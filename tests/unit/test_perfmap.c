@@ -263,35 +263,35 @@ static void test_open(void)
 	put(fmt_path(path, root, "tmp/perf-47.map"), "1000 10 not-the-process's\n");
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	ret = perfmap_open_at(rootfd, 42, me, &fd, NULL, &err);
+	ret = perfmap_open_at(rootfd, 42, me, NULL, &fd, NULL, &err);
 	CHECK(ret == 0, "open: /tmp/perf-<nspid>.map inside the root", "%d %s", ret, err.msg);
 	if (ret == 0) {
 		CHECK(!strcmp(first_name(fd, 0x1005), "inside"),
 		      "open: the root's file is the one read", "%s", first_name(fd, 0x1005));
 		close(fd);
 	}
-	ret = perfmap_open_at(rootfd, 43, me, &fd, NULL, &err);
+	ret = perfmap_open_at(rootfd, 43, me, NULL, &fd, NULL, &err);
 	CHECK(ret == -ELOOP && fd < 0, "open: a symlink to a host path is refused",
 	      "ret %d", ret);
-	ret = perfmap_open_at(rootfd, 46, me, &fd, NULL, &err);
+	ret = perfmap_open_at(rootfd, 46, me, NULL, &fd, NULL, &err);
 	CHECK(ret == -ELOOP && fd < 0, "open: a symlink inside the root is refused too",
 	      "ret %d", ret);
-	ret = perfmap_open_at(rootfd, 44, me, &fd, NULL, &err);
+	ret = perfmap_open_at(rootfd, 44, me, NULL, &fd, NULL, &err);
 	CHECK(ret == -EINVAL, "open: a FIFO is refused without blocking", "ret %d", ret);
-	ret = perfmap_open_at(rootfd, 45, me, &fd, NULL, &err);
+	ret = perfmap_open_at(rootfd, 45, me, NULL, &fd, NULL, &err);
 	CHECK(ret == -ENOENT, "open: no perf map is -ENOENT", "ret %d", ret);
 	if (me == 0 && chown(fmt_path(path, root, "tmp/perf-47.map"), 65534, 65534) == 0) {
-		ret = perfmap_open_at(rootfd, 47, 1000, &fd, NULL, &err);
+		ret = perfmap_open_at(rootfd, 47, 1000, NULL, &fd, NULL, &err);
 		CHECK(ret == -EPERM && strstr(err.msg, "owned by uid 65534"),
 		      "open: another user's file is refused", "ret %d: %s", ret, err.msg);
-		ret = perfmap_open_at(rootfd, 47, 65534, &fd, NULL, &err);
+		ret = perfmap_open_at(rootfd, 47, 65534, NULL, &fd, NULL, &err);
 		CHECK(ret == 0, "open: the process's own file is read", "ret %d: %s", ret, err.msg);
 		if (ret == 0)
 			close(fd);
 	} else {
 		T_SKIP("open: another user's file is refused", "needs root to chown");
 	}
-	ret = perfmap_open_at(-1, 42, me, &fd, NULL, &err);
+	ret = perfmap_open_at(-1, 42, me, NULL, &fd, NULL, &err);
 	CHECK(ret < 0 && fd < 0, "open: no root, no perf map", "ret %d", ret);
 
 	/* Held: outlives the file; replaced by a new file at the path. */
@@ -301,16 +301,16 @@ static void test_open(void)
 
 		fdlru_init(&lru, 0);
 		perfmap_file_init(&pf, &lru);
-		ret = perfmap_file_update(&pf, rootfd, 42, me, &err);
+		ret = perfmap_file_update(&pf, rootfd, 42, me, NULL, &err);
 		CHECK(ret == 0 && perfmap_file_fd(&pf) >= 0 && lru.st.held == 1,
 		      "held: found at first sight", "ret %d: %s", ret, err.msg);
 		unlink(fmt_path(path, root, "tmp/perf-42.map"));
-		ret = perfmap_file_update(&pf, rootfd, 42, me, &err);
+		ret = perfmap_file_update(&pf, rootfd, 42, me, NULL, &err);
 		CHECK(ret == 0 && !strcmp(first_name(perfmap_file_fd(&pf), 0x1005), "inside"),
 		      "held: names survive the file's removal", "ret %d: %s", ret,
 		      first_name(perfmap_file_fd(&pf), 0x1005));
 		put(fmt_path(path, root, "tmp/perf-42.map"), "1000 10 rewritten\n");
-		ret = perfmap_file_update(&pf, rootfd, 42, me, &err);
+		ret = perfmap_file_update(&pf, rootfd, 42, me, NULL, &err);
 		CHECK(ret == 0 && !strcmp(first_name(perfmap_file_fd(&pf), 0x1005), "rewritten") &&
 		      lru.st.held == 1,
 		      "held: a new file at the path replaces it", "ret %d: %s, %zu held", ret,
@@ -318,6 +318,56 @@ static void test_open(void)
 		perfmap_file_close(&pf);
 		CHECK(perfmap_file_fd(&pf) < 0 && lru.st.held == 0, "held: closed",
 		      "%zu held", lru.st.held);
+	}
+
+	/*
+	 * Written before the process started: refused until written again.
+	 * File times come from a coarse clock (a jiffy, 1 to 10 ms, behind),
+	 * so 1 ms before the start may be a map written just after it; 20 ms
+	 * before is not.
+	 */
+	{
+		const char *p48 = fmt_path(path, root, "tmp/perf-48.map");
+		const struct timespec born = { .tv_sec = 1700000000, .tv_nsec = 5000000 };
+		const struct timespec older[2] = { { born.tv_sec - 1, 985000000 },
+						   { born.tv_sec - 1, 985000000 } };
+		const struct timespec jiffy[2] = { { born.tv_sec, 4000000 },
+						   { born.tv_sec, 4000000 } };
+		const struct timespec far[2] = { { 0, 0 }, { INT32_MIN, 0 } };
+		struct perfmap_file pf;
+
+		perfmap_file_init(&pf, NULL);
+		put(p48, "1000 10 stale\n");
+		ret = utimensat(AT_FDCWD, p48, older, 0);
+		ret = ret ? ret : perfmap_open_at(rootfd, 48, me, &born, &fd, NULL, &err);
+		CHECK(ret == -ESTALE && fd < 0 && strstr(err.msg, "before the process started"),
+		      "stale: a map last written 20 ms before the start is refused", "ret %d: %s",
+		      ret, err.msg);
+		ret = perfmap_file_update(&pf, rootfd, 48, me, &born, &err);
+		CHECK(ret == -ESTALE && perfmap_file_fd(&pf) < 0, "stale: none held for it",
+		      "ret %d", ret);
+		ret = perfmap_open_at(rootfd, 48, me, NULL, &fd, NULL, &err);
+		CHECK(ret == 0, "stale: without a start known, taken as before", "ret %d", ret);
+		if (ret == 0)
+			close(fd);
+		ret = utimensat(AT_FDCWD, p48, far, 0);
+		ret = ret ? ret : perfmap_open_at(rootfd, 48, me, &born, &fd, NULL, &err);
+		CHECK(ret == -ESTALE, "stale: a time long before the epoch is refused too",
+		      "ret %d", ret);
+		ret = utimensat(AT_FDCWD, p48, jiffy, 0);
+		ret = ret ? ret : perfmap_open_at(rootfd, 48, me, &born, &fd, NULL, &err);
+		CHECK(ret == 0, "stale: 1 ms before the start is within a jiffy: taken", "ret %d",
+		      ret);
+		if (ret == 0)
+			close(fd);
+		ret = utimensat(AT_FDCWD, p48, older, 0);
+		ret = ret ? ret : perfmap_file_update(&pf, rootfd, 48, me, &born, &err);
+		ret = ret != -ESTALE ? -1 : utimensat(AT_FDCWD, p48, NULL, 0);
+		ret = ret ? ret : perfmap_file_update(&pf, rootfd, 48, me, &born, &err);
+		CHECK(ret == 0 && !strcmp(first_name(perfmap_file_fd(&pf), 0x1005), "stale"),
+		      "stale: refused, then written again (touched), it is taken", "ret %d: %s",
+		      ret, err.msg);
+		perfmap_file_close(&pf);
 	}
 	close(rootfd);
 	snprintf(path, sizeof(path), "rm -rf '%s'", root);

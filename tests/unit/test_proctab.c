@@ -271,8 +271,8 @@ static void test_many_and_backoff(void)
 	 * Each file of the process opened once (not once a mapping: the
 	 * object cache would close the copies at once, so only the count of
 	 * opens shows them), and no descriptor held but the objects' and
-	 * its perf map's: a /tmp/perf-PID.map is taken for it if one is
-	 * there, even one an earlier process of this pid left.
+	 * its perf map's, if a /tmp/perf-PID.map is there that is its own
+	 * (written since it started: test_stale).
 	 */
 	CHECK(lib_object(p, &n) && n == 3000 && e.t.st.opened == objects &&
 	      e.lru.st.peak <= objects + (p->perfmap.fd >= 0),
@@ -324,6 +324,71 @@ static void test_held(void)
 	      "proctab: a perf map found at first sight outlives the process and its file",
 	      "fd %d", fd);
 	env_free(&e);
+}
+
+static struct timespec realtime(double plus)
+{
+	struct timespec ts;
+	long long ns;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ns = ts.tv_sec * 1000000000LL + ts.tv_nsec + (long long)(plus * 1e9);
+	return (struct timespec){ .tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL };
+}
+
+/*
+ * A perf map an earlier process of the pid left (CPython's -X perf never
+ * removes its own, and pids come round): written before the process
+ * started, it names another program's code.  Refused, counted, and taken
+ * once the process writes it.
+ */
+static void test_stale(void)
+{
+	struct timespec before = realtime(-0.5), times[2];
+	struct process *p;
+	const char *path;
+	struct env e;
+	pid_t pid;
+	int fd, ret;
+
+	pid = fork();
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	if (pid < 0 || env_init(&e)) {
+		CHECK(false, "proctab: stale perf map", "no process");
+		if (pid > 0)
+			reap(pid);
+		return;
+	}
+	path = fmt("/tmp/perf-%d.map", (int)pid);
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	ret = fd >= 0 && write(fd, "1000 10 jitted\n", 15) == 15 ? 0 : -1;
+	if (fd >= 0)
+		close(fd);
+	/* Last written half a second before the process started. */
+	times[0] = times[1] = before;
+	ret = ret ? ret : utimensat(AT_FDCWD, path, times, 0);
+	p = ret ? NULL : proctab_get(&e.t, (uint32_t)pid, 1, "child", NULL);
+	fd = p ? proctab_perfmap(p, NULL) : -1;
+	CHECK(p && p->start_time && p->perfmap.fd < 0 && fd == -ESTALE &&
+	      e.t.st.perfmap_stale == 1,
+	      "proctab: a perf map older than its process is refused and counted",
+	      "ret %d, start %llu ns, held %d, fd %d, %zu counted", ret,
+	      p ? (unsigned long long)p->start_time : 0ULL, p ? p->perfmap.fd : -2, fd,
+	      e.t.st.perfmap_stale);
+	/* Written since: to now, given exactly (a touch gets the coarse clock's time). */
+	times[0] = times[1] = realtime(0);
+	ret = p ? utimensat(AT_FDCWD, path, times, 0) : -1;
+	fd = ret ? -1 : proctab_perfmap(p, NULL);
+	CHECK(fd >= 0 && p->perfmap.fd == fd && e.t.st.perfmap_stale == 1,
+	      "proctab: written again by the process, its perf map is taken at the next look",
+	      "ret %d, fd %d, %zu counted", ret, fd, e.t.st.perfmap_stale);
+	env_free(&e);
+	reap(pid);
+	unlink(path);
 }
 
 /* The exit event for @path as BPF sends it, for a process of ours: the path leaf first. */
@@ -444,6 +509,7 @@ int main(void)
 	test_attacks();
 	test_many_and_backoff();
 	test_held();
+	test_stale();
 	test_exit_files();
 	sh(fmt("rm -rf '%s'", tmp));
 	return T_EXIT();

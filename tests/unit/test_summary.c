@@ -89,10 +89,21 @@ int main(void)
 	out = printed(&s, &o, NULL);
 	CHECK(strstr(out, "unwind: 1000 stacks by CFI (30 stopped early") &&
 		      strstr(out, "lost 6 samples (counts map full: 4, no room to count: 2)") &&
-		      !strstr(out, "unwind tables:") && !strstr(out, "re-snapshots"),
+		      !strstr(out, "unwind tables:") && !strstr(out, "re-snapshots") &&
+		      !strstr(out, "perf maps"),
 	      "-v: every counter line that is not all zeros", "%s", out);
 	free(out);
+	s.procs.perfmap_stale = 3;
+	out = printed(&s, &o, NULL);
+	CHECK(strstr(out, "cprof-bpf: perf maps: 3 refused, last written before their process"
+			  " started (an earlier process's of its pid)\n"),
+	      "-v: stale perf maps refused", "%s", out);
+	free(out);
 	o.verbose = false;
+	out = printed(&s, &o, NULL);
+	CHECK(!strstr(out, "perf maps"), "stale perf maps refused: no problem, -v only", "%s", out);
+	free(out);
+	s.procs.perfmap_stale = 0;
 
 	o.quiet = true;
 	out = printed(&s, &o, NULL);
