@@ -13,6 +13,8 @@
 #ifndef CPROF_PYTHON_BPF_H
 #define CPROF_PYTHON_BPF_H
 
+#include "steps.bpf.h"
+
 /* Set by the loader before load: read Python stacks at all. */
 const volatile bool python_stacks = false;
 
@@ -422,6 +424,10 @@ static long py_frame_step(__u32 i, void *unused)
 	return 0;
 }
 
+/* Four frames a call of the callback (steps.bpf.h). */
+#define PY_STEPS 4
+STEPS_CALLBACK(py_frame_steps, py_frame_step, PY_STEPS)
+
 /*
  * Tells the loader of frame @i's code object unless it was told already.
  * A full ring stops the telling; the code objects left untold are told
@@ -518,7 +524,7 @@ __noinline __u64 python_stack(__u64 ids, __u64 gen, __u64 fsbase, __u64 epoch, _
 	w->frames_len = 0;
 	w->status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
 	/* Frames, and as many shims at most. */
-	bpf_loop(CPROF_MAX_FRAMES + 2, py_frame_step, &unused, 0);
+	bpf_loop(STEPS_CALLS(CPROF_MAX_FRAMES + 2, PY_STEPS), py_frame_steps, &unused, 0);
 	if (!st->nr)
 		return w->status == CPROF_UNWIND_OK ? CPROF_PY_IDLE : CPROF_PY_READ;
 	st->status = w->status;

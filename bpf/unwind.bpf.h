@@ -434,6 +434,7 @@ static __always_inline int row_cached(__u64 key, struct row_memo *memo)
 }
 
 #include "framestep.bpf.h"
+#include "steps.bpf.h"
 
 /*
  * Asks the loader to read @pid's mappings again, at most every 200 ms per
@@ -582,6 +583,10 @@ static long unwind_step(__u32 i, void *data)
 	return step_fp(l, mapped && c->cur.tab.nrows);
 }
 
+/* Two frames a call of the callback (steps.bpf.h). */
+#define UNWIND_STEPS 2
+STEPS_CALLBACK(unwind_steps, unwind_step, UNWIND_STEPS)
+
 /*
  * Readies @l for a walk of @pid's user stack: the walk's state (starting
  * with an exact pc: the leaf's, not a return address), the process's
@@ -638,7 +643,7 @@ static __always_inline void unwind_walk(struct unwind_loop *l, struct window_spa
 	l->st->nr = 0;
 	l->st->status = 0;
 	c->status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
-	bpf_loop(CPROF_MAX_FRAMES + 1, unwind_step, l, 0);
+	bpf_loop(STEPS_CALLS(CPROF_MAX_FRAMES + 1, UNWIND_STEPS), unwind_steps, l, 0);
 	span->top = c->sp;
 }
 
