@@ -55,6 +55,19 @@ cleanup() {
 trap cleanup EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
 
+# turn RUN STOPPED: RUN runs alone for TURN s, STOPPED stopped; TURN_RT and
+# TURN_CNT: what in_turns' instance ($tool, $fds) ran meanwhile
+turn() {
+	local rt cnt
+	kill -STOP "$2"
+	kill -CONT "$1"
+	prog_stats "$tool" "$fds"
+	rt=$P_RT cnt=$P_CNT
+	sleep "$TURN"
+	prog_stats "$tool" "$fds"
+	TURN_RT=$((P_RT - rt)) TURN_CNT=$((P_CNT - cnt))
+}
+
 # in_turns NAME CPU [ARGS...] -- WORKLOAD...: WORKLOAD (the Python one) and
 # the native reference (nofp split) take turns on CPU, TURN s each, under
 # one cprof-bpf --cpu CPU --pid (both) ARGS running on another CPU, and
@@ -68,7 +81,7 @@ sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.
 # Appends "NAME ns share stopped runs rep" to $RAW/rows for NAME and
 # native@NAME.
 in_turns() {
-	local name=$1 cpu=$2 args=() a b tool fds rt cnt end ra=0 ca=0 rb=0 cb=0
+	local name=$1 cpu=$2 args=() a b tool fds end ra=0 ca=0 rb=0 cb=0
 	shift 2
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	shift
@@ -96,20 +109,10 @@ in_turns() {
 	usec
 	end=$((US + 2 * SECS * 1000000))
 	while usec && [ "$US" -lt "$end" ]; do
-		kill -STOP "$b"
-		kill -CONT "$a"
-		prog_stats "$tool" "$fds"
-		rt=$P_RT cnt=$P_CNT
-		sleep "$TURN"
-		prog_stats "$tool" "$fds"
-		ra=$((ra + P_RT - rt)) ca=$((ca + P_CNT - cnt))
-		kill -STOP "$a"
-		kill -CONT "$b"
-		prog_stats "$tool" "$fds"
-		rt=$P_RT cnt=$P_CNT
-		sleep "$TURN"
-		prog_stats "$tool" "$fds"
-		rb=$((rb + P_RT - rt)) cb=$((cb + P_CNT - cnt))
+		turn "$a" "$b"
+		ra=$((ra + TURN_RT)) ca=$((ca + TURN_CNT))
+		turn "$b" "$a"
+		rb=$((rb + TURN_RT)) cb=$((cb + TURN_CNT))
 	done
 	kill -CONT "$a" "$b"
 	kill -INT "$tool" 2>/dev/null
