@@ -413,8 +413,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 						  &defer);
 	/* right after the user walk: it reads what CPython keeps on the C stack from its window */
 	key.pystack = python_stacks && !no_user ?
-			      python_stack_of(pid, tid, key.gen, task->thread.fsbase, epoch,
-					      &key.pyleaf) :
+			      python_stack(py_ids(pid, tid), key.gen, task->thread.fsbase, epoch,
+					   &key.pyleaf) :
 			      CPROF_PY_NONE;
 	if (epoch & 1) {
 		key.kstack = kernel_stacks && in_kernel ? kernel_stack(ctx, 1, epoch, 0, 0) :

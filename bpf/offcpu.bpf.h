@@ -200,8 +200,8 @@ static __always_inline void begin_wait(void *ctx, struct offcpu_task *t, struct 
 	t->ustack = exec ? CPROF_STACK_NONE :
 			   blocked_user_stack(prev, regs, pid, epoch & 1, epoch, s);
 	t->pystack = python_stacks && !exec ?
-			     python_stack_of(pid, prev->pid, t->gen, prev->thread.fsbase, epoch,
-					     NULL) :
+			     python_stack(py_ids(pid, prev->pid), t->gen, prev->thread.fsbase, epoch,
+					  NULL) :
 			     CPROF_PY_NONE;
 	return;
 keep:

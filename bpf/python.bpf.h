@@ -18,12 +18,6 @@
 /* Set by the loader before load: read Python stacks at all. */
 const volatile bool python_stacks = false;
 
-/*
- * Advanced by the loader after each write to py_procs: what a CPU learnt
- * of a process with no entry there holds until then.
- */
-__u32 py_procs_gen = 0;
-
 /* pid -> where its interpreter is and how it is laid out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -119,15 +113,6 @@ struct py_walk {
 	__u32 last_tid; /* 0: none */
 	__u32 last_pad;
 	__u64 last_tstate, last_interp;
-	/*
-	 * The last process of this CPU's samples found without an entry in
-	 * py_procs, when py_procs_gen was @none_procs_gen: most processes
-	 * are not Python, and their samples paid a call and a lookup in
-	 * py_procs each (~80 ns here) to learn it again.
-	 */
-	__u32 none_pid; /* 0: none */
-	__u32 none_procs_gen;
-	__u64 none_gen;
 };
 
 struct {
@@ -492,18 +477,11 @@ __noinline __u64 python_stack(__u64 ids, __u64 gen, __u64 fsbase, __u64 epoch, _
 	if (!st || !w)
 		return CPROF_STACK_ERR_READ;
 	if (w->last_pid != pid || w->last_gen != gen) {
-		/* read before the lookup: an entry written after it is looked for again */
-		__u32 procs_gen = py_procs_gen;
-
 		p = bpf_map_lookup_elem(&py_procs, &pid);
 		w->last_pid = 0;
 		w->last_tid = 0;
-		if (!p || p->gen != gen) {
-			w->none_pid = pid;
-			w->none_gen = gen;
-			w->none_procs_gen = procs_gen;
+		if (!p || p->gen != gen)
 			return CPROF_PY_NONE;
-		}
 		w->p = *p;
 		w->last_pid = pid;
 		w->last_gen = gen;
@@ -539,21 +517,6 @@ __noinline __u64 python_stack(__u64 ids, __u64 gen, __u64 fsbase, __u64 epoch, _
 	if (fresh)
 		bpf_loop(CPROF_PY_MAX_FRAMES, py_announce_step, &unused, 0);
 	return h;
-}
-
-/*
- * python_stack() (same arguments but @ids apart), unless this CPU last
- * found process @pid's image @gen without an interpreter and the loader
- * has told of none since: then not even its call.
- */
-static __always_inline __u64 python_stack_of(__u32 pid, __u32 tid, __u64 gen, __u64 fsbase,
-					     __u64 epoch, __u64 *leaf)
-{
-	struct py_walk *w = py_walk_get();
-
-	if (w && w->none_pid == pid && w->none_gen == gen && w->none_procs_gen == py_procs_gen)
-		return CPROF_PY_NONE;
-	return python_stack(py_ids(pid, tid), gen, fsbase, epoch, leaf);
 }
 
 #endif

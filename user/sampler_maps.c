@@ -48,11 +48,7 @@ int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_pr
 
 	if (!pp)
 		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
-	if (bpf_map_update_elem(fd, &pid, pp, BPF_ANY))
-		return -errno;
-	/* after the write: a CPU that found no entry for pid looks again */
-	__atomic_fetch_add(&s->skel->bss->py_procs_gen, 1, __ATOMIC_SEQ_CST);
-	return 0;
+	return bpf_map_update_elem(fd, &pid, pp, BPF_ANY) ? -errno : 0;
 }
 
 int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
