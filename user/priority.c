@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "priority.h"
+#include "procstat.h"
 
 /* The lowest real-time priority: above every normal task, below the kernel's own. */
 #define RT_PRIORITY 1
@@ -155,25 +156,16 @@ void priority_child_ready(pid_t child)
 
 int64_t priority_launch_age_ms(void)
 {
-	char buf[1024], *p;
 	unsigned long long start;
 	long hz = sysconf(_SC_CLK_TCK);
 	struct timespec now;
-	FILE *f = fopen("/proc/self/stat", "re");
-	size_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), ret;
 
-	if (!f)
+	if (fd < 0)
 		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* The command name may hold anything: fields are counted after its ')'. */
-	p = strrchr(buf, ')');
-	if (!p || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now))
-		return -1;
-	/* Field 22, starttime: the 20th after the name (state is the 1st). */
-	if (sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
-		   " %*s %*s %*s %llu", &start) != 1)
+	ret = procstat_start_ticks(fd, &start);
+	close(fd);
+	if (ret || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now))
 		return -1;
 	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 -
 	       (int64_t)(start * 1000 / (unsigned long long)hz);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "procstat.h"
 #include "proctab.h"
 
 struct pid_entry {
@@ -277,24 +278,14 @@ static uint64_t read_start_time(int dir)
 {
 	long hz = sysconf(_SC_CLK_TCK);
 	unsigned long long ticks;
-	char buf[1024], *p;
-	ssize_t n;
-	int fd;
+	int fd, ret;
 
 	fd = openat(dir, "stat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+	ret = procstat_start_ticks(fd, &ticks);
 	close(fd);
-	if (n <= 0 || hz <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* The command name may hold anything: fields are counted after its ')'. */
-	p = strrchr(buf, ')');
-	/* Field 22, starttime: the 20th after the name (state is the 1st). */
-	if (!p || sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
-			 " %*s %*s %*s %*s %llu", &ticks) != 1 ||
-	    ticks > UINT64_MAX / 1000000000u)
+	if (ret || hz <= 0 || ticks > UINT64_MAX / 1000000000u)
 		return 0;
 	return ticks * 1000000000u / (unsigned long)hz;
 }

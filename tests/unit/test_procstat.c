@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+/*
+ * procstat: starttime read after the command name's last ')', whatever
+ * the name holds; a malformed or truncated line is refused.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procstat.h"
+#include "testlib.h"
+
+/* procstat_start_ticks() over @line, through a pipe. */
+static int parse(const char *line, unsigned long long *ticks)
+{
+	int fds[2], ret;
+
+	if (pipe(fds))
+		return -2;
+	ret = write(fds[1], line, strlen(line)) < 0 ? -2 : 0;
+	close(fds[1]);
+	if (!ret)
+		ret = procstat_start_ticks(fds[0], ticks);
+	close(fds[0]);
+	return ret;
+}
+
+int main(void)
+{
+	unsigned long long t = 0;
+	const char *fields = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 99 100\n";
+	char line[256];
+	int ret;
+
+	snprintf(line, sizeof(line), "123 (a) 1 2 3 4 5 6) %s", fields);
+	ret = parse(line, &t);
+	CHECK(ret == 0 && t == 4242, "procstat: starttime after a name holding ') 1 2 ...'",
+	      "ret %d ticks %llu", ret, t);
+	snprintf(line, sizeof(line), "123 (plain) %s", fields);
+	ret = parse(line, &t);
+	CHECK(ret == 0 && t == 4242, "procstat: starttime of a plain name", "ret %d ticks %llu", ret,
+	      t);
+	ret = parse("123 (cut) S 1 2 3\n", &t);
+	CHECK(ret == -1, "procstat: a truncated line refused", "ret %d", ret);
+	ret = parse("123 no name at all 1 2 3\n", &t);
+	CHECK(ret == -1, "procstat: a line without ')' refused", "ret %d", ret);
+	return T_EXIT();
+}
