@@ -62,7 +62,8 @@ fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/arena.c user/dwarfwo
                        user/demangle.c $(ELFOBJ_SRCS) user/hmap.c user/procmaps.c \
                        user/stackstore.c user/aggregate.c user/perfmap.c user/addrsearch.c \
                        user/kallsyms.c user/fdlru.c user/proctab.c user/objcache.c user/cgroup.c \
-                       user/priority.c user/python.c user/python_layout.c user/python_lines.c
+                       user/priority.c user/procstat.c user/python.c user/python_layout.c \
+                       user/python_lines.c
 fuzz_symbolize_OPTS := -max_len=65700
 fuzz_symbolize_LIBS := -ldw -liberty
 fuzz_demangle_SRCS  := user/demangle.c
