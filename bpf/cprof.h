@@ -161,6 +161,7 @@ struct cprof_lost {
  */
 #define CPROF_OFFCPU_MIN_NS 1000000ULL /* default --off-cpu-min: 1 ms */
 #define CPROF_OFFCPU_UNWINDS 1000      /* stack walks a second per CPU */
+#define CPROF_CPUS_MAX 4096            /* CPUs --cpu can name (user/cpulist.h) */
 
 /* Host-wide counters (a per-CPU array of one element). */
 struct cprof_stats {

@@ -86,6 +86,20 @@ static __always_inline __u64 blocked_user_stack(struct task_struct *task, struct
 }
 
 /*
+ * Whether a block on this CPU is a wait: with --cpu, as perf's --off-cpu
+ * with -C, only one that begins on a CPU sampled (it may end anywhere).
+ */
+static __always_inline bool cpu_chosen(void)
+{
+	__u32 cpu;
+
+	if (!offcpu_some_cpus)
+		return true;
+	cpu = bpf_get_smp_processor_id();
+	return cpu < CPROF_CPUS_MAX && (offcpu_cpus[cpu / 64] >> (cpu % 64) & 1);
+}
+
+/*
  * Whether the kernel keeps when a task was last switched in
  * (CONFIG_SCHED_INFO, in every distribution's kernel): then a wait is
  * charged when its thread next leaves the CPU, else when it comes back.
@@ -238,7 +252,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	 * Whichever, a wait of its that ended is charged now: a thread that
 	 * has no task storage at all was never stamped.
 	 */
-	blocks = !preempt && prev_state && !(prev->flags & PF_EXITING) && wanted(prev->tgid, prev);
+	blocks = !preempt && prev_state && !(prev->flags & PF_EXITING) && cpu_chosen() &&
+		 wanted(prev->tgid, prev);
 	if (blocks)
 		t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	else if (arrivals_kept() && prev->bpf_storage)

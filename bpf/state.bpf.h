@@ -21,6 +21,9 @@ const volatile bool file_tables = false;
 /* --off-cpu: waits shorter than this are only counted; walks a second per CPU. */
 const volatile __u64 offcpu_min_ns = CPROF_OFFCPU_MIN_NS;
 const volatile __u32 offcpu_unwinds = CPROF_OFFCPU_UNWINDS;
+/* With --cpu, only blocks on these CPUs are waits (bit N of the words: CPU N). */
+const volatile bool offcpu_some_cpus = false;
+const volatile __u64 offcpu_cpus[CPROF_CPUS_MAX / 64] = {};
 /* Slots of each CPU's part of a count log (counts.bpf.h): a power of two; 0: no log. */
 const volatile __u32 count_log_slots = 0;
 /* A sample whose walk meets a table still to be built is sent to be walked again (defer.bpf.h). */

@@ -68,7 +68,7 @@ static const struct optdef optdefs[] = {
 	{ "cpu", 'C', "LIST",
 	  "sample only on these CPUs: a list like 0, 0,2 or\n"
 	  "1-3,5 (as taskset -c), each online; --off-cpu\n"
-	  "waits are still recorded on every CPU" },
+	  "records the waits that begin on them" },
 	{ "output-dir", 'o', "DIR", "where to write profiles (default ./cprof-out)" },
 	{ "pid", 'p', "PID", "only this process; repeat or comma-separate" },
 	{ "comm", OPT_COMM, "NAME", "only processes named NAME (as in /proc/PID/comm)" },

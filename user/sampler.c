@@ -139,6 +139,13 @@ static int setup_off_cpu(struct cprof_bpf *skel, const struct sampler_opts *opts
 		bpf_program__set_autoload(skel->progs.on_switch, false);
 	}
 	skel->rodata->offcpu_min_ns = opts->off_cpu_min_ns;
+	_Static_assert(sizeof(opts->cpus->bits) == sizeof(skel->rodata->offcpu_cpus),
+		       "--cpu's set and the BPF program's differ in size");
+	if (opts->cpus) {
+		skel->rodata->offcpu_some_cpus = true;
+		memcpy((void *)skel->rodata->offcpu_cpus, opts->cpus->bits,
+		       sizeof(skel->rodata->offcpu_cpus));
+	}
 	skel->rodata->sched_text_lo = opts->sched_text_lo;
 	skel->rodata->sched_text_hi = opts->sched_text_hi;
 	if (bpf_map__set_max_entries(skel->maps.offcpu0, size) ||

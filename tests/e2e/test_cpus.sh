@@ -8,7 +8,7 @@
 T=$(mktemp -d)
 BG=
 trap 'stop_all; rm -rf "$T"' EXIT
-NAMES="--cpu 0: the program pinned to CPU 1 has no samples|--cpu: one CPU's ticks, not two|--cpu 1: the program pinned to CPU 1 has its samples|--cpu: the summary names the CPUs sampled|--cpu 7-2: refused, the range named|--cpu x: refused, the item named"
+NAMES="--cpu 0: the program pinned to CPU 1 has no samples|--cpu: one CPU's ticks, not two|--cpu 1: the program pinned to CPU 1 has its samples|--cpu: the summary names the CPUs sampled|--off-cpu --cpu 0: no waits of a program blocking on CPU 1|--off-cpu --cpu 1: its waits recorded|--cpu 7-2: refused, the range named|--cpu x: refused, the item named"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 command -v taskset >/dev/null || skip_all "needs taskset (util-linux)"
@@ -50,6 +50,24 @@ c0=$(jget "$T/0.json" cpus) c1=$(jget "$T/1.json" cpus)
 check "--cpu: the summary names the CPUs sampled (json: '$l0' '$l1', $c0 and $c1 CPUs; -v: $(grep -o 'on 1 CPU ([0-9]*)' "$T/1.err"))" \
 	eval '[ "$l0" = 0 ] && [ "$l1" = 1 ] && [ "$c0" = 1 ] && [ "$c1" = 1 ] &&
 	      grep -q "at 199 Hz on 1 CPU (1):" "$T/1.err" && grep -q "on CPUs 1 at" "$T/1.err"'
+
+# --off-cpu: the program's waits all begin on CPU 1, where it blocks.
+taskset -c 1 "$BUILD/workloads/offcpu" sleep 120 >/dev/null &
+O=$!
+BG="$BG $O"
+# offcpu N: its waits recorded in 2 s with --cpu N, a line "waits charged"
+offcpu() {
+	$CPROF --off-cpu --cpu "$1" --pid "$O" --duration 2 --output-dir "$T/off$1" \
+		--json-summary "$T/off$1.json" 2>"$T/off$1.err" || echo "exit $?"
+	echo "$(jget "$T/off$1.json" off_cpu.waits) $(jget "$T/off$1.json" off_cpu.short_waits)"
+}
+o0=$(offcpu 0)
+o1=$(offcpu 1)
+# ~7 ms asleep a round: ~280 waits in 2 s, on CPU 1 only.
+check "--off-cpu --cpu 0: no waits of a program blocking on CPU 1 (waits, short: $o0)" \
+	eval '[ "$o0" = "0 0" ] && [ ! -e "$T/off0/offcpu-$O.pb.gz" ]'
+check "--off-cpu --cpu 1: its waits recorded (waits, short: $o1)" \
+	eval 'set -- $o1; [ "$#" -eq 2 ] && [ "$1" -ge 50 ] && [ -s "$T/off1/offcpu-$O.pb.gz" ]'
 
 # Refused before anything is loaded: an option's error and status.
 $CPROF --cpu 7-2 --duration 1 --output-dir "$T/bad" 2>"$T/bad1.err"
