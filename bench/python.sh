@@ -120,6 +120,7 @@ in_turns() {
 	kill $WL 2>/dev/null
 	wait $WL 2>/dev/null
 	WL=""
+	rm -f "/tmp/perf-$a.map" # what -X perf leaves behind
 	cp "$RAW/$name.json" "$RAW/native@$name.json"
 	cp "$RAW/$name.err" "$RAW/native@$name.err"
 	record "$name" "$(calc "$ra / ($ca > 0 ? $ca : 1)" %.0f)"

@@ -26,6 +26,8 @@ run() {
 	sleep 0.3
 	$CPROF --pid "$_pid" -F 499 --duration "$_s" --output-dir "$T/$_n" "$@" 2>"$T/$_n.err"
 	stop_all
+	# CPython leaves its -X perf map behind at exit: runs would pile them up in /tmp
+	[ -z "$_pid" ] || rm -f "/tmp/perf-$_pid.map"
 	folded "$T/$_n"/*.pb.gz >"$T/$_n.folded"
 	go tool pprof -raw "$T/$_n"/*.pb.gz >"$T/$_n.raw" 2>/dev/null
 }
