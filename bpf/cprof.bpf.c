@@ -431,6 +431,38 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* One element into @map and out again, from the scratch stack. */
+static __always_inline void warm_one(void *map, const struct cprof_stack *st)
+{
+	__u64 key = 0; /* not a stack's name: those have CPROF_STACK_HASHED */
+
+	if (!bpf_map_update_elem(map, &key, st, BPF_NOEXIST))
+		bpf_map_delete_elem(map, &key);
+}
+
+/*
+ * Run by the loader on each CPU before sampling starts (BPF_PROG_TEST_RUN
+ * on that CPU, which the kernel runs there by an interrupt): stocks the
+ * CPU's free lists of the stacks maps, which the kernel refills only
+ * after use, so that a sample's second stack of a class finds an element
+ * (sampler.c, warm_stack_caches()).  Never attached.
+ */
+SEC("raw_tp")
+int warm_stacks(void *ctx)
+{
+	struct cprof_stack *st = get_scratch();
+
+	if (!st)
+		return 0;
+	warm_one(&stacks_short0, st);
+	warm_one(&stacks_short1, st);
+	warm_one(&stacks_mid0, st);
+	warm_one(&stacks_mid1, st);
+	warm_one(&stacks_long0, st);
+	warm_one(&stacks_long1, st);
+	return 0;
+}
+
 /*
  * BTF-typed raw tracepoints: they need no tracefs mount (often absent in
  * containers) and hand us the task directly.

@@ -4,7 +4,6 @@
  * drain (what the loader writes into the maps: sampler_maps.c).
  */
 #include <errno.h>
-#include <sched.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -159,37 +158,23 @@ static int setup_off_cpu(struct cprof_bpf *skel, const struct sampler_opts *opts
  * from per-CPU caches the kernel refills only after use, and a program
  * running with interrupts off (a sample, a switch) cannot wait for that:
  * on a CPU that has not stored a stack of a class yet, the second stack
- * of a run failed as [lost: stack map full].  One insert from each CPU
- * starts the refill, with interrupts on; the delete gives the element
- * back.  Best effort: a CPU we cannot run on stays as it was.
+ * of a run failed as [lost: stack map full].  The warm_stacks program
+ * inserts and deletes one element of each map on each CPU, and the
+ * refill follows.  It is run there by the kernel's test run, through an
+ * interrupt: the agent moving itself to each CPU in turn waited, in the
+ * real-time class of its start-up, behind any real-time thread of a
+ * higher priority that held a CPU (a busy-polling one holds it for good).
+ * Best effort: a CPU that cannot be run on (offline) stays as it was.
  */
 static void warm_stack_caches(struct sampler *s)
 {
-	struct bpf_map *maps[] = {
-		s->skel->maps.stacks_short0, s->skel->maps.stacks_short1,
-		s->skel->maps.stacks_mid0,   s->skel->maps.stacks_mid1,
-		s->skel->maps.stacks_long0,  s->skel->maps.stacks_long1,
-	};
-	__u64 key = 0; /* not a stack's name: those have CPROF_STACK_HASHED */
-	cpu_set_t old, one;
+	int fd = bpf_program__fd(s->skel->progs.warm_stacks);
 
-	if (sched_getaffinity(0, sizeof(old), &old))
-		return;
-	for (int cpu = 0; cpu < s->ncpus && cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &old))
-			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		if (sched_setaffinity(0, sizeof(one), &one))
-			continue;
-		for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-			int fd = bpf_map__fd(maps[i]);
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
 
-			if (!bpf_map_update_elem(fd, &key, s->vals, BPF_NOEXIST))
-				bpf_map_delete_elem(fd, &key);
-		}
+		bpf_prog_test_run_opts(fd, &run);
 	}
-	sched_setaffinity(0, sizeof(old), &old);
 }
 
 /* Maps both pairs' count logs, which the drain reads and empties. */

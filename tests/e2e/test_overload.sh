@@ -4,6 +4,7 @@
 # mappings whose JIT-like thread keeps mapping new code; the profiler must
 # sample from its start, end on time and write promptly.  Then on an idle
 # host, sampling must begin quickly, and a late start must be reported.
+# And a real-time thread holding a CPU must not hold the profiler up.
 # Needs root.
 #
 # The machine is shared: the busy process's expected samples are those of
@@ -13,14 +14,15 @@
 . "$(dirname "$0")/lib.sh"
 
 T=$(mktemp -d)
-trap 'kill -CONT $CP 2>/dev/null; kill $MC $CP 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill -CONT $CP 2>/dev/null; kill $MC $CP $RT 2>/dev/null; rm -rf "$T"' EXIT
 SPIN=$BUILD/workloads/spin
 MAPCHURN=$BUILD/workloads/mapchurn
 NCPU=$(nproc)
 
 require_root "overload: busy process sampled throughout" "overload: run ends on time" \
 	"overload: profiles written promptly" "overload: the mappings' process profiled" \
-	"idle: sampling begins quickly" "late start reported"
+	"idle: sampling begins quickly" "late start reported" \
+	"a real-time thread holding a CPU: the run ends without waiting for it"
 
 # summary_num FILE REGEX: the number the summary line matching REGEX holds
 # at its "(NUMBER)" group, e.g. summary_num f 'in ([0-9.]+) s'.
@@ -109,3 +111,25 @@ late=$(summary_num "$T/late.err" 'late start: sampling began ([0-9]+) ms after l
 pass=0
 [ -n "$late" ] && [ "$late" -ge 1500 ] && pass=1
 check "late start reported (${late:-no line} ms after launch, held 1500 ms)" [ $pass -eq 1 ]
+
+# --- a real-time thread holds a CPU ------------------------------------------
+# SCHED_FIFO 50, pinned, spinning for 10 s (a busy-polling thread): nothing
+# below its priority runs on its CPU.  The agent's start-up once moved
+# itself to every CPU in turn, in the real-time class at priority 1, and
+# waited there until the thread was gone.  Left 1 CPU at least.
+RTCPU=$((NCPU - 1))
+if [ "$NCPU" -lt 2 ] || ! command -v chrt >/dev/null; then
+	skip "a real-time thread holding a CPU: the run ends without waiting for it" \
+		"needs 2 CPUs and chrt ($NCPU CPUs)"
+else
+	chrt -f 50 taskset -c "$RTCPU" "$BUILD/workloads/busy" 10 >/dev/null &
+	RT=$!
+	sleep 0.3
+	timeout -s KILL 60 $CPROF --duration 1 --pid "$RT" --output-dir "$T/rt" 2>"$T/rt.err"
+	rc=$?
+	alive=no
+	kill -0 "$RT" 2>/dev/null && alive=yes
+	kill "$RT"
+	check "a real-time thread holding a CPU: the run ends without waiting for it (exit $rc; the thread still running: $alive; its profile: $(ls "$T/rt" 2>/dev/null))" \
+		eval '[ "$rc" -eq 0 ] && [ "$alive" = yes ] && [ -s "$T/rt/busy-$RT.pb.gz" ]'
+fi
