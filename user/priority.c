@@ -156,17 +156,11 @@ void priority_child_ready(pid_t child)
 
 int64_t priority_launch_age_ms(void)
 {
-	unsigned long long start;
-	long hz = sysconf(_SC_CLK_TCK);
 	struct timespec now;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), ret;
+	uint64_t start;
 
-	if (fd < 0)
+	if (procstat_start_ns(AT_FDCWD, "/proc/self/stat", &start) ||
+	    clock_gettime(CLOCK_BOOTTIME, &now))
 		return -1;
-	ret = procstat_start_ticks(fd, &start);
-	close(fd);
-	if (ret || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now))
-		return -1;
-	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 -
-	       (int64_t)(start * 1000 / (unsigned long long)hz);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - (int64_t)(start / 1000000);
 }

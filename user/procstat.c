@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,5 +20,21 @@ int procstat_start_ticks(int fd, unsigned long long *ticks)
 	if (!p || sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
 			 " %*s %*s %*s %*s %llu", ticks) != 1)
 		return -1;
+	return 0;
+}
+
+int procstat_start_ns(int dir, const char *path, uint64_t *ns)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long ticks;
+	int fd = openat(dir, path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = procstat_start_ticks(fd, &ticks);
+	close(fd);
+	if (ret || hz <= 0 || ticks > UINT64_MAX / 1000000000u)
+		return -1;
+	*ns = ticks * 1000000000u / (unsigned long)hz;
 	return 0;
 }

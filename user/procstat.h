@@ -6,6 +6,8 @@
 #ifndef CPROF_PROCSTAT_H
 #define CPROF_PROCSTAT_H
 
+#include <stdint.h>
+
 /*
  * The process's start (field 22, starttime) from its stat file open at
  * @fd, in clock ticks since boot (1/sysconf(_SC_CLK_TCK) s): 0, or -1
@@ -13,5 +15,12 @@
  * name, which the process chooses, is skipped up to its last ')'.
  */
 int procstat_start_ticks(int fd, unsigned long long *ticks);
+
+/*
+ * The same start in ns since boot (CLOCK_BOOTTIME's clock), from the
+ * stat file @path opened relative to @dir (AT_FDCWD, or a /proc/PID
+ * directory): 0, or -1 when it cannot be opened, read or scaled.
+ */
+int procstat_start_ns(int dir, const char *path, uint64_t *ns);
 
 #endif

@@ -276,18 +276,9 @@ static void snapshot(struct proctab *t, struct process *p)
  */
 static uint64_t read_start_time(int dir)
 {
-	long hz = sysconf(_SC_CLK_TCK);
-	unsigned long long ticks;
-	int fd, ret;
+	uint64_t ns;
 
-	fd = openat(dir, "stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ret = procstat_start_ticks(fd, &ticks);
-	close(fd);
-	if (ret || hz <= 0 || ticks > UINT64_MAX / 1000000000u)
-		return 0;
-	return ticks * 1000000000u / (unsigned long)hz;
+	return procstat_start_ns(dir, "stat", &ns) ? 0 : ns;
 }
 
 /*

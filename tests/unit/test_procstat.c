@@ -3,7 +3,9 @@
  * procstat: starttime read after the command name's last ')', whatever
  * the name holds; a malformed or truncated line is refused.
  */
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,6 +30,7 @@ static int parse(const char *line, unsigned long long *ticks)
 int main(void)
 {
 	unsigned long long t = 0;
+	uint64_t t_ns = 0;
 	const char *fields = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 99 100\n";
 	char line[256];
 	int ret;
@@ -44,5 +47,35 @@ int main(void)
 	CHECK(ret == -1, "procstat: a truncated line refused", "ret %d", ret);
 	ret = parse("123 no name at all 1 2 3\n", &t);
 	CHECK(ret == -1, "procstat: a line without ')' refused", "ret %d", ret);
+
+	/* In ns, from a stat file in a directory, as proctab reads /proc/PID/stat. */
+	{
+		char dir[] = "/tmp/procstat.XXXXXX", path[64];
+		uint64_t ns = 0;
+		long hz = sysconf(_SC_CLK_TCK);
+		FILE *f;
+		int d;
+
+		if (!mkdtemp(dir))
+			return 1;
+		snprintf(path, sizeof(path), "%s/stat", dir);
+		f = fopen(path, "w");
+		if (!f)
+			return 1;
+		fprintf(f, "123 (x) %s", fields);
+		fclose(f);
+		d = open(dir, O_RDONLY | O_DIRECTORY);
+		ret = procstat_start_ns(d, "stat", &ns);
+		CHECK(ret == 0 && ns == 4242ULL * 1000000000ULL / (unsigned long)hz,
+		      "procstat: the start in ns, the ticks scaled by the clock's rate",
+		      "ret %d ns %llu hz %ld", ret, (unsigned long long)ns, hz);
+		ret = procstat_start_ns(d, "nostat", &ns);
+		CHECK(ret == -1, "procstat: no stat file: -1", "ret %d", ret);
+		close(d);
+		unlink(path);
+		rmdir(dir);
+	}
+	ret = procstat_start_ns(AT_FDCWD, "/proc/self/stat", &t_ns);
+	CHECK(ret == 0 && t_ns > 0, "procstat: the agent's own start", "ret %d", ret);
 	return T_EXIT();
 }
