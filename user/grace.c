@@ -3,6 +3,7 @@
  * grace.c: blocking waits on a worker thread (see grace.h).
  */
 #include <assert.h>
+#include <sched.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -14,6 +15,31 @@
 
 static_assert(sizeof(((struct grace *)0)->done) == 8, "done is read without the lock");
 
+/*
+ * The worker starts in its caller's scheduling class, set by the caller
+ * as it is made: a thread made by a real-time caller would otherwise start
+ * as a new task in the normal class (SCHED_RESET_ON_FORK), queued behind
+ * the load for seconds before it first ran (bench/RESULTS.md, "overload").
+ */
+static void sched_like_caller(pthread_attr_t *attr)
+{
+	struct sched_param sp;
+	int policy = sched_getscheduler(0);
+
+	if (policy < 0 || sched_getparam(0, &sp))
+		return;
+	if (pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED) ||
+	    pthread_attr_setschedpolicy(attr, policy & ~SCHED_RESET_ON_FORK) ||
+	    pthread_attr_setschedparam(attr, &sp))
+		pthread_attr_setinheritsched(attr, PTHREAD_INHERIT_SCHED);
+}
+
+static void hook(void (*fn)(void *), void *ctx)
+{
+	if (fn)
+		fn(ctx);
+}
+
 static void *worker(void *arg)
 {
 	struct grace *g = arg;
@@ -21,6 +47,7 @@ static void *worker(void *arg)
 
 	/* A negative nice value is per thread, and not inherited here. */
 	setpriority(PRIO_PROCESS, 0, g->nice);
+	hook(g->hooks.start, g->hooks.ctx);
 	pthread_mutex_lock(&g->lock);
 	for (;;) {
 		uint64_t target;
@@ -33,6 +60,7 @@ static void *worker(void *arg)
 		/* Every ticket given so far: this wait starts after each of them. */
 		target = g->asked;
 		pthread_mutex_unlock(&g->lock);
+		hook(g->hooks.before, g->hooks.ctx);
 		ret = g->wait(g->ctx);
 		pthread_mutex_lock(&g->lock);
 		g->err = ret;
@@ -43,15 +71,20 @@ static void *worker(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&g->lock);
+	hook(g->hooks.end, g->hooks.ctx);
 	return NULL;
 }
 
-int grace_start(struct grace *g, int (*wait)(void *ctx), void *ctx)
+int grace_start(struct grace *g, int (*wait)(void *ctx), void *ctx,
+		const struct grace_hooks *hooks)
 {
+	pthread_attr_t attr;
 	sigset_t all, old;
 	int ret;
 
 	*g = (struct grace){ .wait = wait, .ctx = ctx, .fd = -1 };
+	if (hooks)
+		g->hooks = *hooks;
 	g->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (g->fd < 0)
 		return -errno;
@@ -65,7 +98,12 @@ int grace_start(struct grace *g, int (*wait)(void *ctx), void *ctx)
 	/* The worker inherits this mask: every signal is for the caller's thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = -pthread_create(&g->worker, NULL, worker, g);
+	ret = -pthread_attr_init(&attr);
+	if (!ret) {
+		sched_like_caller(&attr);
+		ret = -pthread_create(&g->worker, &attr, worker, g);
+		pthread_attr_destroy(&attr);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		pthread_cond_destroy(&g->done_cv);

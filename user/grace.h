@@ -22,6 +22,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * What the worker does around its waits, for its own scheduling (main.c
+ * gives it real-time steps: priority.h): @start once in the worker before
+ * its first wait, @before before each wait, @end before it ends.  Any may
+ * be NULL.
+ */
+struct grace_hooks {
+	void (*start)(void *ctx);
+	void (*before)(void *ctx);
+	void (*end)(void *ctx);
+	void *ctx;
+};
+
 struct grace {
 	int (*wait)(void *ctx); /* the blocking wait: 0 or a negative errno */
 	void *ctx;
@@ -33,15 +46,18 @@ struct grace {
 	bool quit;
 	bool started;
 	int nice; /* the caller's, for the worker: it wakes the caller no later */
+	struct grace_hooks hooks;
 	int fd;   /* eventfd: readable once a wait has ended */
 };
 
 /*
- * Starts the worker, which calls @wait(@ctx) for each wait asked for.
- * Signals are blocked in it, so they all come to the caller's thread.
+ * Starts the worker, which calls @wait(@ctx) for each wait asked for, and
+ * @hooks (may be NULL) around them.  Signals are blocked in it, so they
+ * all come to the caller's thread (but those its hooks unblock).
  * 0 or a negative errno.
  */
-int grace_start(struct grace *g, int (*wait)(void *ctx), void *ctx);
+int grace_start(struct grace *g, int (*wait)(void *ctx), void *ctx,
+		const struct grace_hooks *hooks);
 
 /* Asks for a wait that starts from now; returns its ticket (never 0). */
 uint64_t grace_ask(struct grace *g);

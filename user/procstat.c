@@ -38,3 +38,24 @@ int procstat_start_ns(int dir, const char *path, uint64_t *ns)
 	*ns = ticks * 1000000000u / (unsigned long)hz;
 	return 0;
 }
+
+int procstat_sched_ns(int dir, const char *path, uint64_t *cpu_ns, uint64_t *wait_ns)
+{
+	char buf[128];
+	unsigned long long cpu, wait;
+	int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &cpu, &wait) != 2)
+		return -1;
+	*cpu_ns = cpu;
+	*wait_ns = wait;
+	return 0;
+}

@@ -23,4 +23,12 @@ int procstat_start_ticks(int fd, unsigned long long *ticks);
  */
 int procstat_start_ns(int dir, const char *path, uint64_t *ns);
 
+/*
+ * The scheduler's account of a thread or process, from its schedstat file
+ * @path opened relative to @dir: the CPU time it has run and the time it
+ * has waited on a run queue, runnable but not running, in ns.  0, or -1
+ * when the file cannot be read (a kernel without CONFIG_SCHED_INFO).
+ */
+int procstat_sched_ns(int dir, const char *path, uint64_t *cpu_ns, uint64_t *wait_ns);
+
 #endif

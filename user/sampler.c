@@ -400,7 +400,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		ret = errf(err, -errno, "creating the event ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	ret = grace_start(&s->grace, wait_for_writers, s);
+	ret = grace_start(&s->grace, wait_for_writers, s, opts->waiter);
 	if (ret) {
 		ret = errf(err, ret, "starting a thread: %s", strerror(-ret));
 		goto fail;

@@ -14,6 +14,7 @@
 #include "cprof.h"
 #include "cpulist.h"
 #include "errbuf.h"
+#include "grace.h"
 
 struct sampler_opts {
 	unsigned int frequency; /* Hz, per CPU */
@@ -33,6 +34,8 @@ struct sampler_opts {
 	uint64_t off_cpu_min_ns; /* shorter waits are only counted */
 	/* __schedule()'s text, where off-CPU kernel stacks start; 0: unknown */
 	uint64_t sched_text_lo, sched_text_hi;
+	/* the scheduling of the thread that waits for grace periods (grace.h); may be NULL */
+	const struct grace_hooks *waiter;
 };
 
 struct sampler;

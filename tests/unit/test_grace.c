@@ -3,10 +3,13 @@
  * grace: waits run on the worker, a ticket is ended only by a wait that
  * began after it was given, the fd tells when one ends, a wait's error
  * comes back to whoever waited for it, and the worker takes no signals.
- * The "grace period" here is a read of a pipe the test writes to.
+ * The "grace period" here is a read of a pipe the test writes to.  The
+ * worker's hooks run where they should, and it starts in its caller's
+ * scheduling class.
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -34,6 +37,37 @@ static int fake_wait(void *ctx)
 	if (read(f->gate[0], &c, 1) != 1)
 		return -EPIPE;
 	return n == f->fail_at ? -EIO : 0;
+}
+
+/* What the hooks saw: each counts its calls; @policy is the worker's class at start. */
+struct hooked {
+	int start, before, end;
+	int policy;
+	int waits_at_before; /* waits begun when the last @before ran */
+	struct fake *f;
+};
+
+static void on_start(void *ctx)
+{
+	struct hooked *h = ctx;
+
+	h->policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+	__atomic_add_fetch(&h->start, 1, __ATOMIC_SEQ_CST);
+}
+
+static void on_before(void *ctx)
+{
+	struct hooked *h = ctx;
+
+	h->waits_at_before = __atomic_load_n(&h->f->started, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&h->before, 1, __ATOMIC_SEQ_CST);
+}
+
+static void on_end(void *ctx)
+{
+	struct hooked *h = ctx;
+
+	__atomic_add_fetch(&h->end, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Until the worker has begun @n waits (5 s at most). */
@@ -70,7 +104,7 @@ int main(void)
 
 	if (pipe(f.gate))
 		return 1;
-	CHECK(grace_start(&g, fake_wait, &f) == 0, "grace_start", "failed");
+	CHECK(grace_start(&g, fake_wait, &f, NULL) == 0, "grace_start", "failed");
 
 	t1 = grace_ask(&g);
 	CHECK(t1 != 0 && started(&f, 1), "a wait asked for begins on the worker",
@@ -108,5 +142,42 @@ int main(void)
 	T_OK("grace_stop twice");
 	close(f.gate[0]);
 	close(f.gate[1]);
+
+	/* Hooks, from a real-time caller (root): the worker starts real-time too. */
+	{
+		struct fake f2 = { .sigs_blocked = true };
+		struct hooked h = { .f = &f2, .policy = -1 };
+		const struct grace_hooks hooks = { on_start, on_before, on_end, &h };
+		struct sched_param sp = { .sched_priority = 1 };
+		bool rt = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0;
+
+		if (pipe(f2.gate) || grace_start(&g, fake_wait, &f2, &hooks))
+			return 1;
+		sp.sched_priority = 0;
+		if (rt)
+			sched_setscheduler(0, SCHED_OTHER, &sp);
+		t1 = grace_ask(&g);
+		CHECK(started(&f2, 1) && h.start == 1 && h.before == 1 && h.waits_at_before == 0,
+		      "hooks: start once, before ahead of each wait", "start %d before %d (waits %d)",
+		      h.start, h.before, h.waits_at_before);
+		release(&f2);
+		grace_wait(&g, t1);
+		t2 = grace_ask(&g);
+		release(&f2);
+		grace_wait(&g, t2);
+		CHECK(h.before == 2 && h.end == 0, "hooks: before each wait, no end while it runs",
+		      "before %d end %d", h.before, h.end);
+		grace_stop(&g);
+		CHECK(h.end == 1, "hooks: end once as the worker ends", "end %d", h.end);
+		if (rt)
+			CHECK(h.policy == SCHED_FIFO,
+			      "a real-time caller's worker starts real-time, not as a new task"
+			      " queued behind the load", "policy %d", h.policy);
+		else
+			T_SKIP("a real-time caller's worker starts real-time",
+			       "no CAP_SYS_NICE here: the real-time class cannot be had");
+		close(f2.gate[0]);
+		close(f2.gate[1]);
+	}
 	return T_EXIT();
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "procstat.h"
@@ -75,7 +76,57 @@ int main(void)
 		unlink(path);
 		rmdir(dir);
 	}
-	ret = procstat_start_ns(AT_FDCWD, "/proc/self/stat", &t_ns);
-	CHECK(ret == 0 && t_ns > 0, "procstat: the agent's own start", "ret %d", ret);
+	/* Independently of the parser: our own start, against the clock it counts in. */
+	{
+		struct timespec now;
+		uint64_t now_ns;
+
+		ret = procstat_start_ns(AT_FDCWD, "/proc/self/stat", &t_ns);
+		clock_gettime(CLOCK_BOOTTIME, &now);
+		now_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+		/* The test started moments ago: within 60 s, and never in the future. */
+		CHECK(ret == 0 && t_ns <= now_ns && now_ns - t_ns < 60000000000ull,
+		      "procstat: the test's own start, moments before now", "ret %d start %llu now %llu",
+		      ret, (unsigned long long)t_ns, (unsigned long long)now_ns);
+	}
+	/* schedstat: a file of the kernel's format, then our own (CPU grows as we spin). */
+	{
+		char dir[] = "/tmp/cprof-schedstat-XXXXXX", path[64];
+		uint64_t cpu = 0, wait = 0, cpu2 = 0, wait2 = 0;
+		volatile unsigned long sink = 0;
+		FILE *f;
+		int d;
+
+		if (!mkdtemp(dir))
+			return 1;
+		snprintf(path, sizeof(path), "%s/schedstat", dir);
+		f = fopen(path, "w");
+		if (!f)
+			return 1;
+		fprintf(f, "123456789 987654321 42\n");
+		fclose(f);
+		d = open(dir, O_RDONLY | O_DIRECTORY);
+		ret = procstat_sched_ns(d, "schedstat", &cpu, &wait);
+		CHECK(ret == 0 && cpu == 123456789 && wait == 987654321,
+		      "procstat: schedstat's CPU and run-queue wait", "ret %d cpu %llu wait %llu", ret,
+		      (unsigned long long)cpu, (unsigned long long)wait);
+		f = fopen(path, "w");
+		fprintf(f, "garbage\n");
+		fclose(f);
+		CHECK(procstat_sched_ns(d, "schedstat", &cpu, &wait) == -1,
+		      "procstat: a malformed schedstat: -1", "not -1");
+		CHECK(procstat_sched_ns(d, "none", &cpu, &wait) == -1, "procstat: no schedstat: -1",
+		      "not -1");
+		close(d);
+		unlink(path);
+		rmdir(dir);
+		ret = procstat_sched_ns(AT_FDCWD, "/proc/self/schedstat", &cpu, &wait);
+		for (unsigned long i = 0; i < 20000000; i++)
+			sink += i;
+		ret |= procstat_sched_ns(AT_FDCWD, "/proc/self/schedstat", &cpu2, &wait2);
+		CHECK(ret == 0 && cpu2 > cpu && wait2 >= wait,
+		      "procstat: our own schedstat, its CPU time grown by a loop",
+		      "ret %d cpu %llu -> %llu", ret, (unsigned long long)cpu, (unsigned long long)cpu2);
+	}
 	return T_EXIT();
 }
