@@ -19,7 +19,6 @@
 
 #include "dwarfproto.h"
 #include "grow.h"
-#include "priority.h"
 #include "sandbox.h"
 
 #define REAP_MS        2000
@@ -271,8 +270,8 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 			exec_reader(&args, sv[1]);
 		dwarfchild_main(&w->o, sv[1], parent, w->st.spawned);
 	}
-	/* The agent waits for its reader: it starts at the agent's priority. */
-	priority_child_started(pid);
+	if (w->o.sched && w->o.sched->started)
+		w->o.sched->started(pid);
 	close(sv[1]);
 	w->sock = sv[0];
 	w->pid = pid;
@@ -285,8 +284,8 @@ static int spawn(struct dwarfworker *w, struct errbuf *err)
 
 		return fail(w, err, child_text(w->rbuf, r.len, msg, sizeof(msg)));
 	}
-	/* It serves requests now, in a session of its own (priority.h). */
-	priority_child_ready(pid);
+	if (w->o.sched && w->o.sched->ready)
+		w->o.sched->ready(pid);
 	return 0;
 }
 

@@ -49,6 +49,16 @@
 /* Objects open in the child at once. */
 #define DWARFWORKER_MAX_OPEN        32
 
+/*
+ * The child's scheduling, as the agent's policy wants it (main.c gives
+ * priority.h's): @started in the agent right after the fork, @ready once
+ * the child serves requests.  Either may be NULL.
+ */
+struct dwarfworker_sched {
+	void (*started)(pid_t child);
+	void (*ready)(pid_t child);
+};
+
 struct dwarfworker_opts {
 	uint64_t max_bytes;   /* DWARF one object may load (0: DWARFINFO_MAX_BYTES) */
 	unsigned timeout_ms;  /* per request (0: DWARFWORKER_TIMEOUT_MS) */
@@ -60,6 +70,7 @@ struct dwarfworker_opts {
 	 * when that exec fails the fork serves as it is.  Not with child_hook.
 	 */
 	bool exec_self;
+	const struct dwarfworker_sched *sched; /* may be NULL: the default scheduling */
 	/* Requests a child serves before it is replaced (0: DWARFWORKER_RECYCLE_REQUESTS). */
 	unsigned recycle_requests;
 	/*

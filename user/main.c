@@ -34,6 +34,7 @@
 #include "options.h"
 #include "output.h"
 #include "priority.h"
+#include "procstat.h"
 #include "proctab.h"
 #include "rootfs.h"
 #include "run.h"
@@ -103,10 +104,15 @@ static void drain_error(struct run *r, int ret, const struct errbuf *err)
 static void drain_flipped(struct sampler *s, struct run *r)
 {
 	struct errbuf err = { "" };
+	double t0 = clock_s(CLOCK_MONOTONIC), ms;
 
 	sampler_flip_wait(s);
 	sampler_poll(s, 0, 0, events_on_event, r);
 	drain_error(r, sampler_drain_flipped(s, &events_drain_ops, r, &err), &err);
+	ms = (clock_s(CLOCK_MONOTONIC) - t0) * 1e3;
+	r->phases.drains++;
+	if (ms > r->phases.drain_max_ms)
+		r->phases.drain_max_ms = ms;
 }
 
 /* Everything sampled so far (a window's end): blocks for a grace period or two. */
@@ -185,6 +191,11 @@ static void window_line(struct run *r, int64_t start_ns, const struct window_res
 	summary_window(stderr, stamp, &w, r->opts);
 }
 
+static const struct dwarfworker_sched reader_sched = {
+	.started = priority_child_started,
+	.ready = priority_child_ready,
+};
+
 /*
  * Writes the window that started at @start_ns (Unix) and @start (monotonic),
  * then starts a new one: records of exited processes are freed, the other
@@ -204,6 +215,8 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		.addresses_only = !o->symbolize,
 		.dwarf_max_bytes = (uint64_t)o->dwarf_kb * 1024,
 		.reader_exec_self = true,
+		/* The agent waits for its reader: it runs at the agent's priority. */
+		.reader_sched = &reader_sched,
 		.symbol_max_bytes = (uint64_t)o->symbol_kb * 1024,
 		.report = report_line,
 		.verbose = o->verbose,
@@ -420,6 +433,9 @@ static void gather(struct run *r, struct summary *sum)
 	sum->drain_error = r->drain_error ? r->drain_errmsg : NULL;
 	sum->py = r->py;
 	py_tramps_get_stats(r->tramps, &sum->py.tramps);
+	sum->phases = r->phases;
+	sum->phases.main_ms = priority_since_launch_ms(r->launch_ns, r->main_ns);
+	sum->phases.raised_ms = priority_since_launch_ms(r->launch_ns, r->raised_ns);
 }
 
 /*
@@ -437,6 +453,33 @@ static void sched_text(struct sampler_opts *sopts)
 		return;
 	kallsyms_text_range(f, "__schedule", &sopts->sched_text_lo, &sopts->sched_text_hi, &err);
 	fclose(f);
+}
+
+/*
+ * The grace worker's scheduling (grace.h): the agent's steps wait for it,
+ * so it has real-time steps of its own, one a wait.
+ */
+static void waiter_start(void *ctx)
+{
+	struct run *r = ctx;
+
+	/* In a step from the start: its first wakeup is as urgent as the others. */
+	priority_thread(&r->waiter_prio, &r->prio);
+	priority_step(&r->waiter_prio, PRIORITY_WAIT_MS);
+}
+
+static void waiter_before(void *ctx)
+{
+	struct run *r = ctx;
+
+	priority_step(&r->waiter_prio, PRIORITY_WAIT_MS);
+}
+
+static void waiter_end(void *ctx)
+{
+	struct run *r = ctx;
+
+	priority_release(&r->waiter_prio);
 }
 
 /* Sets up every part of a run; on failure what was made is left for run_free. */
@@ -460,9 +503,14 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 		.unwind_rows = o->dwarf ? (uint32_t)((uint64_t)o->unwind_kb * 1024 /
 						     sizeof(union cprof_table_slot)) : 0,
 	};
+	const struct grace_hooks waiter = {
+		.start = waiter_start, .before = waiter_before, .end = waiter_end, .ctx = r,
+	};
 	size_t max_files, max_roots;
+	double t0;
 	int ret;
 
+	sopts.waiter = &waiter;
 	r->python = o->python;
 	/* Fail before sampling if the results could not be written. */
 	ret = outdir_open(&r->out, o->output_dir, o->file_mode, o->keep > 0, err);
@@ -471,7 +519,9 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 	r->out_open = true;
 	if (o->off_cpu)
 		sched_text(&sopts);
+	t0 = clock_s(CLOCK_MONOTONIC);
 	ret = sampler_open(&r->sampler, &sopts, err);
+	r->phases.load_ms = (clock_s(CLOCK_MONOTONIC) - t0) * 1e3;
 	if (ret)
 		return ret;
 	if (sampler_note(r->sampler))
@@ -527,15 +577,39 @@ static void run_free(struct run *r)
 	elfobj_free(r->vdso);
 	if (r->out_open)
 		outdir_close(&r->out);
-	priority_free(&r->prio);
+	/*
+	 * r->prio is not freed: the last step (PRIORITY_EXIT_MS) lasts until
+	 * the process is gone, its exit included (priority.h).
+	 */
+}
+
+/* Raises the agent's priority for the whole run, and starts its first real-time step. */
+static void boost(struct run *r, struct errbuf *err)
+{
+	/* On failure what could be had is kept (nice -20 alone: the step is a no-op). */
+	uint64_t cpu, wait;
+
+	priority_raise(&r->prio, err);
+	priority_step(&r->prio, PRIORITY_START_MS);
+	r->raised_ns = priority_now_ns();
+	/* What it cost to get here, read once raised: the reading waits for no CPU. */
+	if (procstat_sched_ns(AT_FDCWD, "/proc/self/schedstat", &cpu, &wait)) {
+		r->phases.raise_cpu_ms = r->phases.raise_wait_ms = -1;
+	} else {
+		r->phases.raise_cpu_ms = cpu / 1e6;
+		r->phases.raise_wait_ms = wait / 1e6;
+	}
 }
 
 int main(int argc, char **argv)
 {
+	uint64_t main_ns = priority_now_ns();
 	struct summary sum = { 0 };
 	struct options o;
 	struct errbuf err = { "" }, prio_err = { "" };
-	struct run r = { 0 };
+	struct run r = { .phases = { .raise_cpu_ms = -1, .raise_wait_ms = -1 } };
+	bool raised = false;
+	double t0;
 	int ret;
 
 	/* Started by ourselves as the DWARF reader: nothing else of main() runs. */
@@ -545,6 +619,17 @@ int main(int argc, char **argv)
 			argv[1]);
 	if (ret >= 0)
 		return ret;
+	/*
+	 * First of all, before the options are parsed: among a busy host's
+	 * threads each slice of CPU used at the priority the agent was started
+	 * with costs it a second or more of waiting (priority.h).
+	 */
+	if (priority_wanted(argc, argv)) {
+		boost(&r, &prio_err);
+		raised = true;
+	}
+	r.launch_ns = priority_launch_ns();
+	r.main_ns = main_ns;
 	ret = options_parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
@@ -558,18 +643,16 @@ int main(int argc, char **argv)
 
 	r.opts = &o;
 	r.stop = &stop_signal;
-	/* First of all: on a busy host, everything before sampling waits for a CPU. */
-	if (o.priority_boost) {
-		priority_raise(&r.prio, &prio_err);
-		priority_step(&r.prio, PRIORITY_START_MS);
-	}
+	/* An argument that only looked like --no-priority-boost: raised now. */
+	if (o.priority_boost && !raised)
+		boost(&r, &prio_err);
 	ret = run_open(&r, &o, &err);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		run_free(&r);
 		return 1;
 	}
-	sum.start_ms = priority_launch_age_ms();
+	sum.start_ms = priority_since_launch_ms(r.launch_ns, priority_now_ns());
 	/* Told once it samples: a run refused before that gets its one line. */
 	if (prio_err.msg[0])
 		fprintf(stderr, PROG ": %s\n", prio_err.msg);
@@ -584,13 +667,17 @@ int main(int argc, char **argv)
 
 	summary_start(stderr, &o);
 	run_loop(r.sampler, &r, &o, &sum);
+	/* The last step: it lasts until the process is gone (run_free() keeps it). */
+	priority_step(&r.prio, PRIORITY_EXIT_MS);
 	gather(&r, &sum);
+	t0 = clock_s(CLOCK_MONOTONIC);
+	run_free(&r);
+	sum.phases.teardown_ms = (clock_s(CLOCK_MONOTONIC) - t0) * 1e3;
 	summary_print(stderr, &sum, &o);
 	ret = sum.failed ? 1 : 0;
 	if (o.json_summary && summary_json(o.json_summary, &sum, &o, &err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		ret = 1;
 	}
-	run_free(&r);
 	return ret;
 }

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdio.h>
@@ -58,6 +59,14 @@ static int make_timer(struct priority *p, struct errbuf *err)
 	return 0;
 }
 
+/* The real-time class works here: tried once, so that a failure is told now, not at each step. */
+static int try_class(void)
+{
+	int ret = set_class(SCHED_FIFO, RT_PRIORITY);
+
+	return ret ? ret : set_class(SCHED_OTHER, 0);
+}
+
 int priority_raise(struct priority *p, struct errbuf *err)
 {
 	int ret;
@@ -67,10 +76,7 @@ int priority_raise(struct priority *p, struct errbuf *err)
 		return errf(err, -errno, "cannot raise its priority to nice %d (%s): it may start"
 			    " late and sample less on a busy host; needs CAP_SYS_NICE",
 			    PRIORITY_NICE, strerror(errno));
-	/* Real-time steps are tried once here: a failure is told now, not at each step. */
-	ret = set_class(SCHED_FIFO, RT_PRIORITY);
-	if (!ret)
-		ret = set_class(SCHED_OTHER, 0);
+	ret = try_class();
 	if (ret)
 		return errf(err, ret, "cannot use the real-time class (%s): runs at nice %d only",
 			    strerror(-ret), PRIORITY_NICE);
@@ -78,6 +84,31 @@ int priority_raise(struct priority *p, struct errbuf *err)
 	if (ret)
 		return ret;
 	p->rt = true;
+	return 0;
+}
+
+int priority_thread(struct priority *t, const struct priority *agent)
+{
+	struct errbuf err;
+	sigset_t budget;
+	int ret;
+
+	*t = (struct priority){ 0 };
+	if (!agent->rt)
+		return 0;
+	ret = try_class();
+	if (ret)
+		return ret;
+	/* The handler is the process's (priority_raise()); the signal comes to this thread. */
+	sigemptyset(&budget);
+	sigaddset(&budget, SIGRTMIN);
+	ret = -pthread_sigmask(SIG_UNBLOCK, &budget, NULL);
+	if (ret)
+		return ret;
+	ret = make_timer(t, &err);
+	if (ret)
+		return ret;
+	t->rt = true;
 	return 0;
 }
 
@@ -103,13 +134,18 @@ void priority_normal(struct priority *p)
 	timer_settime(p->budget, 0, &off, NULL);
 }
 
-void priority_free(struct priority *p)
+void priority_release(struct priority *p)
 {
 	if (!p->rt)
 		return;
-	priority_normal(p);
 	timer_delete(p->budget);
 	p->rt = false;
+}
+
+void priority_free(struct priority *p)
+{
+	priority_normal(p);
+	priority_release(p);
 }
 
 /* Our nice value, or 0 if it cannot be read. */
@@ -154,13 +190,42 @@ void priority_child_ready(pid_t child)
 	close(fd);
 }
 
-int64_t priority_launch_age_ms(void)
+uint64_t priority_now_ns(void)
 {
 	struct timespec now;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &now))
+		return 0;
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+uint64_t priority_launch_ns(void)
+{
 	uint64_t start;
 
-	if (procstat_start_ns(AT_FDCWD, "/proc/self/stat", &start) ||
-	    clock_gettime(CLOCK_BOOTTIME, &now))
+	return procstat_start_ns(AT_FDCWD, "/proc/self/stat", &start) ? 0 : start;
+}
+
+int64_t priority_since_launch_ms(uint64_t launch_ns, uint64_t ns)
+{
+	if (!launch_ns || !ns)
 		return -1;
-	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - (int64_t)(start / 1000000);
+	return ((int64_t)ns - (int64_t)launch_ns) / 1000000;
+}
+
+bool priority_wanted(int argc, char *const *argv)
+{
+	static const char flag[] = "--no-priority-boost";
+	/* The shortest prefix getopt_long takes for it: "--no-p" is also --no-python's. */
+	const size_t shortest = sizeof("--no-pr") - 1;
+
+	for (int i = 1; i < argc && argv[i]; i++) {
+		size_t n = strlen(argv[i]);
+
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (n >= shortest && n < sizeof(flag) && !strncmp(argv[i], flag, n))
+			return false;
+	}
+	return true;
 }

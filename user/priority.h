@@ -14,6 +14,15 @@
  * step a second: at most a fifth of one CPU).
  * Children never inherit the real-time class; the sandboxed DWARF reader is
  * given the agent's priority by priority_child_started() and _ready().
+ *
+ * Every phase a user waits for is covered, from exec to exit (bench/RESULTS.md,
+ * "overload", has each one's time under load): the raise is main()'s first
+ * act, since among 2000 busy threads each 1.5 ms slice of CPU the agent used
+ * before it cost it a second and more of waiting; the thread that waits for
+ * the kernel's grace periods takes steps of its own (priority_thread()), as
+ * woken at nice -20 among the load it waited up to a second for a CPU each
+ * time; and the end of a run (freeing, closing the BPF objects, exit) is a
+ * step that lasts until the process is gone.
  */
 #ifndef CPROF_PRIORITY_H
 #define CPROF_PRIORITY_H
@@ -31,6 +40,10 @@
 #define PRIORITY_START_MS 2000
 #define PRIORITY_DRAIN_MS 200
 #define PRIORITY_WRITE_MS 1000
+/* The end of a run: the teardown and the exit, which no later step follows. */
+#define PRIORITY_EXIT_MS 500
+/* A waiting thread's step: one blocking call and the wakeups around it. */
+#define PRIORITY_WAIT_MS 50
 
 struct priority {
 	bool rt;        /* real-time steps are possible (the timer exists) */
@@ -62,6 +75,36 @@ void priority_normal(struct priority *p);
 void priority_free(struct priority *p);
 
 /*
+ * The timer released, the class left as it is: for a thread about to end
+ * that the agent waits for (back in the normal class among the load, the
+ * grace worker took a third of a second to exit).  What it runs after
+ * this, its own end, is not bounded by a budget.
+ */
+void priority_release(struct priority *p);
+
+/*
+ * For a thread of the agent's that only waits on the kernel and wakes the
+ * agent (the grace worker): called in that thread, gives it real-time
+ * steps of its own in @t when @agent has them, each bounded by the
+ * thread's own CPU clock (its budget signal is unblocked in the thread).
+ * priority_step(@t, PRIORITY_WAIT_MS) before each wait keeps it in the
+ * real-time class while it sleeps, so that it runs as soon as the kernel
+ * wakes it.  0, or a negative errno (then @t has no steps, as when @agent
+ * has none); priority_release(@t) in the thread before it ends.
+ */
+int priority_thread(struct priority *t, const struct priority *agent);
+
+/*
+ * Whether the command line @argv may ask for the boost: false when one of
+ * its arguments spells --no-priority-boost (or a prefix getopt_long would
+ * take for it), read before the options are parsed so that the boost is
+ * main()'s first act.  An argument that only looks like it (the value of
+ * another option) costs the early raise, not the boost: main() raises the
+ * priority after parsing then.
+ */
+bool priority_wanted(int argc, char *const *argv);
+
+/*
  * For a helper process the agent waits for (the sandboxed DWARF reader):
  * it starts in the normal class at nice 0 (real-time class and negative
  * nice are reset on fork), a thread's share among the load.
@@ -81,10 +124,16 @@ void priority_child_started(pid_t child);
 void priority_child_ready(pid_t child);
 
 /*
- * Milliseconds since this process was started (its exec), from
- * /proc/self/stat, at the resolution of the clock tick: for the report of
- * a late start.  -1 when unknown.
+ * When this process was started (its fork), in ns of CLOCK_BOOTTIME, from
+ * /proc/self/stat, at the resolution of the clock tick: what "after
+ * launch" counts from.  0 when unknown.
  */
-int64_t priority_launch_age_ms(void);
+uint64_t priority_launch_ns(void);
+
+/* CLOCK_BOOTTIME now, in ns: a phase's end, to compare with the launch. */
+uint64_t priority_now_ns(void);
+
+/* Milliseconds from the launch to @ns of CLOCK_BOOTTIME; -1 when the launch is unknown. */
+int64_t priority_since_launch_ms(uint64_t launch_ns, uint64_t ns);
 
 #endif

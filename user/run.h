@@ -22,6 +22,7 @@
 #include "rootfs.h"
 #include "sampler.h"
 #include "stackstore.h"
+#include "summary.h"
 #include "tables.h"
 
 
@@ -40,6 +41,10 @@ struct run {
 	struct py_stats py;
 	struct py_tramps *tramps;    /* CPython's perf trampolines told to BPF */
 	struct priority prio; /* the agent's own scheduling (priority.h) */
+	struct priority waiter_prio; /* the grace worker's, set in that thread */
+	/* CLOCK_BOOTTIME of the process's fork, main()'s start, the raise; 0: unknown */
+	uint64_t launch_ns, main_ns, raised_ns;
+	struct summary_phases phases; /* where the time went */
 	const struct options *opts;
 	const volatile sig_atomic_t *stop; /* main.c's signal flag: set, sampling is over */
 	struct elfobj *vdso;   /* the host's vDSO, or NULL */

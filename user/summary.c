@@ -174,6 +174,19 @@ static void bound_problems(struct problems *p, const struct summary *s, const st
 
 /* ---- what -v adds: every counter line that is not all zeros ------------ */
 
+/* Where the run's time went: each phase, as a loaded host may stretch it. */
+static void phases(FILE *f, const struct summary *s)
+{
+	const struct summary_phases *ph = &s->phases;
+
+	fprintf(f, PROG ": phases: main() %lld ms after launch, priority raised at %lld ms"
+		" (until then %.1f ms on a CPU, %.0f ms waiting for one), BPF loaded and attached"
+		" in %.0f ms; %zu drains, the longest %.1f ms; written %.3f s after sampling;"
+		" teardown %.1f ms\n", (long long)ph->main_ms, (long long)ph->raised_ms,
+		ph->raise_cpu_ms, ph->raise_wait_ms, ph->load_ms, ph->drains, ph->drain_max_ms,
+		s->write_s, ph->teardown_ms);
+}
+
 static void counters(FILE *f, const struct summary *s, const struct options *o)
 {
 	char line[512];
@@ -186,6 +199,7 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 		line, (unsigned long long)st->samples, s->processes);
 	if (s->start_ms >= 0)
 		fprintf(f, PROG ": sampling began %lld ms after launch\n", (long long)s->start_ms);
+	phases(f, s);
 	if (py_stats_line(&s->py, line, sizeof(line)))
 		fprintf(f, PROG ": %s\n", line);
 	if (s->lost || st->lost_no_pidmap || st->events_dropped)

@@ -31,11 +31,34 @@
 #include "tables.h"
 #include "window.h"
 
+/*
+ * Where a run's time went, for -v and --json-summary (bench/overload.sh
+ * reads it): on a loaded host each phase the agent is not ahead of the
+ * load in shows here.  Times after launch are from the process's fork.
+ * -1 (or 0 drains): unknown, or not reached.
+ */
+struct summary_phases {
+	int64_t main_ms;     /* main() entered, after launch: exec and the dynamic loader */
+	int64_t raised_ms;   /* the priority raised, after launch (-1: not raised) */
+	/*
+	 * Until the raise: CPU time used, and time spent runnable waiting for a
+	 * CPU (the kernel's schedstat; -1: unknown).  On a loaded host the
+	 * wait is mostly the kernel's, before our first instruction: a new
+	 * process queued behind the load (bench/RESULTS.md, "overload").
+	 */
+	double raise_cpu_ms, raise_wait_ms;
+	double load_ms;      /* BPF objects loaded, verified and attached */
+	size_t drains;       /* map pairs drained */
+	double drain_max_ms; /* the longest drain, a wait for its grace period included */
+	double teardown_ms;  /* freeing, closing the BPF objects: what is left before exit */
+};
+
 /* The figures of a run (or of one window: see summary_window). */
 struct summary {
 	double sampled_s;            /* sampling time */
 	double write_s;              /* writing the last window */
 	int64_t start_ms;            /* sampling began this long after launch; -1: unknown */
+	struct summary_phases phases;
 	int ncpus;                   /* CPUs sampled: @cpus */
 	struct cpulist cpus;
 	size_t processes;            /* process images seen */

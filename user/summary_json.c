@@ -116,6 +116,15 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "profiles", s->files, false);
 	ju(f, "failed", s->failed, false);
 	jd(f, "last_write_s", s->write_s, true);
+	fprintf(f, " },\n  \"phases\": { ");
+	fprintf(f, "\"main_ms\": %lld, \"raised_ms\": %lld, ", (long long)s->phases.main_ms,
+		(long long)s->phases.raised_ms);
+	jd(f, "raise_cpu_ms", s->phases.raise_cpu_ms, false);
+	jd(f, "raise_wait_ms", s->phases.raise_wait_ms, false);
+	jd(f, "load_ms", s->phases.load_ms, false);
+	ju(f, "drains", s->phases.drains, false);
+	jd(f, "drain_max_ms", s->phases.drain_max_ms, false);
+	jd(f, "teardown_ms", s->phases.teardown_ms, true);
 	fprintf(f, " },\n  \"unwind\": { ");
 	ju(f, "cfi", st->unwind_dwarf, false);
 	ju(f, "fp_only", st->unwind_fp_only, false);

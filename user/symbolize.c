@@ -224,6 +224,7 @@ static struct dwarfworker *worker_of(const struct symbolizer *s, struct symcache
 		.timeout_ms = s->dwarf_timeout_ms,
 		.in_process = s->lines_in_process,
 		.exec_self = s->reader_exec_self,
+		.sched = s->reader_sched,
 		.child_hook = s->dwarf_child_hook,
 	};
 

@@ -56,6 +56,7 @@
 #define SYMBOLIZE_SYMBOL_MEMORY (32ull << 20)
 
 struct symcache;
+struct dwarfworker_sched;
 
 struct symbolizer {
 	const char *debug_root; /* "/usr/lib/debug" */
@@ -79,6 +80,7 @@ struct symbolizer {
 	 * exec_self): set by a main() that calls dwarfworker_reader_main().
 	 */
 	bool reader_exec_self;
+	const struct dwarfworker_sched *reader_sched; /* the reader's scheduling; may be NULL */
 	/* Symbol tables and names held at once, across objects (0: the default). */
 	uint64_t symbol_max_bytes;
 	/*

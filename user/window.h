@@ -21,6 +21,7 @@
 #include "symbolize.h"
 
 struct outdir;
+struct dwarfworker_sched;
 
 struct window_opts {
 	struct outdir *out;    /* where the profiles go (a new window of it) */
@@ -31,6 +32,7 @@ struct window_opts {
 	bool addresses_only;   /* --symbolize=none: see struct symbolizer */
 	uint64_t dwarf_max_bytes; /* see struct symbolizer */
 	bool reader_exec_self;    /* see struct symbolizer */
+	const struct dwarfworker_sched *reader_sched; /* see struct symbolizer */
 	uint64_t symbol_max_bytes; /* see struct symbolizer */
 	/* where per-file problems are told (may be NULL) */
 	void (*report)(void *ctx, const char *msg);

@@ -2,12 +2,17 @@
 /*
  * priority: real-time steps end at their CPU budget however the agent
  * loops, children never inherit the class, helpers get the agent's nice,
- * and the launch age is read.  Needs CAP_SYS_NICE (root); skipped without.
+ * a waiting thread gets steps of its own, --no-priority-boost is seen
+ * before parsing, and the launch is read.  The steps need CAP_SYS_NICE
+ * (root): skipped on a machine without it, failed when it is there.
  */
 #include <errno.h>
+#include <linux/capability.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,18 +60,71 @@ static int child_sched(void)
 	return WEXITSTATUS(status);
 }
 
+/* Whether this process may raise priorities at all (CAP_SYS_NICE). */
+static bool may_nice(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	return !syscall(SYS_capget, &hdr, d) && (d[0].effective & (1u << CAP_SYS_NICE));
+}
+
+/* A thread of the agent that waits: its own steps, put back when it loops. */
+struct waiter {
+	const struct priority *agent;
+	int ret;
+	int in_step, after_loop, after_next; /* its class at each point */
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	struct priority t;
+
+	w->ret = priority_thread(&t, w->agent);
+	priority_step(&t, PRIORITY_WAIT_MS);
+	w->in_step = policy(0);
+	w->after_loop = spin_cpu(PRIORITY_WAIT_MS + 60);
+	priority_step(&t, PRIORITY_WAIT_MS);
+	w->after_next = policy(0);
+	priority_release(&t);
+	return NULL;
+}
+
+static void check_wanted(void)
+{
+	char *plain[] = { "cprof-bpf", "-d", "5", NULL };
+	char *no[] = { "cprof-bpf", "-d", "5", "--no-priority-boost", NULL };
+	char *prefix[] = { "cprof-bpf", "--no-pri", NULL };
+	char *python[] = { "cprof-bpf", "--no-python", "--no-p", NULL };
+	char *after[] = { "cprof-bpf", "--", "--no-priority-boost", NULL };
+
+	CHECK(priority_wanted(3, plain), "priority_wanted: by default", "false");
+	CHECK(!priority_wanted(4, no), "priority_wanted: not with --no-priority-boost", "true");
+	CHECK(!priority_wanted(2, prefix), "priority_wanted: not with a prefix getopt takes for it",
+	      "true");
+	CHECK(priority_wanted(3, python), "priority_wanted: --no-python and --no-p are not it",
+	      "false");
+	CHECK(priority_wanted(3, after), "priority_wanted: an argument after -- is not an option",
+	      "false");
+}
+
 int main(void)
 {
 	struct priority p;
 	struct errbuf err = { "" };
-	int64_t age = priority_launch_age_ms();
+	uint64_t launch = priority_launch_ns(), now = priority_now_ns();
+	int64_t age = priority_since_launch_ms(launch, now);
 
-	CHECK(age >= 0 && age < 60000, "launch age read from /proc/self/stat",
-	      "age %lld ms", (long long)age);
-	if (priority_raise(&p, &err)) {
-		T_SKIP("real-time steps", "%s", err.msg);
+	CHECK(launch && age >= 0 && age < 60000, "launch read from /proc/self/stat",
+	      "launch %llu ns, age %lld ms", (unsigned long long)launch, (long long)age);
+	CHECK(priority_since_launch_ms(0, now) == -1, "an unknown launch: -1", "not -1");
+	check_wanted();
+	if (!may_nice()) {
+		T_SKIP("real-time steps", "no CAP_SYS_NICE on this machine");
 		return T_EXIT();
 	}
+	CHECK(priority_raise(&p, &err) == 0, "priority_raise with CAP_SYS_NICE", "%s", err.msg);
 	CHECK(getpriority(PRIO_PROCESS, 0) == PRIORITY_NICE && policy(0) == SCHED_OTHER,
 	      "raised: nice -20, normal class between steps", "nice %d, policy %d",
 	      getpriority(PRIO_PROCESS, 0), policy(0));
@@ -119,6 +177,23 @@ int main(void)
 			return 1;
 		close(fds[1]);
 		waitpid(pid, NULL, 0);
+	}
+	/* A waiting thread: steps of its own, bounded by its own CPU clock. */
+	{
+		struct waiter w = { .agent = &p, .ret = -1 };
+		pthread_t th;
+
+		priority_normal(&p);
+		if (pthread_create(&th, NULL, waiter_main, &w) || pthread_join(th, NULL))
+			return 1;
+		CHECK(w.ret == 0 && w.in_step == SCHED_FIFO, "a waiting thread's step is real-time",
+		      "ret %d policy %d", w.ret, w.in_step);
+		CHECK(w.after_loop == SCHED_OTHER, "... put back when it loops past its own budget",
+		      "policy %d", w.after_loop);
+		CHECK(w.after_next == SCHED_FIFO, "... and real-time again at its next step",
+		      "policy %d", w.after_next);
+		CHECK(policy(0) == SCHED_OTHER, "the agent's class is its own", "policy %d",
+		      policy(0));
 	}
 	priority_free(&p);
 	CHECK(policy(0) == SCHED_OTHER, "priority_free: normal class", "policy %d", policy(0));
