@@ -1,8 +1,11 @@
 # cprof-bpf — system-wide CPU profiler.  See README.md and docs/DESIGN.md.
 #
-#   make              build ./cprof-bpf (BPF object embedded via a skeleton)
-#   make STATIC=1     the same, linked statically (build-static/): runs on a
-#                     host without libbpf, libelf, libdw, zlib
+#   make              build ./cprof-bpf (BPF object embedded via a skeleton),
+#                     linked statically: it starts sooner on an overloaded
+#                     host (no dynamic loader) and runs on a host without
+#                     libbpf, libelf, libdw, zlib
+#   make STATIC=0     the same, linked dynamically (build-dyn/; the Debian
+#                     package's build)
 #   sudo make run     install missing packages, build, profile the host 30 s
 #   sudo make test    install missing packages, build, run every test
 #   sudo make bench   benchmarks against bpftrace and perf -> bench/RESULTS.md
@@ -17,15 +20,21 @@ CC         ?= gcc
 CLANG      ?= clang
 BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 ARCH       := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-# Sanitizer and static builds go to their own trees so objects never mix.
+# Sanitizer and dynamic builds go to their own trees so objects never mix.
+# Static by default: among 2000 busy threads a dynamically linked agent
+# waited for a CPU about twice as long before it could raise its priority
+# (the dynamic loader's CPU costs rounds of the load; bench/RESULTS.md,
+# "overload").  The sanitizers' runtimes are shared libraries.
 ifeq ($(SANITIZE)$(STATIC),11)
 $(error SANITIZE=1 and STATIC=1 do not mix: the sanitizer runtimes are shared libraries)
 endif
 ifeq ($(SANITIZE),1)
+STATIC     := 0
 BUILD      ?= build-san
-else ifeq ($(STATIC),1)
-BUILD      ?= build-static
+else ifeq ($(STATIC),0)
+BUILD      ?= build-dyn
 else
+STATIC     := 1
 BUILD      ?= build
 endif
 
@@ -42,11 +51,14 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
               -Wformat=2 -D_GNU_SOURCE -DCPROF_VERSION='"$(VERSION)"' \
               -I$(BUILD) -Iuser -Iproto -Ibpf -fno-strict-aliasing
 LDLIBS     := -lbpf -ldw -lelf -lz -liberty
+# The agent's link; unit tests stay dynamic (they look at their own maps).
+AGENT_LDFLAGS = $(LDFLAGS)
+AGENT_LDLIBS  = $(LDLIBS)
 ifeq ($(STATIC),1)
 # libdw.so brings its decompressors itself; the archive needs them named.
 # No NSS or dlopen is used, so a static glibc is safe here.
-LDFLAGS    += -static
-LDLIBS     := -lbpf -ldw -lelf -llzma -lbz2 -lz -liberty
+AGENT_LDFLAGS = $(LDFLAGS) -static
+AGENT_LDLIBS  = -lbpf -ldw -lelf -llzma -lbz2 -lz -liberty
 endif
 # CI builds with WERROR=1: the tree stays free of warnings under gcc and clang.
 ifeq ($(WERROR),1)
@@ -101,11 +113,22 @@ $(BUILD)/libcprof.a: $(LIB_OBJS) $(BUILD)/libcprof.members
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS)
 
-$(BUILD)/cprof-bpf: $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS)) $(BUILD)/libcprof.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# How binaries are linked: a change (STATIC, SANITIZE, LDFLAGS) relinks them.
+$(BUILD)/link.flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(AGENT_LDFLAGS) $(AGENT_LDLIBS) / $(LDFLAGS) $(LDLIBS)' | cmp -s - $@ || \
+		echo '$(AGENT_LDFLAGS) $(AGENT_LDLIBS) / $(LDFLAGS) $(LDLIBS)' >$@
+
+$(BUILD)/cprof-bpf: $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS)) $(BUILD)/libcprof.a $(BUILD)/link.flags
+	$(CC) $(AGENT_LDFLAGS) -o $@ $(filter-out %.flags,$^) $(AGENT_LDLIBS)
+
+# The same objects linked dynamically: valgrind cannot see a static
+# binary's malloc (tests/e2e/test_faults.sh runs it on this one).
+$(BUILD)/cprof-bpf-dyn: $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS)) $(BUILD)/libcprof.a $(BUILD)/link.flags
+	$(CC) $(LDFLAGS) -o $@ $(filter-out %.flags,$^) $(LDLIBS)
 
 # Replaced by rename, so a running ./cprof-bpf never blocks a rebuild;
-# compared rather than dated, as `make` and `make STATIC=1` share the name.
+# compared rather than dated, as `make` and `make STATIC=0` share the name.
 cprof-bpf: $(BUILD)/cprof-bpf FORCE
 	@cmp -s $< $@ || { echo "cp $< $@"; cp $< $@.tmp && mv -f $@.tmp $@; }
 FORCE:
@@ -120,7 +143,7 @@ $(BUILD)/tests/libtesthelp.a: $(TEST_HELP) $(BUILD)/tests/libtesthelp.members
 	rm -f $@
 	ar rcs $@ $(TEST_HELP)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a
+$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a $(BUILD)/link.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a $(LDLIBS)
 
@@ -141,6 +164,9 @@ $(BUILD)/workloads/nofp-nopie: tests/workloads/nofp.c
 $(BUILD)/workloads/nofp-static: tests/workloads/nofp.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -DNOFP_STATIC -static -o $@ $<
+$(BUILD)/workloads/rtfirst: tests/workloads/rtfirst.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -static -o $@ $<
 $(BUILD)/workloads/shortspin: tests/workloads/shortspin.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -o $@ $<
@@ -172,7 +198,7 @@ run: deps
 	./cprof-bpf --duration 30
 
 test: deps
-	$(MAKE) $(BUILD)/cprof-bpf unit-bins workloads
+	$(MAKE) $(BUILD)/cprof-bpf $(BUILD)/cprof-bpf-dyn unit-bins workloads
 	@BUILD=$(BUILD) CPROF=$(BUILD)/cprof-bpf SANITIZE=$(SANITIZE) sh tests/run.sh
 
 bench: deps
@@ -195,7 +221,7 @@ uninstall:
 # A FROM scratch image around the static binary: no registry needed.
 image:
 	@sh tools/deps.sh build image
-	$(MAKE) STATIC=1 BUILD=build-static build-static/cprof-bpf
+	$(MAKE) STATIC=1 BUILD=build build/cprof-bpf
 	$(PODMAN) build -f Containerfile -t $(IMAGE) .
 
 # Built from a copy of the sources in DEBDIR, where the package lands too
@@ -211,7 +237,7 @@ deb:
 	lintian $(LINTIAN_FLAGS) --fail-on error $(DEBDIR)/cprof-bpf_$(VERSION)_*.changes
 
 clean:
-	rm -rf build build-san build-static build-deb cprof-bpf
+	rm -rf build build-san build-dyn build-static build-deb cprof-bpf
 
 # Fuzz targets (make fuzz) live with their rules in tests/fuzz/.
 -include tests/fuzz/fuzz.mk

@@ -258,3 +258,68 @@ at_least() {
 	set -- $1 "$2" "$3"
 	awk -v m="$1" -v n="$2" -v f="$3" -v min="$4" 'BEGIN { exit !(n >= min && m >= f * n) }'
 }
+
+# cpu_ticks PID: the process's CPU time so far (utime + stime), in clock
+# ticks; empty once it is gone.
+cpu_ticks() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+}
+
+# loaded_launch DIR THREADS SECONDS OTHER-PID COMMAND...: COMMAND started
+# as a user would start it on an overloaded host (issue 30).  A session
+# of its own (setsid: its own autogroup, as a terminal's) holds a shell
+# that starts `spin THREADS SECONDS` (the load, outlasting COMMAND) and 2 s
+# later, from that shell, COMMAND -- its output to DIR/out, its errors to
+# DIR/err, its status to DIR/rc.  build/workloads/exitwatch, outside the
+# load and in the real-time class (chrt -f 20), sees COMMAND's fork, exec,
+# raise and exit.  The load is stopped once COMMAND has exited.  Sets
+#   LL_FORK LL_EXEC LL_RAISED LL_EXIT  Unix ms (exitwatch; -1: not seen)
+#   LL_EWAIT LL_RWAIT  ms COMMAND was runnable but not run by its exec, by
+#                      its raise (schedstat); LL_ECPU LL_RCPU: ms it ran
+#   LL_SPIN            spin's pid; LL_RATE: the CPUs it had meanwhile
+#   LL_ORATE           the CPUs OTHER-PID had meanwhile (0 when OTHER-PID is 0)
+#   LL_RC              COMMAND's status ("" if none)
+# Needs bash, setsid and chrt; the caller runs as root.  LL_NORMAL: a
+# prefix that starts the session at normal priority (bench/lib.sh's
+# $NORMAL, for a caller running in the real-time class).
+loaded_launch() {
+	_ld=$1 _lthreads=$2 _lsecs=$3 _lother=$4
+	shift 4
+	mkdir -p "$_ld"
+	rm -f "$_ld/go" "$_ld/shell.pid" "$_ld/spin.pid" "$_ld/rc"
+	mkfifo "$_ld/go"
+	# The shell waits on a read (no child of its own) for the word to
+	# start COMMAND, so that its only children are spin and COMMAND.
+	${LL_NORMAL:-} setsid bash -c 'd=$1; echo $$ >"$d/shell.pid"; "$2" "$3" "$4" >"$d/spin.out" & echo $! >"$d/spin.pid"
+		read -r _ <"$d/go"; shift 4; "$@" >"$d/out" 2>"$d/err"; echo $? >"$d/rc"' \
+		sh "$_ld" "$BUILD/workloads/spin" "$_lthreads" "$_lsecs" "$@" &
+	_lsess=$!
+	_lshell=$(wait_pid_file "$_ld/shell.pid")
+	LL_SPIN=$(wait_pid_file "$_ld/spin.pid")
+	sleep 2
+	_lc0=$(cpu_ticks "$LL_SPIN") _lo0=0 _lw0=$(date +%s.%N)
+	[ "$_lother" != 0 ] && _lo0=$(cpu_ticks "$_lother")
+	chrt -f 20 "$BUILD/workloads/exitwatch" "$_lshell" "$LL_SPIN" 300 >"$_ld/watch" 2>"$_ld/watch.err" &
+	_lew=$!
+	echo go >"$_ld/go"
+	wait $_lew
+	_lc1=$(cpu_ticks "$LL_SPIN") _lo1=0 _lw1=$(date +%s.%N)
+	[ "$_lother" != 0 ] && _lo1=$(cpu_ticks "$_lother")
+	kill "$LL_SPIN" 2>/dev/null
+	wait $_lsess
+	LL_RC=$(cat "$_ld/rc" 2>/dev/null)
+	# pid N fork_ms N exec_ms N exec_wait_ms N raised_ms N raise_wait_ms N exit_ms N exec_cpu_ms N raise_cpu_ms N
+	read -r _ _ _ LL_FORK _ LL_EXEC _ LL_EWAIT _ LL_RAISED _ LL_RWAIT _ LL_EXIT _ LL_ECPU _ LL_RCPU _ <"$_ld/watch" ||
+		LL_FORK=-1 LL_EXEC=-1 LL_EWAIT=-1 LL_RAISED=-1 LL_RWAIT=-1 LL_EXIT=-1 LL_ECPU=-1 LL_RCPU=-1
+	eval "$(awk -v c0="${_lc0:-0}" -v c1="${_lc1:-0}" -v o0="${_lo0:-0}" -v o1="${_lo1:-0}" \
+		-v w0="$_lw0" -v w1="$_lw1" -v tck="$(getconf CLK_TCK)" 'BEGIN {
+		printf "LL_RATE=%.3f LL_ORATE=%.3f\n", (c1 - c0) / tck / (w1 - w0), (o1 - o0) / tck / (w1 - w0) }')"
+}
+
+# profile_field FILE FIELD: "Time" (Unix seconds, fractional) or "Duration"
+# (seconds) of a profile, as go tool pprof prints them.
+profile_field() {
+	go tool pprof -raw "$1" 2>/dev/null | awk -v f="$2" '
+		f == "Time" && /^Time: / { cmd = "date -d \"" $2 " " $3 " UTC\" +%s.%N"; cmd | getline t; print t; exit }
+		f == "Duration" && /^Duration: / { print $2 + 0; exit }'
+}

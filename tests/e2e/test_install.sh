@@ -1,7 +1,7 @@
 #!/bin/sh
 # End-to-end: cprof-bpf installed the ways its users install it.  `make
 # install` (PREFIX, DESTDIR) and `make uninstall`; the man page renders and
-# lists every option --help does; `make STATIC=1` links no shared library
+# lists every option --help does; `make` links no shared library
 # and profiles from a root holding nothing but the binary, /proc and /sys;
 # `make deb` builds a package lintian finds no error in, which dpkg installs,
 # runs and removes.
@@ -13,7 +13,7 @@ man -l renders the page
 every long option of --help is in the man page
 every long option of the man page is in --help
 versions agree
-make STATIC=1: not a dynamic executable
+make: not a dynamic executable
 static binary profiles from an empty root
 make deb: lintian finds no error
 dpkg -i installs binary, man page, unit
@@ -73,17 +73,17 @@ rc=$?
 left=$(find "$D" -type f | wc -l)
 check "make uninstall removes them (exit $rc, $left files left)" sh -c "[ $rc -eq 0 ] && [ $left -eq 0 ]"
 
-# --- make STATIC=1 -------------------------------------------------------------
+# --- make: a static binary ------------------------------------------------------
 # As a user types it (BUILD as the Makefile chooses), then ./cprof-bpf back
 # to this run's build.
-env -u BUILD make -s STATIC=1 >"$T/static.log" 2>&1
+env -u BUILD make -s >"$T/static.log" 2>&1
 rc=$?
 cp cprof-bpf "$T/cprof-static" 2>/dev/null
 make -s cprof-bpf >/dev/null 2>&1
 ldd_out=$(ldd "$T/cprof-static" 2>&1)
 size=$(stat -c %s "$T/cprof-static" 2>/dev/null)
 echo "# static binary: $size bytes"
-check "make STATIC=1: not a dynamic executable (exit $rc, ldd: $ldd_out)" \
+check "make: not a dynamic executable (exit $rc, ldd: $ldd_out)" \
 	sh -c "[ $rc -eq 0 ] && echo '$ldd_out' | grep -q 'not a dynamic executable' &&
 	       [ \"\$('$T/cprof-static' --version)\" = 'cprof-bpf $version' ]"
 

@@ -1,28 +1,56 @@
 #!/bin/sh
-# End-to-end: an overloaded host.  2000 threads spin in the profiler's own
-# session (at the priority a user's would have) beside a process with 30000
-# mappings whose JIT-like thread keeps mapping new code; the profiler must
-# sample from its start, end on time and write promptly.  Then on an idle
-# host, sampling must begin quickly, and a late start must be reported.
-# And a real-time thread holding a CPU must not hold the profiler up.
-# Needs root.
+# End-to-end: an overloaded host, as a user meets it (issue 30).  2000
+# threads spin in a session of their own, for longer than the run; from a
+# shell in that session the profiler is started 2 s later, as a user would
+# type it; three runs in a row, then three more beside a process of 30000
+# mappings whose JIT-like thread keeps mapping new code.  Each run must
+# begin sampling within 1 s of launch, write its last profile within 1 s
+# of the end of sampling, exit within 8 s of launch, and sample the busy
+# process for >= 80% of the CPU it had.  Then on an idle host sampling
+# must begin within 1 s; a late start must be reported; a real-time
+# thread holding a CPU must not hold the profiler up.  Needs root.
 #
-# The machine is shared: the busy process's expected samples are those of
-# the CPU it really had (2 CPUs x 99 Hz x 5 s when it has the host to
-# itself), and timings are asserted with a margin over the bars of issue 13
-# (bench/overload.sh measures them precisely).  The load lasts 6.5 s.
+# What is measured does not come from the agent: its fork, its raise into
+# the real-time class and its exit are seen by exitwatch (outside the
+# load, in the real-time class, looking every ms), sampling's start and
+# length are the profile's own (go tool pprof), the last write is the
+# files' mtime, and the busy process's CPU is read from /proc.
+#
+# Launch is the shell's fork.  Until a process has raised itself into the
+# real-time class it waits its turn among the load's 2000 threads, and
+# that wait is the scheduler's, not the program's: build/workloads/rtfirst,
+# a static program whose first act is the raise, was runnable but not
+# run for 0.4-11 s between its fork and its raise under this load (kernel
+# 6.18, EEVDF; bench/RESULTS.md "overload"), most of it after its exec.
+# So the start and exit bars are checked less the time the agent spent
+# runnable but not running before its raise (its schedstat, read by
+# exitwatch as its policy changed); everything it ran itself before the
+# raise (the dynamic loader, main() up to the raise) still counts, and
+# the whole figures and the CPU it used before the raise are printed.
 . "$(dirname "$0")/lib.sh"
 
 T=$(mktemp -d)
-trap 'kill -CONT $CP 2>/dev/null; kill $MC $CP $RT 2>/dev/null; rm -rf "$T"' EXIT
-SPIN=$BUILD/workloads/spin
+trap 'kill -CONT $CP 2>/dev/null; kill $MC $CP $RT $LL_SPIN 2>/dev/null; rm -rf "$T"' EXIT
 MAPCHURN=$BUILD/workloads/mapchurn
+EXITWATCH=$BUILD/workloads/exitwatch
 NCPU=$(nproc)
+RUNS=3
 
-require_root "overload: busy process sampled throughout" "overload: run ends on time" \
-	"overload: profiles written promptly" "overload: the mappings' process profiled" \
-	"idle: sampling begins quickly" "late start reported" \
+names=""
+for sc in load maps; do
+	for i in $(seq $RUNS); do
+		names="$names overload-$sc-$i:sampling-begins overload-$sc-$i:written overload-$sc-$i:exit overload-$sc-$i:samples"
+	done
+done
+# shellcheck disable=SC2086
+require_root $names "overload-maps: the mappings' process sampled" \
+	"idle: sampling begins within 1 s of launch" "late start reported" \
 	"a real-time thread holding a CPU: the run ends without waiting for it"
+if ! command -v bash >/dev/null || ! command -v chrt >/dev/null || ! command -v setsid >/dev/null; then
+	# shellcheck disable=SC2086
+	for n in $names; do skip "$n" "needs bash, chrt and setsid"; done
+	names=""
+fi
 
 # summary_num FILE REGEX: the number the summary line matching REGEX holds
 # at its "(NUMBER)" group, e.g. summary_num f 'in ([0-9.]+) s'.
@@ -30,73 +58,87 @@ summary_num() {
 	sed -nE "s/.*$2.*/\\1/p" "$1" | head -n1
 }
 
-# --- 2000 spinning threads + a process with 30000 changing mappings ---------
-$MAPCHURN 30000 12 >"$T/mc.pid" &
-MC=$!
-mcpid=$(wait_pid_file "$T/mc.pid")
-t0=$(date +%s.%N)
-# setsid: the threads and the profiler share a session of their own, as
-# `spin & cprof-bpf` typed in a terminal would.
-setsid "$SPIN" 2000 6.5 $CPROF --duration 5 -F 99 -v --output-dir "$T/load" \
-	>"$T/spin.out" 2>"$T/load.err"
-rc=$?
-t1=$(date +%s.%N)
-kill $MC 2>/dev/null
-wait $MC 2>/dev/null
-MC=
-spid=$(sed -n 's/^pid //p' "$T/spin.out")
-cpu=$(sed -n 's/^cpu //p' "$T/spin.out")
-wall=$(sed -n 's/^wall //p' "$T/spin.out")
-# (the profiler's exit status is spin's)
-got=0
-if [ -f "$T/load/spin-$spid.pb.gz" ]; then
-	folded "$T/load/spin-$spid.pb.gz" >"$T/spin.folded"
-	got=$(sum_where "$T/spin.folded" .)
+# loaded_run NAME [MCPID]: one run as a user would start it (loaded_launch),
+# its four checks.  With MCPID, mapchurn's samples are counted too.
+loaded_run() {
+	_n=$1 _mc=${2:-0}
+	_d=$T/$_n
+	loaded_launch "$_d" 2000 40 "$_mc" "$CPROF" --duration 5 -F 99 -v \
+		--json-summary "$_d/s.json" --output-dir "$_d/prof"
+	_prof=$_d/prof/spin-$LL_SPIN.pb.gz
+	_got=0 _t0= _dur=
+	if [ -f "$_prof" ]; then
+		folded "$_prof" >"$_d/spin.folded"
+		_got=$(sum_where "$_d/spin.folded" .)
+		_t0=$(profile_field "$_prof" Time)
+		_dur=$(profile_field "$_prof" Duration)
+	fi
+	_last=$(stat -c %.9Y "$_d"/prof/* 2>/dev/null | sort -n | tail -n1)
+	eval "$(awk -v f="$LL_FORK" -v r="$LL_RWAIT" -v e="$LL_EXIT" -v t0="${_t0:-0}" \
+		-v d="${_dur:-0}" -v last="${_last:-0}" -v rate="$LL_RATE" 'BEGIN {
+		if (r < 0) r = 0
+		start = t0 * 1000 - f
+		printf "_start=%d _own=%d _write=%.2f _life=%d _ownlife=%d _expect=%d\n",
+			start, start - r, last - t0 - d, e - f, e - f - r, 99 * d * rate
+	}')"
+	_js=$(jget "$_d/s.json" start_ms)
+	_ok=0
+	[ "$LL_FORK" -gt 0 ] && [ "$LL_RAISED" -gt 0 ] && [ -n "$_t0" ] && [ "$_own" -le 1000 ] && _ok=1
+	check "overload-$_n:sampling-begins: within 1 s of launch, less the wait before its raise (began ${_start} ms after the fork, of which ${LL_RWAIT} ms runnable and not run before the raise, ${LL_EWAIT} ms of them before the exec; ${LL_RCPU} ms CPU by the raise; the agent says ${_js:-?} ms)" \
+		[ $_ok -eq 1 ]
+	check "overload-$_n:written: the last profile within 1 s of the end of sampling (${_write} s; sampled ${_dur:-?} s)" \
+		awk -v w="$_write" -v t="${_t0:-}" 'BEGIN { exit !(t != "" && w <= 1) }'
+	check "overload-$_n:exit: within 8 s of launch, less the wait before its raise (exited ${_life} ms after the fork, ${_ownlife} ms less it; exit ${LL_RC:-none})" \
+		eval '[ "$LL_FORK" -gt 0 ] && [ "$LL_EXIT" -gt 0 ] && [ "$_ownlife" -le 8000 ] && [ "$LL_RC" = 0 ]'
+	check "overload-$_n:samples: >= 80% of what the busy process's CPU gives ($_got of $_expect: it had $LL_RATE CPUs; full host $((NCPU * 99 * 5)))" \
+		eval '[ "$_expect" -gt 0 ] && [ "$_got" -ge $((_expect * 8 / 10)) ]'
+	if [ "$_mc" != 0 ]; then
+		_mcf=$_d/prof/mapchurn-$_mc.pb.gz _mcgot=0
+		[ -f "$_mcf" ] && folded "$_mcf" >"$_d/mc.folded" && _mcgot=$(sum_where "$_d/mc.folded" .)
+		MCGOT=$((MCGOT + _mcgot))
+		MCEXP=$((MCEXP + $(awk -v r="$LL_ORATE" -v d="${_dur:-0}" 'BEGIN { printf "%d", 99 * d * r }')))
+	fi
+}
+
+if [ -n "$names" ]; then
+	for i in $(seq $RUNS); do
+		loaded_run "load-$i"
+	done
+	# The same load beside 30000 changing mappings (a process outside it).
+	$MAPCHURN 30000 $((RUNS * 30 + 10)) >"$T/mc.pid" &
+	MC=$!
+	mcpid=$(wait_pid_file "$T/mc.pid")
+	MCGOT=0 MCEXP=0
+	for i in $(seq $RUNS); do
+		loaded_run "maps-$i" "$mcpid"
+	done
+	kill $MC 2>/dev/null
+	wait $MC 2>/dev/null
+	MC=
+	check "overload-maps: the mappings' process sampled for >= 80% of its CPU ($MCGOT samples in $RUNS runs, its CPU gives $MCEXP)" \
+		eval '[ "$MCEXP" -gt 0 ] && [ "$MCGOT" -ge $((MCEXP * 8 / 10)) ]'
+else
+	skip "overload-maps: the mappings' process sampled" "needs bash, chrt and setsid"
 fi
-# What 5 s at 99 Hz give a process running on $NCPU CPUs, or on the CPU
-# time it had (other developers' tests share the machine).
-expect=$(awk -v c="$cpu" -v w="$wall" -v n="$NCPU" 'BEGIN {
-	full = n * 99 * 5; had = w > 0 ? 99 * 5 * c / w : 0
-	printf "%d", had < full ? had : full }')
-began=$(summary_num "$T/load.err" 'sampling began ([0-9]+) ms after launch')
-pass=0
-[ "$rc" -eq 0 ] && [ "$expect" -gt 0 ] && [ "$got" -ge $((expect * 8 / 10)) ] && pass=1
-check "overload: busy process sampled throughout ($got samples, expected $expect: it had $cpu CPU-s in $wall s; full host $((NCPU * 99 * 5)); sampling began ${began:-?} ms after launch; exit $rc)" \
-	[ $pass -eq 1 ]
-
-took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-# Bar 10 s from launch to exit; 12 s allowed here (the load itself lasts 6.5 s).
-check "overload: run ends on time ($took s from launch to exit, load included; bar 10 s)" \
-	awk -v t="$took" 'BEGIN { exit !(t <= 12) }'
-
-wrote=$(summary_num "$T/load.err" 'profiles \([0-9]+ samples\) to .* in ([0-9.]+) s')
-# Bar 1 s after the end of sampling; 3 s allowed here (issue 13's bar for the
-# end of a run): the write covers every process of the host, and others'
-# tests on a shared machine can bring a thousand of them in 5 s.
-check "overload: profiles written promptly (${wrote:-?} s after the end of sampling; bar 1 s)" \
-	awk -v t="${wrote:-99}" 'BEGIN { exit !(t <= 3) }'
-
-mcgot=0
-if [ -f "$T/load/mapchurn-$mcpid.pb.gz" ]; then
-	folded "$T/load/mapchurn-$mcpid.pb.gz" >"$T/mc.folded"
-	mcgot=$(sum_where "$T/mc.folded" .)
-fi
-snaps=$(summary_num "$T/load.err" 're-snapshots: ([0-9]+) taken')
-check "overload: the mappings' process profiled ($mcgot samples; re-snapshots taken: ${snaps:-none told})" \
-	[ "$mcgot" -gt 0 ]
 
 # --- idle host: how soon after launch sampling begins ----------------------
-t0=$(date +%s.%N)
-$CPROF --duration 1 -v --output-dir "$T/idle" 2>"$T/idle.err"
-t1=$(date +%s.%N)
-began=$(summary_num "$T/idle.err" 'sampling began ([0-9]+) ms after launch')
-took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", (b - a) * 1000 }')
-# Bar 1 s; 1.5 s allowed here.  The figure is checked against the run's own
-# length: it cannot have begun later than its end less the 1 s sampled.
-pass=0
-[ -n "$began" ] && [ "$began" -le 1500 ] && [ "$began" -le $((took - 1000)) ] && pass=1
-check "idle: sampling begins quickly (${began:-?} ms after launch; bar 1000 ms; run $took ms)" \
-	[ $pass -eq 1 ]
+# Launched by this shell; exitwatch sees the fork, the profile says when
+# sampling began.  One process spins meanwhile (a profile to read the
+# start from: a quiet host may give none in 1 s).
+$BUILD/workloads/busy 4 >/dev/null &
+IB=$!
+$CPROF --duration 1 -v --output-dir "$T/idle" 2>"$T/idle.err" &
+CP=$!
+"$EXITWATCH" $$ "$IB" 60 >"$T/idle.watch"
+wait $CP
+CP=
+kill $IB 2>/dev/null
+read -r _ _ _ fork _ _ _ _ _ _ <"$T/idle.watch" || fork=0
+t0=$(for f in "$T"/idle/*.pb.gz; do profile_field "$f" Time; break; done)
+began=$(awk -v t="${t0:-0}" -v f="$fork" 'BEGIN { printf "%d", t * 1000 - f }')
+said=$(sed -nE 's/.*sampling began ([0-9]+) ms after launch.*/\1/p' "$T/idle.err" | head -n1)
+check "idle: sampling begins within 1 s of launch (${began} ms after the fork, by its profile's start; the agent says ${said:-?} ms)" \
+	eval '[ -n "$t0" ] && [ "$fork" -gt 0 ] && [ "$began" -le 1000 ]'
 
 # --- a late start is told ----------------------------------------------------
 # Held stopped for 1.5 s from its launch, as a starved process would be:

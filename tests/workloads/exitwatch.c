@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exitwatch: a process's start, the moment it entered the real-time class
+ * and its exit, as the kernel tells them, for tests/e2e/test_overload.sh
+ * and bench/overload.sh: an account of the agent's phases that does not
+ * come from the agent.
+ *
+ * exitwatch PARENT [EXCEPT [TIMEOUT_S]]: waits for PARENT (a shell) to
+ * fork a child other than EXCEPT (looking every millisecond, so that a
+ * shell held back by the load never has to say which: the test's pid
+ * files would be written late), then until that child exits (a pidfd is
+ * readable once it has, whether or not its parent has reaped it) looks
+ * every millisecond at its scheduling policy (field 41 of its stat file)
+ * and its command name, and prints
+ *   pid N fork_ms N exec_ms N exec_wait_ms N raised_ms N raise_wait_ms N exit_ms N
+ *   exec_cpu_ms N raise_cpu_ms N
+ * fork_ms: its start (from /proc/PID/stat, to the clock tick); exec_ms:
+ * when its command name was first seen changed (its exec), and
+ * exec_wait_ms the time it had spent runnable but waiting for a CPU
+ * before (its schedstat at the look before: at most a ms short); raised_ms
+ * and raise_wait_ms the same for its policy first seen real-time; -1:
+ * never seen; exit_ms: its exit; exec_cpu_ms and raise_cpu_ms the CPU
+ * time it had run by its exec and by its raise (schedstat, to the us).  Times are Unix ms (CLOCK_REALTIME), to
+ * compare with a profile's start.  Meant to run outside the load being
+ * measured and in the real-time class (chrt), so that its readings are on
+ * time: a user's shell among the load sees the exit seconds later.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static double ms_of(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* CLOCK_REALTIME less CLOCK_BOOTTIME, to turn /proc's boot-time stamps into Unix ms. */
+static double boot_to_unix(void)
+{
+	return ms_of(CLOCK_REALTIME) - ms_of(CLOCK_BOOTTIME);
+}
+
+/* The first child of @parent that is not @except, from its children file; 0 if none. */
+static int new_child(int parent, int except)
+{
+	char path[80];
+	FILE *f;
+	int pid = 0, c;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", parent, parent);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (!pid && fscanf(f, "%d", &c) == 1)
+		if (c != except && c != getpid())
+			pid = c;
+	fclose(f);
+	return pid;
+}
+
+/* Fields 22 (starttime, ticks since boot) and 41 (policy) of /proc/PID/stat; 0 or -1. */
+static int read_stat(int pid, unsigned long long *start, unsigned *policy)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* After the name: state is field 3, starttime 22, policy 41. */
+	if (!p || sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
+			 " %*s %*s %*s %*s %llu %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
+			 " %*s %*s %*s %*s %*s %*s %*s %u", start, policy) != 2)
+		return -1;
+	return 0;
+}
+
+/* Its command name into @buf (NUL-terminated); "" if unreadable. */
+static void read_comm(int pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+}
+
+/*
+ * Its time on a CPU and its time spent runnable but waiting for one, ms
+ * (fields 1 and 2 of schedstat); -1 if unknown.
+ */
+static void sched_ms(int pid, double *run_ms, double *wait_ms)
+{
+	char path[64];
+	unsigned long long run, wait;
+	FILE *f;
+	int n = 0;
+
+	*run_ms = *wait_ms = -1;
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	n = fscanf(f, "%llu %llu", &run, &wait);
+	fclose(f);
+	if (n == 2) {
+		*run_ms = run / 1e6;
+		*wait_ms = wait / 1e6;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	double deadline = ms_of(CLOCK_MONOTONIC) + (argc > 3 ? atof(argv[3]) : 120) * 1e3;
+	double raised = -1, raise_wait = -1, fork_ms = -1, exec_ms = -1, exec_wait = -1, wait_before;
+	double exec_cpu = -1, raise_cpu = -1, run_before;
+	char comm0[32], comm[32];
+	struct pollfd pfd = { .events = POLLIN };
+	unsigned long long start;
+	unsigned policy;
+	int parent, except, pid;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: exitwatch PARENT [EXCEPT [TIMEOUT_S]]\n");
+		return 2;
+	}
+	parent = atoi(argv[1]);
+	except = argc > 2 ? atoi(argv[2]) : 0;
+	while (!(pid = new_child(parent, except))) {
+		if (ms_of(CLOCK_MONOTONIC) > deadline) {
+			fprintf(stderr, "exitwatch: no new child of %d\n", parent);
+			return 1;
+		}
+		usleep(1000);
+	}
+	pfd.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd.fd < 0) {
+		fprintf(stderr, "exitwatch: pidfd_open(%d): %s\n", pid, strerror(errno));
+		return 1;
+	}
+	if (!read_stat(pid, &start, &policy))
+		fork_ms = start * 1e3 / sysconf(_SC_CLK_TCK) + boot_to_unix();
+	read_comm(pid, comm0, sizeof(comm0));
+	sched_ms(pid, &run_before, &wait_before);
+	for (;;) {
+		int r = poll(&pfd, 1, 1);
+		double run, w;
+
+		sched_ms(pid, &run, &w);
+
+		if (r == 1)
+			break;
+		if (ms_of(CLOCK_MONOTONIC) > deadline) {
+			fprintf(stderr, "exitwatch: %d did not exit in time\n", pid);
+			return 1;
+		}
+		read_comm(pid, comm, sizeof(comm));
+		if (exec_ms < 0 && comm[0] && strcmp(comm, comm0)) {
+			exec_ms = ms_of(CLOCK_REALTIME);
+			exec_wait = wait_before;
+			exec_cpu = run_before;
+		}
+		wait_before = w;
+		run_before = run;
+		/* SCHED_FIFO (1) or SCHED_RR (2): the raise, seen within a ms. */
+		if (raised < 0 && !read_stat(pid, &start, &policy) && (policy == 1 || policy == 2)) {
+			raised = ms_of(CLOCK_REALTIME);
+			raise_wait = w;
+			raise_cpu = run;
+		}
+	}
+	printf("pid %d fork_ms %.0f exec_ms %.0f exec_wait_ms %.0f raised_ms %.0f raise_wait_ms %.0f"
+	       " exit_ms %.0f exec_cpu_ms %.3f raise_cpu_ms %.3f\n", pid, fork_ms, exec_ms,
+	       exec_wait, raised, raise_wait, ms_of(CLOCK_REALTIME), exec_cpu, raise_cpu);
+	return 0;
+}
