@@ -20,8 +20,8 @@
 # real-time class it waits its turn among the load's 2000 threads, and
 # that wait is the scheduler's, not the program's: build/workloads/rtfirst,
 # a static program whose first act is the raise, was runnable but not
-# run for 0.4-11 s between its fork and its raise under this load (kernel
-# 6.18, EEVDF; bench/RESULTS.md "overload"), most of it after its exec.
+# run for 5-10 s between its fork and its raise under this load (kernel
+# 6.18, EEVDF; bench/RESULTS.md "overload").
 # So the start and exit bars are checked less the time the agent spent
 # runnable but not running before its raise (its schedstat, read by
 # exitwatch as its policy changed); everything it ran itself before the
