@@ -69,11 +69,13 @@ static __always_inline bool in_cgroup_filter(void)
 
 /*
  * Whether the current task is to be profiled.  Filters of different kinds
- * must all match; the profiler itself never is.
+ * must all match; the profiler itself never is, nor any process it started
+ * (its sandboxed DWARF reader), from their fork: a child of the agent's.
+ * Two loads through the task's BTF pointer, no helper call.
  */
 static __always_inline bool wanted(__u32 pid, struct task_struct *task)
 {
-	if (pid == self_tgid)
+	if (pid == self_tgid || task->real_parent->tgid == self_tgid)
 		return false;
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))
 		return false;

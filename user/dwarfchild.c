@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -228,9 +229,14 @@ void dwarfchild_main(const struct dwarfworker_opts *o, int sock, pid_t parent, u
 	struct slot slots[DWARFWORKER_MAX_OPEN] = { { 0 } };
 	struct errbuf err = { "" };
 	struct out b = { 0 };
-	uint8_t *names = malloc(NAMES_BYTES);
+	uint8_t *names;
 	unsigned long nreq = 0;
-	int rc = names ? sandbox_enter(&so, parent, &err) : errf(&err, -ENOMEM, "out of memory");
+	int rc;
+
+	/* Named for what it is, before anything else: a failure costs only the name. */
+	prctl(PR_SET_NAME, DWARFCHILD_COMM, 0, 0, 0);
+	names = malloc(NAMES_BYTES);
+	rc = names ? sandbox_enter(&so, parent, &err) : errf(&err, -ENOMEM, "out of memory");
 
 	if (rc) {
 		put(&b, err.msg, strlen(err.msg));

@@ -72,6 +72,8 @@ static inline uint32_t make_handle(uint32_t gen, size_t slot)
  * its socket's descriptor, max_bytes, the agent's pid, @child }.
  */
 #define DWARFCHILD_ARGV1 "--dwarf-reader"
+/* The reader's command name, as ps and /proc show it (exec'd from /proc/self/exe it was "exe"). */
+#define DWARFCHILD_COMM "cprof-dwarf"
 
 /*
  * The child's life, in the sandbox: enters it (sandbox.c), says hello,

@@ -95,6 +95,7 @@ struct task_struct {
 	pid_t tgid;
 	unsigned int flags;
 	struct mm_struct *mm;
+	struct task_struct *real_parent; /* who forked it (its parent until reparented) */
 	struct task_struct *group_leader;
 	struct signal_struct *signal;
 	u64 start_time;
