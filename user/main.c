@@ -188,7 +188,7 @@ static void window_line(struct run *r, int64_t start_ns, const struct window_res
 		r->bpf_before = now;
 	}
 	window_stamp(start_ns, stamp, sizeof(stamp));
-	summary_window(stderr, stamp, &w, r->opts);
+	summary_window(stderr, stamp, &w, r->opts, &r->told);
 }
 
 static const struct dwarfworker_sched reader_sched = {

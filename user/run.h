@@ -52,6 +52,7 @@ struct run {
 	uint64_t samples_drained;
 	double birth_s;              /* CLOCK_MONOTONIC of the last new process or exec */
 	struct cprof_stats bpf_before; /* the BPF counters when the window started */
+	struct summary_told told;      /* what the last window's line told */
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
 };

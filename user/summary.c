@@ -66,24 +66,71 @@ struct problems {
 	FILE *f;
 	const char *sep; /* NULL: one line each; else joined after a window's line */
 	size_t n;
+	struct summary_told *told; /* NULL, or what the window before told */
 };
 
+/* Whether @line was told by the window before; notes it as told by this one. */
+static bool told_before(struct summary_told *t, const char *line)
+{
+	bool before = false;
+
+	/* A line longer than an entry is compared by its start. */
+	for (size_t i = 0; i < t->nprev && !before; i++)
+		before = !strncmp(t->prev[i], line, SUMMARY_TOLD_LEN - 1);
+	if (t->ncur < SUMMARY_TOLD_MAX) {
+		size_t n = strnlen(line, SUMMARY_TOLD_LEN - 1);
+
+		memcpy(t->cur[t->ncur], line, n);
+		t->cur[t->ncur++][n] = '\0';
+	}
+	return before;
+}
+
+static void vproblem(struct problems *p, bool standing, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static void vproblem(struct problems *p, bool standing, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (standing && p->told && told_before(p->told, line))
+		return;
+	if (p->sep)
+		fputs(p->sep, p->f);
+	else
+		fputs(PROG ": ", p->f);
+	fputs(line, p->f);
+	if (!p->sep)
+		fputc('\n', p->f);
+	p->n++;
+}
+
+/* A problem of this window alone (samples lost, files not written): always told. */
 static void problem(struct problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void problem(struct problems *p, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (p->sep)
-		fputs(p->sep, p->f);
-	else
-		fputs(PROG ": ", p->f);
 	va_start(ap, fmt);
-	vfprintf(p->f, fmt, ap);
+	vproblem(p, false, fmt, ap);
 	va_end(ap);
-	if (!p->sep)
-		fputc('\n', p->f);
-	p->n++;
+}
+
+/*
+ * A condition that stands from window to window (an object over a bound,
+ * an unknown CPython): a window's line tells it once.
+ */
+static void standing(struct problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void standing(struct problems *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vproblem(p, true, fmt, ap);
+	va_end(ap);
 }
 
 /* What a window (or a one-shot run) lost: samples, stacks, lines, names. */
@@ -107,20 +154,20 @@ static void data_problems(struct problems *p, const struct summary *s, const str
 		problem(p, "%.0f%% of stacks incomplete (unwinding stopped early)%s",
 			summary_pct(unwind_stopped(st), stacks), more);
 	if (s->sym.dwarf_too_big)
-		problem(p, "%zu object%s without source lines: DWARF over --dwarf-memory (%s)%s",
+		standing(p, "%zu object%s without source lines: DWARF over --dwarf-memory (%s)%s",
 			s->sym.dwarf_too_big, s->sym.dwarf_too_big == 1 ? "" : "s",
 			size_text(o->dwarf_kb, size, sizeof(size)),
 			o->verbose ? " (named above)" : ": -v names them");
 	if (s->sym.dwarf_failed)
-		problem(p, "%zu object%s without source lines: the sandboxed DWARF reader crashed,"
+		standing(p, "%zu object%s without source lines: the sandboxed DWARF reader crashed,"
 			" hung or hit its limits on them%s", s->sym.dwarf_failed,
 			s->sym.dwarf_failed == 1 ? "" : "s",
 			o->verbose ? " (named above)" : ": -v names them");
 	if (s->py.unknown)
-		problem(p, "python: %zu process%s of an unknown CPython (%s first): native frames"
+		standing(p, "python: %zu process%s of an unknown CPython (%s first): native frames"
 			" only", s->py.unknown, s->py.unknown == 1 ? "" : "es", s->py.unknown_version);
 	if (s->sym.symbols_over || s->sym.names_dropped)
-		problem(p, "symbol memory over --symbol-memory (%s): %zu object%s without function"
+		standing(p, "symbol memory over --symbol-memory (%s): %zu object%s without function"
 			" names, %zu names dropped; peak %llu KB",
 			size_text(o->symbol_kb, size, sizeof(size)), s->sym.symbols_over,
 			s->sym.symbols_over == 1 ? "" : "s", s->sym.names_dropped,
@@ -299,16 +346,22 @@ void summary_start(FILE *f, const struct options *o)
 }
 
 void summary_window(FILE *f, const char *stamp, const struct summary *w,
-		    const struct options *o)
+		    const struct options *o, struct summary_told *told)
 {
-	struct problems p = { .f = f, .sep = "; " };
+	struct problems p = { .f = f, .sep = "; ", .told = told };
 
-	if (o->quiet)
-		return;
-	fprintf(f, PROG ": window %s: %zu process%s, %llu samples", stamp, w->files,
-		w->files == 1 ? "" : "es", (unsigned long long)w->samples);
-	data_problems(&p, w, o);
-	fputc('\n', f);
+	if (told)
+		told->ncur = 0;
+	if (!o->quiet) {
+		fprintf(f, PROG ": window %s: %zu process%s, %llu samples", stamp, w->files,
+			w->files == 1 ? "" : "es", (unsigned long long)w->samples);
+		data_problems(&p, w, o);
+		fputc('\n', f);
+	}
+	if (told) {
+		memcpy(told->prev, told->cur, told->ncur * sizeof(told->cur[0]));
+		told->nprev = told->ncur;
+	}
 }
 
 /* The hottest processes of the last window, and how to open the first. */

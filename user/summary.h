@@ -85,12 +85,27 @@ struct summary {
 void summary_start(FILE *f, const struct options *o);
 
 /*
+ * The problems the last window's line told: a standing condition (an
+ * object whose DWARF is over --dwarf-memory, say) is told once, and again
+ * only when its line changes or after a window without it.  Zeroed by
+ * its owner before the first window.
+ */
+#define SUMMARY_TOLD_MAX 16
+#define SUMMARY_TOLD_LEN 256
+struct summary_told {
+	size_t nprev, ncur;
+	char prev[SUMMARY_TOLD_MAX][SUMMARY_TOLD_LEN];
+	char cur[SUMMARY_TOLD_MAX][SUMMARY_TOLD_LEN];
+};
+
+/*
  * Continuous mode's line for a window that started at @stamp: files,
- * samples and its problems.  @w holds the window's figures (its BPF
+ * samples and its problems, less those @told (when not NULL) says the
+ * window before told already.  @w holds the window's figures (its BPF
  * counters as differences from the window before).
  */
 void summary_window(FILE *f, const char *stamp, const struct summary *w,
-		    const struct options *o);
+		    const struct options *o, struct summary_told *told);
 
 /* The end of a run: files, hottest processes, problems (all counters with -v). */
 void summary_print(FILE *f, const struct summary *s, const struct options *o);

@@ -174,6 +174,12 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	   true);
 	fprintf(f, " },\n  \"symbols\": { ");
 	ju(f, "dwarf_too_big", s->sym.dwarf_too_big, false);
+	fprintf(f, "\"dwarf_too_big_objects\": [");
+	for (size_t i = 0; i < s->sym.dwarf_too_big && i < SYMBOLIZE_NAMED_MAX; i++) {
+		fputs(i ? ", " : "", f);
+		jstr(f, s->sym.too_big[i]);
+	}
+	fprintf(f, "], ");
 	ju(f, "dwarf_failed", s->sym.dwarf_failed, false);
 	ju(f, "objects_over_memory", s->sym.symbols_over, false);
 	ju(f, "names_dropped", s->sym.names_dropped, false);

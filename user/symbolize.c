@@ -261,6 +261,9 @@ static bool open_dwarf(const struct symbolizer *s, struct symcache *c, struct ob
 		char why[ERRBUF_LEN + 64];
 
 		oi->dw_too_big = true;
+		if (c->st.dwarf_too_big < SYMBOLIZE_NAMED_MAX)
+			snprintf(c->st.too_big[c->st.dwarf_too_big], SYMBOLIZE_NAME_LEN, "%s",
+				 obj_name(oi, opts));
 		c->st.dwarf_too_big++;
 		snprintf(why, sizeof(why), "names without source lines: %s", err.msg);
 		tell(s, obj_name(oi, opts), why);

@@ -154,8 +154,14 @@ int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_
  */
 void symbolizer_done(struct symbolizer *s, const struct process *p);
 
+/* Objects over the DWARF bound named in symbolizer_stats: the first few. */
+#define SYMBOLIZE_NAMED_MAX 8
+#define SYMBOLIZE_NAME_LEN  256
+
 struct symbolizer_stats {
 	size_t dwarf_too_big;  /* objects named without lines: DWARF over dwarf_max_bytes */
+	/* the first of them (their paths, cut to SYMBOLIZE_NAME_LEN - 1 bytes) */
+	char too_big[SYMBOLIZE_NAMED_MAX][SYMBOLIZE_NAME_LEN];
 	size_t dwarf_failed;   /* ... the DWARF reader died, hung or gave up on them */
 	size_t symbols_over;   /* objects left without names: over symbol_max_bytes */
 	size_t names_dropped;  /* names (functions, files) not kept: over symbol_max_bytes */

@@ -7,6 +7,56 @@
 #include "summary.h"
 #include "testlib.h"
 
+/* What summary_window writes for @s with @o after the windows @told saw. */
+static char *window_told(const struct summary *s, const struct options *o,
+			 struct summary_told *told)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		abort();
+	summary_window(f, "20261123T231500Z", s, o, told);
+	fclose(f);
+	return buf;
+}
+
+/* A standing problem is told once, again when it changes or comes back. */
+static void told_once(const struct options *o)
+{
+	static struct summary_told told;
+	struct summary w = { .files = 1, .samples = 10, .sym = { .dwarf_too_big = 1 } };
+	const char *dw = "1 object without source lines";
+	char *out;
+
+	out = window_told(&w, o, &told);
+	CHECK(strstr(out, dw) != NULL, "told once: the first window tells it", "%s", out);
+	free(out);
+	out = window_told(&w, o, &told);
+	CHECK(!strstr(out, dw) && strstr(out, "1 process, 10 samples\n"),
+	      "told once: the next window does not", "%s", out);
+	free(out);
+	w.lost = 3;
+	out = window_told(&w, o, &told);
+	CHECK(!strstr(out, dw) && strstr(out, "3 samples"),
+	      "told once: a new problem is told, the standing one still not", "%s", out);
+	free(out);
+	w.sym.dwarf_too_big = 2;
+	out = window_told(&w, o, &told);
+	CHECK(strstr(out, "2 objects without source lines") && strstr(out, "3 samples"),
+	      "told once: a changed line is told again (and a repeated count too)", "%s", out);
+	free(out);
+	w.sym.dwarf_too_big = 0;
+	out = window_told(&w, o, &told);
+	free(out);
+	w.sym.dwarf_too_big = 2;
+	out = window_told(&w, o, &told);
+	CHECK(strstr(out, "2 objects without source lines") != NULL,
+	      "told once: back after a window without it, told again", "%s", out);
+	free(out);
+}
+
 /* What summary_print (or summary_window) writes for @s with @o. */
 static char *printed(const struct summary *s, const struct options *o, const char *stamp)
 {
@@ -17,7 +67,7 @@ static char *printed(const struct summary *s, const struct options *o, const cha
 	if (!f)
 		abort();
 	if (stamp)
-		summary_window(f, stamp, s, o);
+		summary_window(f, stamp, s, o, NULL);
 	else
 		summary_print(f, s, o);
 	fclose(f);
@@ -134,5 +184,6 @@ int main(void)
 			       62) && strstr(out, "; 3% of stacks") && strstr(out, "; 6 samples (2.0%) lost"),
 	      "a window: one line, its problems joined", "%s", out);
 	free(out);
+	told_once(&o);
 	return T_EXIT();
 }
