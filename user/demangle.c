@@ -63,9 +63,42 @@ static size_t run(const char *sym, char *buf, size_t len, bool v0)
 	return o.used;
 }
 
+/*
+ * Go: the linker names a function's ABI wrappers after it, "<name>.abi0"
+ * (assembly's ABI) or "<name>.abiinternal"; runtime/pprof and every Go tool
+ * name them as the function itself (runtime.goexit.abi0 is runtime.goexit).
+ * No C, C++ or Rust symbol ends so: GCC's clones end ".isra.0", ".part.1".
+ */
+static size_t go_name(const char *sym, char *buf, size_t len)
+{
+	static const char *const suffixes[] = { ".abi0", ".abiinternal" };
+	size_t n;
+
+	if (!sym || !len)
+		return 0;
+	n = strnlen(sym, DEMANGLE_MAX_INPUT + 1);
+	if (n > DEMANGLE_MAX_INPUT)
+		return 0;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t k = strlen(suffixes[i]);
+
+		if (n > k && !strcmp(sym + n - k, suffixes[i])) {
+			n -= k;
+			if (n > len - 1)
+				n = len - 1;
+			memcpy(buf, sym, n);
+			buf[n] = '\0';
+			return n;
+		}
+	}
+	return 0;
+}
+
 size_t demangle(const char *sym, char *buf, size_t len)
 {
-	return run(sym, buf, len, false);
+	size_t n = run(sym, buf, len, false);
+
+	return n ? n : go_name(sym, buf, len);
 }
 
 size_t demangle_v0(const char *sym, char *buf, size_t len)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * demangle: readable names for C++ (Itanium ABI) and Rust (legacy and v0)
- * symbols, e.g. "_ZN2ns4TypeIiE6methodEl" -> "ns::Type<int>::method(long)".
+ * symbols, e.g. "_ZN2ns4TypeIiE6methodEl" -> "ns::Type<int>::method(long)",
+ * and Go's as Go names them ("runtime.goexit.abi0" -> "runtime.goexit").
  *
  * The work is done by libiberty (binutils' and GCC's demangler, the one
  * c++filt, gdb and perf use): it covers the whole Itanium grammar and both
@@ -25,9 +26,9 @@
 /*
  * Writes the demangled form of @sym into @buf (@len > 0 bytes, always
  * NUL-terminated, truncated if need be) and returns its length.  Returns 0
- * and leaves @buf empty when @sym is not a C++ or Rust mangled name (plain
- * C names such as "main"), cannot be demangled, is too long, or is a Rust
- * v0 name (demangle_is_v0()).
+ * and leaves @buf empty when @sym is not a C++ or Rust mangled name or a Go
+ * name with an ABI suffix (plain C names such as "main"), cannot be
+ * demangled, is too long, or is a Rust v0 name (demangle_is_v0()).
  */
 size_t demangle(const char *sym, char *buf, size_t len);
 

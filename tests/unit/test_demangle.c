@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Tests for demangle: C++ (Itanium) and Rust (legacy and v0) names as
- * c++filt prints them, plain names untouched, bounded output, hostile input.
+ * c++filt prints them, Go's ABI suffixes dropped, plain names untouched, bounded output, hostile input.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +58,11 @@ int main(void)
 	       "r::outer::Thing<T>::crunch", "Rust legacy: escapes decoded, hash dropped");
 	expect("_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write",
 	       "Rust legacy: a plain path");
+	expect("runtime.goexit.abi0", "runtime.goexit", "Go: the ABI0 wrapper named as Go names it");
+	expect("main.(*T).Run.abiinternal", "main.(*T).Run", "Go: .abiinternal dropped too");
+	expect(".abi0", NULL, "Go: a suffix alone is no name");
+	expect("runtime.abi0x", NULL, "Go: a name that only contains the suffix is left as it is");
+	expect("foo.isra.0", NULL, "C: GCC's clone suffixes are not Go's");
 	expect("_RNvMNtCs6GmmlP4bgsG_1r5outerINtB2_5ThingmE6crunchB4_", NULL,
 	       "Rust v0: not in process (left to demangle_v0)");
 	{
@@ -91,6 +96,9 @@ int main(void)
 	n = demangle("_ZN2ns4TypeIiE6methodEl", small, sizeof(small));
 	CHECK(n == sizeof(small) - 1 && strcmp(small, "ns::Typ") == 0,
 	      "output truncated to the buffer, NUL-terminated", "'%s' (%zu)", small, n);
+	n = demangle("runtime.goexit.abi0", small, sizeof(small));
+	CHECK(n == sizeof(small) - 1 && strcmp(small, "runtime") == 0,
+	      "Go: truncated to the buffer, NUL-terminated", "'%s' (%zu)", small, n);
 
 	/* Longer than the input bound: left mangled, no stack spent on it. */
 	huge = malloc(DEMANGLE_MAX_INPUT + 64);
