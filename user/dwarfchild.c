@@ -13,12 +13,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "dwarfkeep.h"
 #include "dwarfproto.h"
 #include "grow.h"
 #include "sandbox.h"
 
 #define CHILD_MEM(max) (4 * (max) + (256ull << 20))
-#define CHILD_CPU_SECS 120
 #define CHILD_NOFILE   64
 
 struct out {
@@ -146,19 +146,28 @@ static struct slot *child_slot(struct slot *slots, uint32_t handle)
 										       : NULL;
 }
 
-static int child_open(struct slot *slots, const struct req *q, int *fds, size_t nfds,
-		      struct out *b)
+/*
+ * Opens the object the agent sent into slot @q->handle: the one kept from
+ * before (a window ago) when its files are the same, else read anew.
+ * @ids[slot] records its identity for the close.
+ */
+static int child_open(struct slot *slots, struct dwarfkeep_id *ids, struct dwarfkeep *keep,
+		      const struct req *q, int *fds, size_t nfds, struct out *b)
 {
 	struct errbuf err = { "" };
 	struct dwarfinfo *d = NULL;
 	size_t i = q->handle & 0xff;
 	uint64_t bytes = 0;
-	int rc;
+	int rc = 0;
 
-	if (i >= DWARFWORKER_MAX_OPEN || slots[i].used || nfds < 1)
+	if (i >= DWARFWORKER_MAX_OPEN || slots[i].used || nfds < 1) {
 		rc = errf(&err, -EINVAL, "bad open request");
-	else
-		rc = dwarfinfo_open_fds(&d, fds[0], nfds > 1 ? fds[1] : -1, q->arg, &err);
+	} else {
+		dwarfkeep_id(fds[0], nfds > 1 ? fds[1] : -1, q->arg, &ids[i]);
+		d = dwarfkeep_take(keep, &ids[i]);
+		if (!d)
+			rc = dwarfinfo_open_fds(&d, fds[0], nfds > 1 ? fds[1] : -1, q->arg, &err);
+	}
 	for (size_t k = 0; k < nfds; k++)
 		close(fds[k]);
 	if (!rc) {
@@ -223,10 +232,12 @@ void dwarfchild_main(const struct dwarfworker_opts *o, int sock, pid_t parent, u
 	struct sandbox_opts so = {
 		.serve_fd = sock,
 		.mem_bytes = CHILD_MEM(o->max_bytes),
-		.cpu_secs = CHILD_CPU_SECS,
+		.cpu_secs = DWARFCHILD_CPU_SECS,
 		.nofile = CHILD_NOFILE,
 	};
 	struct slot slots[DWARFWORKER_MAX_OPEN] = { { 0 } };
+	struct dwarfkeep_id ids[DWARFWORKER_MAX_OPEN];
+	struct dwarfkeep keep;
 	struct errbuf err = { "" };
 	struct out b = { 0 };
 	uint8_t *names;
@@ -245,6 +256,8 @@ void dwarfchild_main(const struct dwarfworker_opts *o, int sock, pid_t parent, u
 	}
 	if (!send_reply(0, NULL))
 		_exit(0);
+	/* As much kept for the next window as one object may take (16 MB without a bound). */
+	dwarfkeep_init(&keep, o->max_bytes ? o->max_bytes : 16ull << 20);
 	for (;;) {
 		struct req q;
 		int fds[2];
@@ -257,7 +270,7 @@ void dwarfchild_main(const struct dwarfworker_opts *o, int sock, pid_t parent, u
 				close(fds[k]);
 		switch (q.type) {
 		case REQ_OPEN:
-			rc = child_open(slots, &q, fds, nfds, &b);
+			rc = child_open(slots, ids, &keep, &q, fds, nfds, &b);
 			if (!send_reply(rc, &b))
 				_exit(0);
 			break;
@@ -275,7 +288,8 @@ void dwarfchild_main(const struct dwarfworker_opts *o, int sock, pid_t parent, u
 			struct slot *s = child_slot(slots, q.handle);
 
 			if (s) {
-				dwarfinfo_free(s->d);
+				/* Kept for the next window's open of the same files. */
+				dwarfkeep_put(&keep, &ids[s - slots], s->d);
 				*s = (struct slot){ 0 };
 			}
 			break;

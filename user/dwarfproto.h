@@ -72,6 +72,8 @@ static inline uint32_t make_handle(uint32_t gen, size_t slot)
  * its socket's descriptor, max_bytes, the agent's pid, @child }.
  */
 #define DWARFCHILD_ARGV1 "--dwarf-reader"
+/* The reader's CPU-time limit (RLIMIT_CPU): one kept for long is retired before it. */
+#define DWARFCHILD_CPU_SECS 120
 /* The reader's command name, as ps and /proc show it (exec'd from /proc/self/exe it was "exe"). */
 #define DWARFCHILD_COMM "cprof-dwarf"
 

@@ -19,6 +19,7 @@
 
 #include "dwarfproto.h"
 #include "grow.h"
+#include "procstat.h"
 #include "sandbox.h"
 
 #define REAP_MS        2000
@@ -118,6 +119,29 @@ static int fail(struct dwarfworker *w, struct errbuf *err, const char *why)
 		w->st.gave_up = true;
 	return errf(err, -ECHILD, "DWARF reader (pid %d) %s%s", (int)pid, how,
 		    w->st.gave_up ? "; no more source lines this window" : "");
+}
+
+static void retire(struct dwarfworker *w);
+
+void dwarfworker_new_window(struct dwarfworker *w)
+{
+	char path[64];
+	uint64_t cpu_ns, wait_ns;
+	bool open = false;
+
+	w->st.failures = 0;
+	w->st.gave_up = false;
+	for (size_t i = 0; i < DWARFWORKER_MAX_OPEN; i++)
+		open |= w->slots[i].used;
+	if (!w->pid || open)
+		return;
+	/* Retired at half its CPU limit, so that the limit never kills it mid-request. */
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)w->pid);
+	if (!procstat_sched_ns(AT_FDCWD, path, &cpu_ns, &wait_ns) &&
+	    cpu_ns >= DWARFCHILD_CPU_SECS / 2 * 1000000000ull) {
+		retire(w);
+		w->st.recycled++;
+	}
 }
 
 /* Reads exactly @len bytes before @deadline; -ETIMEDOUT, -EPIPE (closed), -EIO. */

@@ -135,6 +135,13 @@ long dwarfworker_demangle(struct dwarfworker *w, const char *const *names, size_
 /* Forgets @handle (a stale one too); the child may be recycled now. */
 void dwarfworker_close(struct dwarfworker *w, uint32_t handle);
 
+/*
+ * A worker kept from one window to the next: its failures are counted
+ * anew (one that gave up tries again), its child and what the child keeps
+ * stay.
+ */
+void dwarfworker_new_window(struct dwarfworker *w);
+
 struct dwarfworker_stats {
 	unsigned spawned;  /* children started */
 	unsigned failures; /* requests failed by a child: died, hung, or malformed */

@@ -217,6 +217,8 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		.reader_exec_self = true,
 		/* The agent waits for its reader: it runs at the agent's priority. */
 		.reader_sched = &reader_sched,
+		/* One reader for the run: what it decompressed serves every window. */
+		.reader = &r->reader,
 		.symbol_max_bytes = (uint64_t)o->symbol_kb * 1024,
 		.report = report_line,
 		.verbose = o->verbose,
@@ -564,6 +566,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 /* Frees what run_open made, however far it got. */
 static void run_free(struct run *r)
 {
+	dwarfworker_free(r->reader);
 	sampler_close(r->sampler);
 	tables_free(r->tables);
 	py_tramps_free(r->tramps);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "deferred.h"
+#include "dwarfworker.h"
 #include "errbuf.h"
 #include "fdlru.h"
 #include "objcache.h"
@@ -53,6 +54,7 @@ struct run {
 	double birth_s;              /* CLOCK_MONOTONIC of the last new process or exec */
 	struct cprof_stats bpf_before; /* the BPF counters when the window started */
 	struct summary_told told;      /* what the last window's line told */
+	struct dwarfworker *reader;    /* the DWARF reader, kept across windows */
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
 };

@@ -228,8 +228,15 @@ static struct dwarfworker *worker_of(const struct symbolizer *s, struct symcache
 		.child_hook = s->dwarf_child_hook,
 	};
 
-	if (!c->worker && !c->worker_failed && dwarfworker_new(&c->worker, &o))
-		c->worker_failed = true;
+	struct dwarfworker **wp = s->reader ? s->reader : &c->worker;
+
+	if (!c->worker && !c->worker_failed) {
+		if (!*wp && dwarfworker_new(wp, &o))
+			c->worker_failed = true;
+		else if (s->reader)
+			dwarfworker_new_window(*wp);
+		c->worker = *wp;
+	}
 	return c->worker;
 }
 
@@ -786,8 +793,9 @@ void symbolizer_free(struct symbolizer *s)
 		if (slot->oi)
 			objinfo_free(c, slot->oi);
 	hmap_free(&c->objs);
-	/* The child goes, and with it whatever libdw leaked in it. */
-	dwarfworker_free(c->worker);
+	/* The child goes, and with it whatever libdw leaked in it; the caller's stays. */
+	if (!s->reader)
+		dwarfworker_free(c->worker);
 	free(c);
 	s->cache = NULL;
 }

@@ -81,6 +81,14 @@ struct symbolizer {
 	 */
 	bool reader_exec_self;
 	const struct dwarfworker_sched *reader_sched; /* the reader's scheduling; may be NULL */
+	/*
+	 * NULL: the DWARF reader is this symbolizer's, gone with
+	 * symbolizer_free().  Else the caller's, made here on first use and
+	 * kept across symbolizers (the agent's windows), so that what the
+	 * reader decompressed serves the next window too; the caller frees it
+	 * (dwarfworker_free()).  Its failures are counted anew per symbolizer.
+	 */
+	struct dwarfworker **reader;
 	/* Symbol tables and names held at once, across objects (0: the default). */
 	uint64_t symbol_max_bytes;
 	/*

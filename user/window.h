@@ -33,6 +33,7 @@ struct window_opts {
 	uint64_t dwarf_max_bytes; /* see struct symbolizer */
 	bool reader_exec_self;    /* see struct symbolizer */
 	const struct dwarfworker_sched *reader_sched; /* see struct symbolizer */
+	struct dwarfworker **reader; /* kept across windows: see struct symbolizer */
 	uint64_t symbol_max_bytes; /* see struct symbolizer */
 	/* where per-file problems are told (may be NULL) */
 	void (*report)(void *ctx, const char *msg);
