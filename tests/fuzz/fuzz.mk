@@ -58,7 +58,7 @@ fuzz_dwarfinfo_SRCS := user/dwarfinfo.c user/dwarfimage.c $(ELFOBJ_SRCS)
 fuzz_dwarfinfo_OPTS := -max_len=65700
 fuzz_dwarfinfo_LIBS := -ldw
 fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/arena.c user/dwarfworker.c \
-                       user/dwarfchild.c user/sandbox.c user/dwarfinfo.c user/dwarfimage.c \
+                       user/dwarfchild.c user/dwarfkeep.c user/sandbox.c user/dwarfinfo.c user/dwarfimage.c \
                        user/demangle.c $(ELFOBJ_SRCS) user/hmap.c user/procmaps.c \
                        user/stackstore.c user/aggregate.c user/perfmap.c user/addrsearch.c \
                        user/kallsyms.c user/fdlru.c user/proctab.c user/objcache.c user/cgroup.c \
