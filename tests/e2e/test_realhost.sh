@@ -198,6 +198,7 @@ LOOP
 	# BPF added them while it was read), or from the exit record
 	check "three files named, --ld-probe: >=95% of their user stacks complete and fully named ($2 of $3)" \
 		at_least "$2 $3" 0.95 100
+	awk -F '\t' '$3 ~ /(^|;)0x[0-9a-f]+(;|$)/' "$T/hopper.folded" | head -n 3 | sed 's/^/# unnamed: /'
 else
 	skip "three files, default settings" "no C compiler to build the workload"
 	skip "a library no process mapped before" "no C compiler to build the workload"
