@@ -73,9 +73,10 @@ per=$(calc "($(median_fmt %.4f $MANY) - $(median_fmt %.4f $ONE)) / ($windows - 1
 	cat "$ROWS"
 	echo
 	echo "Median of the runs' ratios: --interval $INTERVAL costs ${ratio}x one window (bar:"
-	echo "1.3x); the medians differ by $per CPU-s a window.  The DWARF reader is kept for the run with what it"
-	echo "decompressed; what is left per window is mostly the kernel formatting"
-	echo "/proc/kallsyms, read anew for each window's kernel frames."
+	echo "1.3x); the medians differ by $per CPU-s a window.  The DWARF reader is"
+	echo "kept for the run with what it decompressed; what is left per window is"
+	echo "mostly the kernel formatting /proc/kallsyms, read anew for each window's"
+	echo "kernel frames."
 	echo "<!-- END windows -->"
 } >"$RAW/section.md"
 publish_section windows "$RAW/section.md"
