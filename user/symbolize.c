@@ -230,13 +230,9 @@ static struct dwarfworker *worker_of(const struct symbolizer *s, struct symcache
 
 	struct dwarfworker **wp = s->reader ? s->reader : &c->worker;
 
-	if (!c->worker && !c->worker_failed) {
-		if (!*wp && dwarfworker_new(wp, &o))
-			c->worker_failed = true;
-		else if (s->reader)
-			dwarfworker_new_window(*wp);
-		c->worker = *wp;
-	}
+	if (!*wp && !c->worker_failed && dwarfworker_new(wp, &o))
+		c->worker_failed = true;
+	c->worker = *wp;
 	return c->worker;
 }
 

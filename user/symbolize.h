@@ -86,7 +86,8 @@ struct symbolizer {
 	 * symbolizer_free().  Else the caller's, made here on first use and
 	 * kept across symbolizers (the agent's windows), so that what the
 	 * reader decompressed serves the next window too; the caller frees it
-	 * (dwarfworker_free()).  Its failures are counted anew per symbolizer.
+	 * (dwarfworker_free()) and starts each window with
+	 * dwarfworker_new_window().
 	 */
 	struct dwarfworker **reader;
 	/* Symbol tables and names held at once, across objects (0: the default). */

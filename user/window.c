@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dwarfworker.h"
 #include "grow.h"
 #include "hmap.h"
 #include "kallsyms.h"
@@ -187,6 +188,9 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
+	/* The run's reader counts its failures anew for this window. */
+	if (o->reader && *o->reader)
+		dwarfworker_new_window(*o->reader);
 	list = proctab_list(procs, &n);
 	if (!list) {
 		say(o, "out of memory listing processes");
