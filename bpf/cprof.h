@@ -552,7 +552,8 @@ struct cprof_proc_maps {
  *
  * A Python stack is stored as the native ones are (a struct cprof_stack
  * under its hash), two words a frame, leaf first: the code object's
- * address, then the frame's instruction position as read (an int offset
+ * address with its tag in the top bits (pycode_tag.h), then the frame's
+ * instruction position as read (an int offset
  * before 3.11, a pointer into the bytecode from 3.11), with
  * CPROF_PY_ENTRY set on the last frame each native call of the
  * interpreter loop runs.  The loader reads the code objects themselves
@@ -566,6 +567,7 @@ struct cprof_proc_maps {
 #define CPROF_PY_SEARCH 256    /* thread states looked at to find one */
 #define CPROF_PY_TSTATE_READ 256 /* most bytes of a thread state read */
 #define CPROF_PY_FRAME_READ 128  /* ... and of a frame */
+#define CPROF_PY_CODE_READ 128   /* ... and of a code object's tag fields */
 
 enum cprof_py_flags {
 	CPROF_PY_F_CFRAME = 1,      /* tstate_frame leads to a _PyCFrame (3.11, 3.12) */
@@ -595,6 +597,17 @@ struct cprof_py_layout {
 	__u16 tstate_read;       /* bytes of a thread state read: all of the above */
 	__u16 frame_read;        /* ... of a frame */
 	__u16 flags;             /* enum cprof_py_flags */
+	/*
+	 * A code object's tag fields (pycode_tag.h), read as one span of
+	 * code_read bytes from code_lo; the others count from code_lo.
+	 */
+	__u16 code_lo;
+	__u16 code_read;
+	__u16 code_firstlineno;
+	__u16 code_filename;
+	__u16 code_name;
+	__u16 code_linetable;
+	__u16 code_pad[2];
 };
 
 struct cprof_py_proc {
@@ -699,7 +712,7 @@ _Static_assert(sizeof(struct cprof_proc_maps) ==
 _Static_assert(sizeof(struct cprof_event) == 4 + 4 + 8 + 8 + 8 + CPROF_COMM_LEN + 8,
 	       "event has padding");
 /* Written by the loader: no padding. */
-_Static_assert(sizeof(struct cprof_py_layout) == 16 * 2, "py layout has padding");
+_Static_assert(sizeof(struct cprof_py_layout) == 24 * 2, "py layout has padding");
 _Static_assert(sizeof(struct cprof_py_proc) == 8 + 8 + sizeof(struct cprof_py_layout),
 	       "py proc has padding");
 _Static_assert(sizeof(struct cprof_py_code_key) == 4 + 4 + 8 + 8, "py code key has padding");
@@ -709,7 +722,8 @@ _Static_assert(sizeof(struct cprof_py_tramp) == 8 + 8 + 4 + 4 + 4 + 4, "py tramp
 _Static_assert(2 * CPROF_PY_MAX_FRAMES == CPROF_MAX_FRAMES, "Python frames do not fill a stack");
 /* The program indexes its read buffers with masks. */
 _Static_assert((CPROF_PY_TSTATE_READ & (CPROF_PY_TSTATE_READ - 1)) == 0 &&
-		       (CPROF_PY_FRAME_READ & (CPROF_PY_FRAME_READ - 1)) == 0,
+		       (CPROF_PY_FRAME_READ & (CPROF_PY_FRAME_READ - 1)) == 0 &&
+		       (CPROF_PY_CODE_READ & (CPROF_PY_CODE_READ - 1)) == 0,
 	       "Python read sizes are not powers of two");
 _Static_assert(CPROF_PY_STATUS_MAX < 64, "Python statuses must stay small stack values");
 _Static_assert((int)CPROF_PY_STATUS_MAX <= (int)CPROF_STACK_UNWALKED && CPROF_STACK_UNWALKED < 64,

@@ -14,6 +14,7 @@
 #define CPROF_PYTHON_BPF_H
 
 #include "steps.bpf.h"
+#include "pycode_tag.h"
 
 /* Set by the loader before load: read Python stacks at all. */
 const volatile bool python_stacks = false;
@@ -74,6 +75,7 @@ struct {
  */
 #define PY_TSTATE_MASK (CPROF_PY_TSTATE_READ - 1)
 #define PY_FRAME_MASK (CPROF_PY_FRAME_READ - 1)
+#define PY_CODE_MASK (CPROF_PY_CODE_READ - 1)
 /*
  * From 3.11 a thread's frames are pushed one after another on its data
  * stack, so a caller's frame lies just below its callee's: a frame is
@@ -89,6 +91,7 @@ struct py_walk {
 	struct cprof_py_proc p; /* the process's, copied */
 	__u8 tstate[CPROF_PY_TSTATE_READ + 8];
 	__u8 frames[2 * PY_FRAMES_BACK + CPROF_PY_FRAME_READ + 8];
+	__u8 code[CPROF_PY_CODE_READ + 8]; /* a code object's tag fields */
 	__u64 frames_lo;  /* the address of frames[0] */
 	__u32 frames_len; /* bytes of frames read; 0: none */
 	__u32 frames_pad;
@@ -347,6 +350,25 @@ static __always_inline int py_frame_at(struct py_walk *w, __u32 size)
 }
 
 /*
+ * The code object at @code with its tag (pycode_tag.h) in the top bits,
+ * or 0 when it cannot be read.  One read a frame, ~100 ns here: what makes
+ * a code object freed and another made at its address two functions.
+ */
+static __always_inline __u64 py_code_tagged(struct py_walk *w, __u64 code)
+{
+	const struct cprof_py_layout *l = &w->p.l;
+	__u32 n = l->code_read;
+
+	if (n == 0 || n > CPROF_PY_CODE_READ ||
+	    bpf_probe_read_user(w->code, n, (const void *)(code + l->code_lo)))
+		return 0;
+	return code | cprof_py_code_tag((__u32)py_word(w->code, l->code_firstlineno, PY_CODE_MASK),
+					py_word(w->code, l->code_filename, PY_CODE_MASK),
+					py_word(w->code, l->code_name, PY_CODE_MASK),
+					py_word(w->code, l->code_linetable, PY_CODE_MASK));
+}
+
+/*
  * One frame: record its code object and instruction position, and move
  * to the frame that called it.  Shims (3.12+) are not recorded; they mark
  * the frame before them as its native call's first.  bpf_loop callback.
@@ -389,8 +411,13 @@ static long py_frame_step(__u32 i, void *unused)
 		w->hash = hash_mix(w->hash, PY_SHIM_MARK);
 		return 0;
 	}
-	if (!code || (code & 7)) {
+	if (!code || (code & 7) || code > CPROF_PY_CODE_ADDR_MASK) {
 		w->status = CPROF_UNWIND_BAD_CFA; /* no object there: a broken chain */
+		return 1;
+	}
+	code = py_code_tagged(w, code);
+	if (!code) {
+		w->status = CPROF_UNWIND_READ;
 		return 1;
 	}
 	pos = py_word(f, l->frame_lasti, PY_FRAME_MASK);

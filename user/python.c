@@ -13,6 +13,7 @@
 #include "python.h"
 #include "python_layout.h"
 #include "python_lines.h"
+#include "pycode_tag.h"
 
 /* Most characters of a name or file kept, and bytes of a line table. */
 #define PY_NAME_MAX 512
@@ -22,7 +23,7 @@
 #define PY_DYNSYM_MAX (1u << 20)
 
 struct pycode {
-	uint64_t addr; /* key */
+	uint64_t addr; /* key: address and tag (pycode_tag.h) */
 	char *name, *file;
 	uint8_t *lines;
 	size_t nlines;
@@ -364,10 +365,16 @@ static uint8_t *read_bytes(const struct pyproc *pp, uint32_t pid, uint64_t addr,
 	return data;
 }
 
-static int read_code_fields(const struct pyproc *pp, uint32_t pid, uint64_t addr,
+/*
+ * The fields of the code object @key (its address and tag, pycode_tag.h)
+ * into @c: -EINVAL when what is at the address now is not that object (not
+ * code, or another code object made there since the sample).
+ */
+static int read_code_fields(const struct pyproc *pp, uint32_t pid, uint64_t key,
 			    struct pycode *c)
 {
 	const struct py_code_layout *cl = &pp->layout->code;
+	uint64_t addr = key & CPROF_PY_CODE_ADDR_MASK;
 	uint8_t obj[256];
 	size_t need = (size_t)cl->linetable + 8;
 	int32_t first;
@@ -381,6 +388,9 @@ static int read_code_fields(const struct pyproc *pp, uint32_t pid, uint64_t addr
 	if (word_at(obj, 8) != pp->code_type)
 		return -EINVAL;
 	memcpy(&first, obj + cl->firstlineno, sizeof(first));
+	if (cprof_py_code_tag((uint32_t)first, word_at(obj, cl->filename), word_at(obj, cl->name),
+			      word_at(obj, cl->linetable)) != (key & ~CPROF_PY_CODE_ADDR_MASK))
+		return -EINVAL;
 	c->first = first;
 	c->name = read_str(pp, pid, word_at(obj, cl->name), PY_NAME_MAX);
 	c->file = read_str(pp, pid, word_at(obj, cl->filename), PY_FILE_MAX);
@@ -424,7 +434,7 @@ int pyproc_read_code(struct pyproc *pp, uint32_t pid, uint64_t addr)
 static uint64_t bytecode_offset(const struct pyproc *pp, uint64_t code, uint64_t pos)
 {
 	unsigned v = pp->layout->version;
-	uint64_t start = code + pp->layout->code.bytecode;
+	uint64_t start = (code & CPROF_PY_CODE_ADDR_MASK) + pp->layout->code.bytecode;
 
 	pos &= ~CPROF_PY_ENTRY;
 	if (v < 0x30b) {

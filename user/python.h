@@ -41,7 +41,7 @@ struct py_stats {
 	size_t unknown;       /* processes of an unknown version: native frames only */
 	size_t codes;         /* code objects read */
 	size_t code_bytes;    /* held now, for the bound */
-	size_t bad_codes;     /* announced, but not a code object (or unreadable) */
+	size_t bad_codes;     /* announced, but not that code object now (or unreadable) */
 	size_t over_bound;    /* not read: past PY_CODES_MAX or PY_CODE_BYTES_MAX */
 	char unknown_version[16]; /* the first unknown version seen ("3.14", "3.13t") */
 	uint64_t samples;     /* of processes with a known CPython */

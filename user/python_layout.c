@@ -40,9 +40,18 @@ static uint16_t max16(uint16_t a, uint16_t b)
 	return a > b ? a : b;
 }
 
+static uint16_t min16(uint16_t a, uint16_t b)
+{
+	return a < b ? a : b;
+}
+
 void py_layout_bpf(const struct py_layout *l, struct cprof_py_layout *out)
 {
 	const struct py_offsets *o = &l->off;
+	const struct py_code_layout *c = &l->code;
+	/* the tag's fields, close together in every version: one read */
+	uint16_t lo = min16(min16(c->firstlineno, c->filename), min16(c->name, c->linetable)),
+		 hi = max16(max16(c->firstlineno, c->filename), max16(c->name, c->linetable)) + 8;
 	uint16_t flags;
 
 	/* How the frame chain is kept changed in 3.11, 3.12 and 3.13. */
@@ -72,5 +81,11 @@ void py_layout_bpf(const struct py_layout *l, struct cprof_py_layout *out)
 				     max16(o->tstate_thread_id, o->tstate_frame)) + 8,
 		.frame_read = o->frame_read,
 		.flags = flags,
+		.code_lo = lo,
+		.code_read = hi - lo,
+		.code_firstlineno = c->firstlineno - lo,
+		.code_filename = c->filename - lo,
+		.code_name = c->name - lo,
+		.code_linetable = c->linetable - lo,
 	};
 }

@@ -64,6 +64,25 @@ split_checks() { # LABEL NAME
 		grep -Eq " hot $WORK:[1-9][0-9]* " "$T/$2.raw"
 }
 
+# Code objects freed and made again at the same addresses (exec()'d code):
+# each function keeps its own name, in the shares the program measured.
+reuse_checks() { # LABEL NAME
+	_f=$T/$2.folded
+	_n=$(awk '$1 == "reused" { print $2 }' "$T/$2.out")
+	_all=$(sum_where "$_f" ';spin(;|$)')
+	_named=0 _bad=
+	for _p in phase_a phase_b phase_c phase_d; do
+		_m=$(sum_where "$_f" ";$_p;([^;]*;)*spin(;|\$)")
+		_own=$(awk -v p="$_p" '$1 == "share" && $2 == p { print $3 }' "$T/$2.out")
+		_named=$((_named + _m))
+		awk -v m="$_m" -v n="$_all" -v o="${_own:-x}" \
+			'BEGIN { exit !(o != "x" && n >= 50 && (m / n - o)^2 <= 0.05^2) }' ||
+			_bad="$_bad $_p:$_m/$_all(own ${_own:-?})"
+	done
+	check "$1 exec'd code, code objects made again at $_n freed ones' addresses: each of four functions within 5 points of its own share, >=95% of spin's samples under one (${_bad:-all} $_named of $_all)" \
+		sh -c "[ '${_n:-0}' -ge 1 ] && [ -z '$_bad' ] && [ $_named -ge $((_all * 95 / 100)) ]"
+}
+
 for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	dir=$(ls -d "$PYENV/$v".* 2>/dev/null | sort -V | tail -n1)
 	if [ -z "$dir" ]; then
@@ -72,6 +91,8 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	fi
 	run "py$v" "$dir/bin/python$v" split 3
 	split_checks "python $v (libpython3.so, pyenv)" "py$v"
+	run "reuse$v" "$dir/bin/python$v" reuse 3
+	reuse_checks "python $v" "reuse$v"
 done
 
 # -X perf (3.12+): a trampoline without CFI between each Python function's
@@ -102,6 +123,8 @@ done
 if [ -x /usr/bin/python3.11 ]; then
 	run debian /usr/bin/python3.11 split 3
 	split_checks "Debian python3.11 (in the executable, .dynsym only)" debian
+	run debreuse /usr/bin/python3.11 reuse 3
+	reuse_checks "Debian python3.11" debreuse
 else
 	skip "Debian python3.11" "/usr/bin/python3.11 is not installed"
 fi
@@ -199,9 +222,13 @@ for f in "$T/short"/*.pb.gz; do
 	whole=$((whole + 1))
 	# the run with the smallest share is the one to show
 	if [ -z "$worst" ] || [ $((o * 1000 / (c ? c : 1))) -lt $((${worst%% *} * 1000 / (${worst##* } ? ${worst##* } : 1))) ]; then
-		worst="$o $c"
+		worst="$o $c" worstf=$f
 	fi
 done
+# what the worst run's -c code showed instead, when it is short of the bar
+[ -z "$worst" ] || [ $((${worst%% *} * 100)) -ge $((${worst##* } * 95)) ] ||
+	grep -E ';_?PyRun_SimpleStringFlags(WithName)?;' "$worstf.folded" | grep -Ev ';outer(;|$)' |
+	sort -rn | head -n3 | sed 's/^/# not outer: /'
 check "python $v -c, 300 ms: in each of $whole runs sampled whole (>= 3), >=95% of the samples in the -c code show outer() (worst ${worst%% *} of ${worst##* })" \
 	awk -v r="$whole" -v m="${worst%% *}" -v n="${worst##* }" 'BEGIN { exit !(r >= 3 && n >= 20 && m >= 0.95 * n) }'
 

@@ -190,6 +190,38 @@ static void check_garbage(void)
 	      "line deltas past 2^31 give no line", "a line from them");
 }
 
+/*
+ * The program reads a code object's tag fields as one span: within its
+ * read buffer, each field whole inside it, where the loader reads it.
+ */
+static void check_code_span(void)
+{
+	for (unsigned minor = 8; minor <= 13; minor++) {
+		const struct py_layout *l = py_layout_find(3, minor);
+		const struct py_code_layout *c;
+		struct cprof_py_layout b;
+		char name[64];
+
+		snprintf(name, sizeof(name), "3.%u: a code object's tag fields in one read", minor);
+		if (!l) {
+			CHECK(0, name, "no layout");
+			continue;
+		}
+		c = &l->code;
+		py_layout_bpf(l, &b);
+		CHECK(b.code_read > 0 && b.code_read <= CPROF_PY_CODE_READ &&
+			      b.code_lo + b.code_firstlineno == c->firstlineno &&
+			      b.code_firstlineno + 4 <= b.code_read &&
+			      b.code_lo + b.code_filename == c->filename &&
+			      b.code_filename + 8 <= b.code_read &&
+			      b.code_lo + b.code_name == c->name && b.code_name + 8 <= b.code_read &&
+			      b.code_lo + b.code_linetable == c->linetable &&
+			      b.code_linetable + 8 <= b.code_read,
+		      name, "%u bytes from %u: first %u, file %u, name %u, lines %u", b.code_read,
+		      b.code_lo, b.code_firstlineno, b.code_filename, b.code_name, b.code_linetable);
+	}
+}
+
 int main(void)
 {
 	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
@@ -210,5 +242,6 @@ int main(void)
 	CHECK(!py_layout_find(3, 14) && !py_layout_find(3, 7) && !py_layout_find(2, 7),
 	      "versions without a layout are unknown", "a layout for 3.14, 3.7 or 2.7");
 	check_garbage();
+	check_code_span();
 	return T_EXIT();
 }

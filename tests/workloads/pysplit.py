@@ -4,6 +4,12 @@
 #   split SECS    outer() calls hot() and cold(): "hot_share 0.NN"
 #   threads SECS  three threads, each in its own function: "tid NAME" each
 #   zlib SECS     compress_loop() calls zlib.compress
+#   reuse SECS    phase_a() to phase_d(), each made anew by exec() for each
+#                 round and freed after it, so that one takes the memory of
+#                 another's code object: "share NAME 0.NN" each, and
+#                 "reused N" (rounds whose function's code object took the
+#                 address of another's)
+import gc
 import os
 import random
 import signal
@@ -64,6 +70,35 @@ def compress_loop(deadline):
         zlib.compress(data, 9)
 
 
+def spin(t):
+    end = time.thread_time() + t
+    while time.thread_time() < end:
+        pass
+
+
+def reuse_rounds(deadline, spent, seen, reused):
+    names = ("phase_a", "phase_b", "phase_c", "phase_d")
+    r = 0
+    while time.time() < deadline:
+        # each round a turn further: the same slots, other names in them
+        r += 1
+        for name in names[r % 4:] + names[:r % 4]:
+            src = "def %s(t):\n    spin(t)\n" % name
+            ns = {"spin": spin}
+            exec(compile(src, name + ".py", "exec"), ns)
+            fn = ns[name]
+            addr = id(fn.__code__)
+            if seen.get(addr, name) != name:
+                reused[0] += 1
+            seen[addr] = name
+            t0 = time.thread_time()
+            fn(0.05)
+            spent[name] = spent.get(name, 0.0) + time.thread_time() - t0
+            # the function and its globals hold each other: the collector frees them
+            del fn, ns
+            gc.collect()
+
+
 def main():
     mode, secs = sys.argv[1], float(sys.argv[2])
     deadline = time.time() + secs
@@ -76,6 +111,7 @@ def main():
     signal.signal(signal.SIGTERM, on_term)
     print(os.getpid(), flush=True)
     spent = [0.0, 0.0]
+    shares, reused = {}, [0]
     try:
         if mode == "split":
             outer(deadline, spent)
@@ -91,9 +127,16 @@ def main():
                 t.join()
         elif mode == "zlib":
             compress_loop(deadline)
+        elif mode == "reuse":
+            reuse_rounds(deadline, shares, {}, reused)
     finally:
         if mode == "split" and sum(spent) > 0:
             print("hot_share %.3f" % (spent[0] / sum(spent)), flush=True)
+        if mode == "reuse":
+            total = sum(shares.values()) or 1.0
+            for name in sorted(shares):
+                print("share %s %.3f" % (name, shares[name] / total), flush=True)
+            print("reused", reused[0], flush=True)
 
 
 main()
