@@ -340,8 +340,12 @@ struct cprof_exit_map {
 	char name[CPROF_EXIT_NAME]; /* its dentry's name (no directory), for show */
 };
 #define CPROF_EXIT_MAPS_TRUNCATED 1u /* it had more executable mappings */
-/* The vDSO's entry: no file (key all zeros), this name; a file always has an inode. */
+/*
+ * The vDSO's entry and the uprobe page's: no file (key all zeros), these
+ * names; a file always has an inode.
+ */
 #define CPROF_EXIT_VDSO "[vdso]"
+#define CPROF_EXIT_UPROBES "[uprobes]"
 struct cprof_exit_maps {
 	__u32 type;    /* CPROF_EV_EXIT_MAPS */
 	__u32 pid;

@@ -275,7 +275,7 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 	struct exit_unknown *u;
 	struct vma_walk *b;
 	__u32 n = 0, zero = 0;
-	__u64 vdso;
+	__u64 vdso, xol = 0;
 
 	if (!bpf_iter_task_vma_new || loader_read(pid) || !task->mm)
 		return;
@@ -299,6 +299,8 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 	rec->cgroup = bpf_get_current_cgroup_id();
 	rec->flags = 0;
 	vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+	if (bpf_core_field_exists(task->mm->uprobes_state))
+		xol = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 	bpf_iter_task_vma_new(&it, task, 0);
 	while ((vma = bpf_iter_task_vma_next(&it))) {
 		struct cprof_exit_map *m;
@@ -309,7 +311,8 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 			rec->flags |= CPROF_EXIT_MAPS_TRUNCATED;
 			break;
 		}
-		if (!(vma->vm_flags & VM_EXEC) || (!f && vma->vm_start != vdso))
+		if (!(vma->vm_flags & VM_EXEC) ||
+		    (!f && vma->vm_start != vdso && (!xol || vma->vm_start != xol)))
 			continue;
 		if (n >= CPROF_EXIT_MAPS) {
 			rec->flags |= CPROF_EXIT_MAPS_TRUNCATED;
@@ -320,9 +323,12 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 		m->end = vma->vm_end;
 		m->pgoff = vma->vm_pgoff;
 		if (!f) {
-			/* the vDSO: no file, no identity, its own name */
+			/* the vDSO or the uprobe page: no file, no identity, a name of its own */
 			__builtin_memset(&m->key, 0, sizeof(m->key));
-			__builtin_memcpy(m->name, CPROF_EXIT_VDSO, sizeof(CPROF_EXIT_VDSO));
+			if (vma->vm_start == vdso)
+				__builtin_memcpy(m->name, CPROF_EXIT_VDSO, sizeof(CPROF_EXIT_VDSO));
+			else
+				__builtin_memcpy(m->name, CPROF_EXIT_UPROBES, sizeof(CPROF_EXIT_UPROBES));
 			n++;
 			continue;
 		}

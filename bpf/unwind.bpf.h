@@ -149,6 +149,7 @@ struct vma_file {
 
 /* The file mapped at @pc in the current task; -1: none, or not known now. */
 static int vma_file_of(__u64 pc, struct vma_file *out);
+static __always_inline bool in_xol(__u64 pc);
 
 /*
  * The current task's binary: its code's range (mm->start_code, end_code)
@@ -530,9 +531,13 @@ static long unwind_step(__u32 i, void *data)
 		 * Code the loader's snapshot lacks, unmapped or added by an
 		 * mmap since: ask for a new one, as the frame is to be named.
 		 * A kernel entry is no news: the loader is reading the process.
+		 * Nor is the uprobe page (mapped at a probe's first hit, which
+		 * --ld-probe's is before ld.so maps the libraries): a read then
+		 * would spend the 200 ms on a snapshot without them.
 		 */
 		if ((!mapped || c->cur.added) && l->pm && !c->reported &&
-		    !(l->pm->flags & (CPROF_PROC_MAPS_TRUNCATED | CPROF_PROC_MAPS_KERNEL))) {
+		    !(l->pm->flags & (CPROF_PROC_MAPS_TRUNCATED | CPROF_PROC_MAPS_KERNEL)) &&
+		    (mapped || !in_xol(lookup))) {
 			report_new_code(c->pid, false, 0);
 			c->reported = 1;
 		}

@@ -58,6 +58,23 @@ static __always_inline bool in_vdso(__u64 pc)
 	return lo && pc - lo < len;
 }
 
+/*
+ * Whether @pc is in the current task's uprobe page ("[uprobes]"), where
+ * the kernel single-steps a copy of each probed instruction (--ld-probe's
+ * _dl_debug_state(), any other tool's uprobes): code of no file, which a
+ * new snapshot would not name.
+ */
+static __always_inline bool in_xol(__u64 pc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 lo;
+
+	if (!bpf_core_field_exists(task->mm->uprobes_state))
+		return false;
+	lo = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	return lo && pc - lo < 4096;
+}
+
 static int vma_file_of(__u64 pc, struct vma_file *out)
 {
 	__builtin_memset(out, 0, sizeof(*out));

@@ -405,6 +405,9 @@ bool procmaps_extends(const struct vma_list *wider, const struct vma_list *l)
 		/* [vsyscall]: in the kernel's half, no VMA of the process's */
 		if (a->kind == VMA_SPECIAL && a->start >> 63)
 			continue;
+		/* [uprobes] where a record has none (a kernel without the field) */
+		if (!b && a->kind == VMA_SPECIAL && a->path && !strcmp(a->path, CPROF_EXIT_UPROBES))
+			continue;
 		if (!b || a->end > b->end || a->kind != b->kind ||
 		    (a->kind != VMA_FILE && a->kind != VMA_SPECIAL) ||
 		    (a->kind == VMA_FILE && (a->inode != b->inode || a->dev_major != b->dev_major ||
@@ -440,7 +443,8 @@ int procmaps_from_exit(const struct cprof_exit_maps *rec, struct vma_list *out,
 			name[k] = (unsigned char)m->name[k] < 0x20 || m->name[k] == 0x7f ? '?' :
 										    m->name[k];
 		name[len] = '\0';
-		if (!m->key.ino && !m->key.dev && !strcmp(name, CPROF_EXIT_VDSO)) {
+		if (!m->key.ino && !m->key.dev &&
+		    (!strcmp(name, CPROF_EXIT_VDSO) || !strcmp(name, CPROF_EXIT_UPROBES))) {
 			out->v[out->n++] = (struct vma){ .start = m->start, .end = m->end,
 							 .prot = VMA_READ | VMA_EXEC,
 							 .kind = VMA_SPECIAL, .path = name };

@@ -71,7 +71,8 @@ int procmaps_from_exit(const struct cprof_exit_maps *rec, struct vma_list *out,
  * Whether @wider shows every mapping of @l (each within one of @wider's of
  * the same file: device and inode, or both the vDSO) and more besides: a
  * snapshot taken before a process mapped its libraries, and its exit
- * record.  Both sorted by start.
+ * record.  The kernel's [vsyscall] and [uprobes] pages need not be in
+ * @wider.  Both sorted by start.
  */
 bool procmaps_extends(const struct vma_list *wider, const struct vma_list *l);
 

@@ -544,8 +544,8 @@ void proctab_exit_maps(struct proctab *t, const struct cprof_exit_maps *rec)
 	p->objs = objs;
 	p->obj_errors = 0;
 	for (size_t i = 0; i < maps.n; i++) {
-		if (maps.v[i].kind == VMA_SPECIAL) { /* the vDSO (procmaps_from_exit()) */
-			objs[i] = t->vdso;
+		if (maps.v[i].kind == VMA_SPECIAL) { /* the vDSO or [uprobes] (procmaps_from_exit()) */
+			objs[i] = strcmp(maps.v[i].path, CPROF_EXIT_VDSO) ? NULL : t->vdso;
 			continue;
 		}
 		objs[i] = exit_object(t, rec, &maps.v[i]);

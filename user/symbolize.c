@@ -503,6 +503,12 @@ void symbolize_user(struct symbolizer *s, struct process *p, uint64_t addr, stru
 	memset(out, 0, sizeof(*out));
 	o = locate(p, addr, &v, &vaddr);
 	out->vma = v ? (int)(v - p->maps.v) : -1;
+	/* the kernel's uprobe page: a probed instruction's copy, stepped there */
+	if (!o && v && v->kind == VMA_SPECIAL && v->path && !strcmp(v->path, CPROF_EXIT_UPROBES)) {
+		out->nlines = 1;
+		out->lines[0].name = CPROF_EXIT_UPROBES;
+		return;
+	}
 	if (!o || s->addresses_only || !(c = cache_of(s)) || !(oi = objinfo_get(c, o)))
 		return;
 	oi->last_used = c->tick;

@@ -45,11 +45,21 @@ typedef struct {
 	const struct vdso_image *vdso_image;
 } mm_context_t;
 
+/* The page uprobes single-step their probed instructions in (CONFIG_UPROBES). */
+struct xol_area {
+	unsigned long vaddr;
+};
+
+struct uprobes_state {
+	struct xol_area *xol_area;
+};
+
 struct mm_struct {
 	unsigned long start_code, end_code;
 	unsigned long start_stack; /* the main thread's stack top: argc (defer.bpf.h) */
 	struct file *exe_file;
 	mm_context_t context;
+	struct uprobes_state uprobes_state;
 };
 
 typedef struct {

@@ -380,6 +380,16 @@ static void test_exit_record(void)
 	      l.n);
 	procmaps_free(&l);
 
+	/* the uprobe page likewise */
+	rec.n = 1;
+	rec.m[0] = (struct cprof_exit_map){ .start = 0x7fffffffe000, .end = 0x7ffffffff000 };
+	memcpy(rec.m[0].name, CPROF_EXIT_UPROBES, sizeof(CPROF_EXIT_UPROBES));
+	ret = procmaps_from_exit(&rec, &l, NULL);
+	CHECK(ret == 0 && l.n == 1 && l.v[0].kind == VMA_SPECIAL &&
+		      !strcmp(l.v[0].path, CPROF_EXIT_UPROBES),
+	      "exit record: the uprobe page special", "ret %d, n %zu", ret, l.n);
+	procmaps_free(&l);
+
 	rec.n = 1000; /* more than a record holds: its own count only */
 	ret = procmaps_from_exit(&rec, &l, NULL);
 	CHECK(ret == 0 && l.n + l.skipped <= CPROF_EXIT_MAPS, "exit record: n past the record bounded",
@@ -408,14 +418,33 @@ static void test_extends(void)
 		XLINE("7f0000030000", "7f0000050000", "13", "/lib/libbfd.so")
 		XLINE("7f0000101000", "7f0000120000", "14", "/lib/other.so")
 		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0 [vdso]\n";
-	struct vma_list a, b, c;
+	/* --ld-probe's first hit maps the uprobe page before ld.so maps the libraries */
+	static const char probed[] =
+		XLINE("555500001000", "555500009000", "11", "/usr/bin/as")
+		XLINE("7f0000101000", "7f0000120000", "12", "/lib/ld-linux.so")
+		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0 [vdso]\n"
+		"7fffffffe000-7ffffffff000 r-xp 00000000 00:00 0 [uprobes]\n";
+	static const char probed_exit[] =
+		XLINE("555500001000", "555500009000", "11", "/usr/bin/as")
+		XLINE("7f0000030000", "7f0000050000", "13", "/lib/libbfd.so")
+		XLINE("7f0000100000", "7f0000120000", "12", "/lib/ld-linux.so")
+		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0 [vdso]\n"
+		"7fffffffe000-7ffffffff000 r-xp 00000000 00:00 0 [uprobes]\n";
+	struct vma_list a, b, c, p, pe;
 
 	if (procmaps_parse(at_exec, sizeof(at_exec) - 1, &a, NULL) ||
 	    procmaps_parse(at_exit, sizeof(at_exit) - 1, &b, NULL) ||
-	    procmaps_parse(moved, sizeof(moved) - 1, &c, NULL)) {
+	    procmaps_parse(moved, sizeof(moved) - 1, &c, NULL) ||
+	    procmaps_parse(probed, sizeof(probed) - 1, &p, NULL) ||
+	    procmaps_parse(probed_exit, sizeof(probed_exit) - 1, &pe, NULL)) {
 		CHECK(0, "extends: the maps parse", "no");
 		return;
 	}
+	CHECK(procmaps_extends(&pe, &p), "extends: [uprobes] in both, the libraries since", "no");
+	CHECK(procmaps_extends(&b, &p),
+	      "extends: [uprobes] in the snapshot only (a record without it) does not stop it", "it does");
+	procmaps_free(&p);
+	procmaps_free(&pe);
 	CHECK(procmaps_extends(&b, &a), "extends: a record with the libraries mapped since extends the snapshot at exec ([vsyscall] aside)",
 	      "no");
 	CHECK(!procmaps_extends(&a, &b), "extends: a snapshot with less does not extend the record",
