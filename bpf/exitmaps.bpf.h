@@ -311,8 +311,7 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 			rec->flags |= CPROF_EXIT_MAPS_TRUNCATED;
 			break;
 		}
-		if (!(vma->vm_flags & VM_EXEC) ||
-		    (!f && vma->vm_start != vdso && (!xol || vma->vm_start != xol)))
+		if (!(vma->vm_flags & VM_EXEC) || (!f && vma->vm_start != vdso))
 			continue;
 		if (n >= CPROF_EXIT_MAPS) {
 			rec->flags |= CPROF_EXIT_MAPS_TRUNCATED;
@@ -323,12 +322,9 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 		m->end = vma->vm_end;
 		m->pgoff = vma->vm_pgoff;
 		if (!f) {
-			/* the vDSO or the uprobe page: no file, no identity, a name of its own */
+			/* the vDSO: no file, no identity, its own name */
 			__builtin_memset(&m->key, 0, sizeof(m->key));
-			if (vma->vm_start == vdso)
-				__builtin_memcpy(m->name, CPROF_EXIT_VDSO, sizeof(CPROF_EXIT_VDSO));
-			else
-				__builtin_memcpy(m->name, CPROF_EXIT_UPROBES, sizeof(CPROF_EXIT_UPROBES));
+			__builtin_memcpy(m->name, CPROF_EXIT_VDSO, sizeof(CPROF_EXIT_VDSO));
 			n++;
 			continue;
 		}
@@ -339,6 +335,20 @@ static __always_inline void send_exit_maps(__u32 pid, __u64 gen, struct cprof_st
 		n++;
 	}
 	bpf_iter_task_vma_destroy(&it);
+	/*
+	 * The uprobe page, one page where the kernel put it: after the walk,
+	 * as a test in its loop tripled the verifier's work on this program.
+	 */
+	if (xol && n < CPROF_EXIT_MAPS) {
+		struct cprof_exit_map *m = &rec->m[n];
+
+		m->start = xol;
+		m->end = xol + 4096;
+		m->pgoff = 0;
+		__builtin_memset(&m->key, 0, sizeof(m->key));
+		__builtin_memcpy(m->name, CPROF_EXIT_UPROBES, sizeof(CPROF_EXIT_UPROBES));
+		n++;
+	}
 	rec->n = n;
 	/* before the record goes: the paths follow it in the ring */
 	send_exit_files(task, rec, u, s);

@@ -149,7 +149,7 @@ struct vma_file {
 
 /* The file mapped at @pc in the current task; -1: none, or not known now. */
 static int vma_file_of(__u64 pc, struct vma_file *out);
-static __always_inline bool in_xol(__u64 pc);
+__noinline int in_xol(__u64 pc);
 
 /*
  * The current task's binary: its code's range (mm->start_code, end_code)

@@ -62,15 +62,16 @@ static __always_inline bool in_vdso(__u64 pc)
  * Whether @pc is in the current task's uprobe page ("[uprobes]"), where
  * the kernel single-steps a copy of each probed instruction (--ld-probe's
  * _dl_debug_state(), any other tool's uprobes): code of no file, which a
- * new snapshot would not name.
+ * new snapshot would not name.  A global function: verified once, apart
+ * from the walk's states (inline, it added 14% to the unwinder's).
  */
-static __always_inline bool in_xol(__u64 pc)
+__noinline int in_xol(__u64 pc)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 lo;
 
 	if (!bpf_core_field_exists(task->mm->uprobes_state))
-		return false;
+		return 0;
 	lo = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
 	return lo && pc - lo < 4096;
 }

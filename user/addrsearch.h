@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * addrsearch: exact lookup in a sorted array of records that each begin
- * with their uint64_t address (resolved kernel and perf-map symbols).
+ * addrsearch: lookups in a sorted array of records that each begin with
+ * their uint64_t address (resolved kernel and perf-map symbols, kept kernel
+ * functions).
  */
 #ifndef CPROF_ADDRSEARCH_H
 #define CPROF_ADDRSEARCH_H
@@ -14,5 +15,8 @@
  * address, unique) whose address is @addr, or NULL.
  */
 const void *addr_search(const void *base, size_t n, size_t size, uint64_t addr);
+
+/* The record with the highest address at or below @addr (ranges by their start), or NULL. */
+const void *addr_floor(const void *base, size_t n, size_t size, uint64_t addr);
 
 #endif

@@ -72,9 +72,9 @@ static int vma_file_of(__u64 pc, struct vma_file *out)
 }
 
 /* vma.bpf.h's: a walk here asks the loader for nothing, so no page matters. */
-static __always_inline bool in_xol(__u64 pc)
+int in_xol(__u64 pc)
 {
-	return false;
+	return 0;
 }
 
 /* vma.bpf.h's: the binary's code is not told apart in a test's mappings. */

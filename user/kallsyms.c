@@ -15,6 +15,11 @@
  * queries to update form a contiguous run), but with ascending input every
  * symbol would update every query above it: O(symbols x queries).
  *
+ * Each slot also keeps its lowest symbol: the end of slot i's answer (the
+ * next symbol above it, so that a caller may keep [start, end) for later
+ * queries) is the lowest of the first non-empty slot above i, or of those
+ * above the last query.
+ *
  * Memory: one slot per distinct query, each owning one buffer for the
  * candidate's "name\0module\0", reused when a better candidate replaces it
  * and grown at most to NAME_MAX_LEN + MODULE_MAX_LEN + 2; nothing is wasted
@@ -43,6 +48,7 @@
 struct slot {
 	uint64_t addr;  /* the query */
 	uint64_t best;  /* candidate's address, 0 when none */
+	uint64_t low;   /* the lowest text symbol of the slot, 0 when none */
 	char *buf;      /* "name\0module\0" of the candidate */
 	size_t cap;
 	uint16_t name_len, mod_len; /* mod_len 0: core kernel */
@@ -247,8 +253,8 @@ static bool next_sym(FILE *f, char (*line)[LINE_MAX_LEN], struct sym *s)
 	return false;
 }
 
-/* Streams @f into the slots. */
-static int scan(FILE *f, struct slot *q, size_t m, struct errbuf *err)
+/* Streams @f into the slots; @above: the lowest text symbol above them all. */
+static int scan(FILE *f, struct slot *q, size_t m, uint64_t *above, struct errbuf *err)
 {
 	char line[LINE_MAX_LEN];
 	size_t parsed = 0;
@@ -267,9 +273,14 @@ static int scan(FILE *f, struct slot *q, size_t m, struct errbuf *err)
 		if (!is_text(s.type))
 			continue;
 		i = lower_bound(q, m, s.addr);
-		if (i == m)
+		if (i == m) {
+			if (!*above || s.addr < *above)
+				*above = s.addr;
 			continue;
+		}
 		sl = &q[i];
+		if (!sl->low || s.addr < sl->low)
+			sl->low = s.addr;
 		if (s.addr > sl->best || (s.addr == sl->best && better_alias(sl, &s))) {
 			if (slot_take(sl, &s) < 0)
 				return errf(err, -ENOMEM,
@@ -288,11 +299,12 @@ static int scan(FILE *f, struct slot *q, size_t m, struct errbuf *err)
 }
 
 /* Builds the table: winners copied once into an exactly sized arena. */
-static int build_table(const struct slot *q, size_t m, struct ksym_table *out,
+static int build_table(const struct slot *q, size_t m, uint64_t above, struct ksym_table *out,
 		       struct errbuf *err)
 {
 	size_t i, total = 0, off = 0;
 	const struct ksym *carry = NULL;
+	uint64_t end = above;
 
 	for (i = 0; i < m; i++)
 		if (q[i].best)
@@ -333,12 +345,20 @@ static int build_table(const struct slot *q, size_t m, struct ksym_table *out,
 			k->module = carry->module;
 		}
 	}
+	/* From the top down: each answer ends where the next symbol above its query is. */
+	for (i = m; i-- > 0;) {
+		if (out->syms[i].name)
+			out->syms[i].sym_end = end;
+		if (q[i].low)
+			end = q[i].low;
+	}
 	return 0;
 }
 
 int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
 		     struct ksym_table *out, struct errbuf *err)
 {
+	uint64_t above = 0;
 	struct slot *q;
 	size_t m;
 	int ret;
@@ -349,9 +369,9 @@ int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
 		return 0;
 	if (make_slots(addrs, n, &q, &m) < 0)
 		return errf(err, -ENOMEM, "kallsyms: out of memory for %zu addresses", n);
-	ret = scan(f, q, m, err);
+	ret = scan(f, q, m, &above, err);
 	if (ret == 0)
-		ret = build_table(q, m, out, err);
+		ret = build_table(q, m, above, out, err);
 	free_slots(q, m);
 	return ret;
 }

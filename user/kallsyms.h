@@ -20,6 +20,7 @@
 struct ksym {
 	uint64_t addr;      /* the queried address */
 	uint64_t sym_addr;  /* start of the symbol found (0 if none) */
+	uint64_t sym_end;   /* the next text symbol's address above it (0: none) */
 	const char *name;   /* NULL when unresolved */
 	const char *module; /* NULL for the core kernel, else e.g. "ext4" */
 };

@@ -219,6 +219,8 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		.reader_sched = &reader_sched,
 		/* One reader for the run: what it decompressed serves every window. */
 		.reader = &r->reader,
+		/* What a window's pass over kallsyms named serves the next ones. */
+		.ksyms = &r->ksyms,
 		.symbol_max_bytes = (uint64_t)o->symbol_kb * 1024,
 		.report = report_line,
 		.verbose = o->verbose,
@@ -234,6 +236,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	tot->samples += res.samples;
 	tot->lost += res.lost;
 	tot->sym = res.sym;
+	tot->ksyms = r->ksyms.st;
 	tot->last = res;
 	tot->write_s = clock_s(CLOCK_MONOTONIC) - stop;
 	if (o->interval)
@@ -514,6 +517,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 
 	sopts.waiter = &waiter;
 	r->python = o->python;
+	ksymcache_init(&r->ksyms);
 	/* Fail before sampling if the results could not be written. */
 	ret = outdir_open(&r->out, o->output_dir, o->file_mode, o->keep > 0, err);
 	if (ret < 0)
@@ -567,6 +571,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 static void run_free(struct run *r)
 {
 	dwarfworker_free(r->reader);
+	ksymcache_free(&r->ksyms);
 	sampler_close(r->sampler);
 	tables_free(r->tables);
 	py_tramps_free(r->tramps);

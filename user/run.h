@@ -14,6 +14,7 @@
 #include "dwarfworker.h"
 #include "errbuf.h"
 #include "fdlru.h"
+#include "ksymcache.h"
 #include "objcache.h"
 #include "options.h"
 #include "output.h"
@@ -55,6 +56,7 @@ struct run {
 	struct cprof_stats bpf_before; /* the BPF counters when the window started */
 	struct summary_told told;      /* what the last window's line told */
 	struct dwarfworker *reader;    /* the DWARF reader, kept across windows */
+	struct ksymcache ksyms;        /* the kernel functions named, kept across windows */
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
 };

@@ -22,6 +22,7 @@
 #include "cpulist.h"
 #include "deferred.h"
 #include "errbuf.h"
+#include "ksymcache.h"
 #include "objcache.h"
 #include "options.h"
 #include "proctab.h"
@@ -66,6 +67,7 @@ struct summary {
 	uint64_t samples, lost;      /* in the files written */
 	struct cprof_stats bpf;      /* the BPF side's counters */
 	struct symbolizer_stats sym; /* of the last window */
+	struct ksymcache_stats ksyms; /* kernel functions kept across windows */
 	struct window_result last;   /* the last window: its hottest processes */
 	bool unwind_tables;          /* --unwind dwarf: @tables is filled */
 	struct tables_stats tables;

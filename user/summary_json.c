@@ -183,6 +183,8 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "dwarf_failed", s->sym.dwarf_failed, false);
 	ju(f, "objects_over_memory", s->sym.symbols_over, false);
 	ju(f, "names_dropped", s->sym.names_dropped, false);
+	ju(f, "kallsyms_reads", s->ksyms.reads, false);
+	ju(f, "kernel_functions_kept", s->ksyms.kept, false);
 	ju(f, "peak_kb", s->sym.symbol_peak / 1024, true);
 	fprintf(f, " },\n  \"bounds\": { ");
 	ju(f, "max_files", s->files_max, false);

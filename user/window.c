@@ -11,6 +11,7 @@
 #include "grow.h"
 #include "hmap.h"
 #include "kallsyms.h"
+#include "ksymcache.h"
 #include "output.h"
 #include "profile.h"
 #include "rootfs.h"
@@ -48,13 +49,6 @@ static void say(const struct window_opts *o, const char *fmt, ...)
 	o->report(o->report_ctx, msg);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int push_addr(uint64_t **addrs, size_t *n, size_t *cap, uint64_t a)
 {
 	if (grow((void **)addrs, cap, *n, sizeof(**addrs), 1024, GROW_NO_MAX))
@@ -63,12 +57,18 @@ static int push_addr(uint64_t **addrs, size_t *n, size_t *cap, uint64_t a)
 	return 0;
 }
 
+static FILE *open_kallsyms(void)
+{
+	return rootfs_fopen_host("/proc/kallsyms");
+}
+
 /*
- * Collects every kernel frame of every process and names them in one pass.
+ * Collects every kernel frame of every process and names them: from the
+ * functions @kept from windows before (NULL: none), the rest in one pass.
  * Returns 0 with @out filled, 1 when there is nothing to name, or an error.
  */
 static int resolve_kernel(struct process **procs, size_t n, const struct stackstore *stacks,
-			  struct ksym_table *out, struct errbuf *err)
+			  struct ksymcache *kept, struct ksym_table *out, struct errbuf *err)
 {
 	uint64_t *addrs = NULL;
 	size_t na = 0, cap = 0;
@@ -99,9 +99,12 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 		free(addrs);
 		return 1;
 	}
-	qsort(addrs, na, sizeof(*addrs), cmp_u64);
-	f = rootfs_fopen_host("/proc/kallsyms");
-	if (!f) {
+	if (kept) {
+		f = rootfs_fopen_host("/proc/modules");
+		ret = ksymcache_resolve(kept, open_kallsyms, f, addrs, na, out, err);
+		if (f)
+			fclose(f);
+	} else if (!(f = open_kallsyms())) {
 		ret = errf(err, -errno, "/proc/kallsyms: %s", strerror(errno));
 	} else {
 		ret = kallsyms_resolve(f, addrs, na, out, err);
@@ -197,7 +200,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		res->failed++;
 		return;
 	}
-	ret = resolve_kernel(list, n, stacks, &ksyms, &err);
+	ret = resolve_kernel(list, n, stacks, o->ksyms, &ksyms, &err);
 	if (ret == 0)
 		sym.ksyms = &ksyms;
 	else if (ret < 0)

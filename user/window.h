@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * window: writes the profiles of one sampling window — every process with
- * samples in it — after naming the kernel frames of all of them in one pass
- * over /proc/kallsyms.
+ * samples in it — after naming the kernel frames of all of them at once
+ * (from the functions earlier windows named, else one pass over
+ * /proc/kallsyms).
  *
  * One-shot runs have a single window and name files <comm>-<pid>.pb.gz;
  * continuous runs prefix the window's UTC start time (sortable), so windows
@@ -22,6 +23,7 @@
 
 struct outdir;
 struct dwarfworker_sched;
+struct ksymcache;
 
 struct window_opts {
 	struct outdir *out;    /* where the profiles go (a new window of it) */
@@ -34,6 +36,7 @@ struct window_opts {
 	bool reader_exec_self;    /* see struct symbolizer */
 	const struct dwarfworker_sched *reader_sched; /* see struct symbolizer */
 	struct dwarfworker **reader; /* kept across windows: see struct symbolizer */
+	struct ksymcache *ksyms; /* kernel functions kept across windows (NULL: none) */
 	uint64_t symbol_max_bytes; /* see struct symbolizer */
 	/* where per-file problems are told (may be NULL) */
 	void (*report)(void *ctx, const char *msg);

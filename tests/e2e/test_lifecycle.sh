@@ -133,6 +133,28 @@ n1=$(folded "$T/cont/$first" | awk -F '\t' '{ t += $1 } END { print t + 0 }')
 check "continuous mode: a window holds only its own samples (~2 s: $n1 samples at 99 Hz)" \
 	sh -c "[ $n1 -ge 100 ] && [ $n1 -le 260 ]"
 
+# Each window's kernel frames named, /proc/kallsyms read only when a window
+# meets a kernel function no window before it named (the kernel formats all
+# of it for each read): a loop of write() meets the same ones each second.
+"$BUILD/workloads/syscalls" 12 >"$T/ksys.pid" &
+W3=$!
+P3=$(wait_pid_file "$T/ksys.pid")
+$CPROF --pid "$P3" --interval 1 --duration 7 -F 499 --output-dir "$T/kwin" \
+	--json-summary "$T/kwin.json" 2>/dev/null
+kill $W3 2>/dev/null
+wait $W3 2>/dev/null
+reads=$(jget "$T/kwin.json" symbols.kallsyms_reads)
+wins=0 short=
+for f in "$T/kwin"/*-syscalls-"$P3".pb.gz; do
+	[ -e "$f" ] || continue
+	wins=$((wins + 1))
+	set -- $(folded "$f" | awk -F '\t' '{ t += $1 } $3 ~ /;do_syscall_64;/ { s += $1 }
+		$3 ~ /(^|;)0xf{4}[0-9a-f]+(;|$)/ { b += $1 } END { print t + 0, s + 0, b + 0 }')
+	[ "$1" -ge 200 ] && [ "$2" -ge $(($1 / 5)) ] && [ "$3" -eq 0 ] || short="$short $(basename "$f"):$*"
+done
+check "continuous mode: kallsyms read for functions not met before only (${reads:-?} reads in $wins windows), every window's kernel frames named, >=20% under do_syscall_64 (${short:-all})" \
+	sh -c "[ $wins -ge 5 ] && [ '${reads:-99}' -lt $wins ] && [ -z '$short' ]"
+
 $CPROF --interval 1 --duration 5 --keep 2 --output-dir "$T/keep" 2>/dev/null
 n=$(ls "$T/keep" | cut -c1-16 | sort -u | wc -l)
 check "--keep 2: only the 2 newest windows remain ($n)" [ "$n" -eq 2 ]

@@ -96,9 +96,11 @@ loaded_run() {
 			start, start - r, last - t0 - d, e - f, e - f - r, 99 * d * rate
 	}')"
 	_js=$(jget "$_d/s.json" start_ms)
+	_jr=$(jget "$_d/s.json" phases.raised_ms)
+	_jl=$(jget "$_d/s.json" phases.load_ms)
 	_ok=0
 	[ "$LL_FORK" -gt 0 ] && [ "$LL_RAISED" -gt 0 ] && [ -n "$_t0" ] && [ "$_own" -le 1000 ] && _ok=1
-	check "overload-$_n:sampling-begins: within 1 s of launch, less the wait before its raise (began ${_start} ms after the fork, of which ${LL_RWAIT} ms runnable and not run before the raise, ${LL_EWAIT} ms of them before the exec; ${LL_RCPU} ms CPU by the raise; the agent says ${_js:-?} ms)" \
+	check "overload-$_n:sampling-begins: within 1 s of launch, less the wait before its raise (began ${_start} ms after the fork, of which ${LL_RWAIT} ms runnable and not run before the raise, ${LL_EWAIT} ms of them before the exec; ${LL_RCPU} ms CPU by the raise; the agent says ${_js:-?} ms, raised at ${_jr:-?} ms, BPF loaded in ${_jl:-?} ms)" \
 		[ $_ok -eq 1 ]
 	check "overload-$_n:written: the last profile within 1 s of the end of sampling (${_write} s; sampled ${_dur:-?} s)" \
 		awk -v w="$_write" -v t="${_t0:-}" 'BEGIN { exit !(t != "" && w <= 1) }'

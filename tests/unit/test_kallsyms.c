@@ -138,6 +138,16 @@ static void test_crafted(void)
 		   "module symbol listed out of order");
 	expect_sym(&t, 0xffffffffc0001800, "mod1_fn2", 0xffffffffc0001000, "mod_a",
 		   "module T symbol");
+	k = kallsyms_find(&t, 0xffffffff81000204);
+	CHECK(k && k->sym_end == 0xffffffff81000400, "crafted: vfs_read ends at weak_fn",
+	      "%#" PRIx64, k ? k->sym_end : 0);
+	k = kallsyms_find(&t, 0xffffffffc0000010);
+	CHECK(k && k->sym_end == 0xffffffffc0001000,
+	      "crafted: a module's symbol ends at the next, listed before it", "%#" PRIx64,
+	      k ? k->sym_end : 0);
+	k = kallsyms_find(&t, 0xffffffffc0003010);
+	CHECK(k && k->name && k->sym_end == 0, "crafted: the last symbol has no end",
+	      "%#" PRIx64, k ? k->sym_end : 0);
 	expect_sym(&t, 0xffffffffc0002010, "mod2_fn", 0xffffffffc0002000, "mod_b",
 		   "module symbol listed first");
 	expect_sym(&t, 0xffffffffc0003010, "mod2_fn", 0xffffffffc0002000, "mod_b",
@@ -228,13 +238,17 @@ static void test_random(void)
 	CHECK(ret == 0, "random: resolves", "ret %d: %s", ret, err.msg);
 	for (i = 0; ret == 0 && i < NQ; i++) {
 		const struct ksym *k = kallsyms_find(&t, q[i]);
-		uint64_t best = 0;
+		uint64_t best = 0, end = 0;
 		size_t idx;
 
-		for (j = 0; j < NSYM; j++)
+		for (j = 0; j < NSYM; j++) {
 			if (text_type(type[j]) && sym[j] <= q[i] && sym[j] > best)
 				best = sym[j];
-		if (!k || k->sym_addr != best || !k->name != !best) {
+			if (text_type(type[j]) && sym[j] > q[i] && (!end || sym[j] < end))
+				end = sym[j];
+		}
+		/* its end: the next text symbol above the query (so above the symbol) */
+		if (!k || k->sym_addr != best || !k->name != !best || (best && k->sym_end != end)) {
 			bad++;
 			continue;
 		}
@@ -243,7 +257,7 @@ static void test_random(void)
 			     sym[idx] != best || !text_type(type[idx])))
 			bad++;
 	}
-	CHECK(ret == 0 && bad == 0, "random: matches brute force", "%zu of %d wrong",
+	CHECK(ret == 0 && bad == 0, "random: matches brute force, ends too", "%zu of %d wrong",
 	      bad, NQ);
 	kallsyms_free(&t);
 	free(text);

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ksymcache: the kernel functions a run has named, kept from one window to
+ * the next, so that a window whose kernel frames all lie in functions met
+ * before reads no /proc/kallsyms: the kernel formats all of its ~120k
+ * lines for each read (30-40 ms of system time a window here, most of what
+ * a window of --interval cost beyond its profiles).
+ *
+ * What a pass over kallsyms names is kept as [start, end) with its name and
+ * module, within KSYMCACHE_BYTES (past it, the next window starts afresh).
+ * Not kept: the pseudo-modules' symbols ([bpf] programs, ftrace and kprobe
+ * trampolines: made and freed at any time) and a span over KSYMCACHE_SPAN
+ * (a query in a gap between functions, named after the one below it as
+ * kallsyms_resolve() does, is not a function to keep).  A change in
+ * /proc/modules drops the modules' symbols.
+ */
+#ifndef CPROF_KSYMCACHE_H
+#define CPROF_KSYMCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "arena.h"
+#include "errbuf.h"
+#include "kallsyms.h"
+
+#define KSYMCACHE_BYTES (2u << 20)
+#define KSYMCACHE_SPAN (1u << 20)
+
+struct ksymcache_entry {
+	uint64_t start, end;
+	const char *name, *module; /* in the cache's arena; module NULL: the core kernel */
+};
+
+struct ksymcache_stats {
+	size_t reads;    /* passes over /proc/kallsyms */
+	size_t resolves; /* windows with kernel frames to name */
+	size_t kept;     /* functions kept now */
+	size_t resets;   /* times it was full and started afresh */
+};
+
+struct ksymcache {
+	struct ksymcache_entry *v; /* sorted by start, none overlapping */
+	size_t n, cap;
+	struct arena strings;
+	struct membudget budget;
+	bool full;             /* a function was left out for the bound */
+	uint64_t modules_hash; /* of /proc/modules as last read; 0: none read */
+	struct ksymcache_stats st;
+};
+
+void ksymcache_init(struct ksymcache *c);
+void ksymcache_free(struct ksymcache *c);
+
+/*
+ * Names @addrs (any order, duplicates allowed) into @out, as
+ * kallsyms_resolve() would from the kallsyms text: from the functions kept,
+ * and for the rest from one pass over the text @kallsyms opens (called only
+ * then; NULL with errno set when it cannot).  @modules: /proc/modules as it
+ * is now (NULL: none), checked first.  @out's names may point into the
+ * cache: it must outlive @out, and not be resolved into again before
+ * kallsyms_free(@out).
+ */
+int ksymcache_resolve(struct ksymcache *c, FILE *(*kallsyms)(void), FILE *modules,
+		      const uint64_t *addrs, size_t n, struct ksym_table *out, struct errbuf *err);
+
+#endif
