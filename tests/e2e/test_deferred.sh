@@ -68,8 +68,14 @@ cc -O1 -g0 -fomit-frame-pointer -fasynchronous-unwind-tables -o "$T/bignew" "$T/
 CG=cprof-e2e-defer-$$
 dir=$(cgroup_new "$CG") || skip_all "no cgroup"
 CGS="$dir"
-# only the workload's cgroup: the counters are its samples
-$CPROF -F 999 --cgroup "$dir" --duration 3600 --output-dir "$T/out" --json-summary "$T/s.json" -v 2>"$T/err" &
+# only the workload's cgroup: the counters are its samples.  Under ASan the
+# agent builds the table ~3x slower, and at 999 Hz more of the program's
+# first samples come meanwhile than the BPF side may send to wait (64 a
+# second a CPU): 21-32 went by frame pointers in 2 of 3 runs.  The bar is
+# the same; the samples that fall before the table are halved.
+HZ=999
+[ "${SANITIZE:-}" = 1 ] && HZ=499
+$CPROF -F $HZ --cgroup "$dir" --duration 3600 --output-dir "$T/out" --json-summary "$T/s.json" -v 2>"$T/err" &
 CP=$!
 wait_sampling "$CP" || skip_all "the agent did not start"
 # a copy made now: a file no process of the run mapped before
@@ -85,5 +91,5 @@ set -- $(user_stacks "$T/big.folded" "$CG")
 # (none on a quiet host may be: its table built before main() runs)
 check "a new program's first samples walked on once its table was built, each to its start ($complete of $walked; $(grep 'deferred walks' "$T/err"))" \
 	eval '[ -n "$walked" ] && [ "${complete:-0}" -eq "$walked" ]'
-check "a new program's stacks complete: >=99% ($1 of $3)" at_least "$1 $3" 0.99 100
+check "a new program's stacks complete: >=99% ($1 of $3 at $HZ Hz)" at_least "$1 $3" 0.99 100
 check "a new program's stacks named: >=97% ($2 of $3)" at_least "$2 $3" 0.97 100
