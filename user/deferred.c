@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrsearch.h"
 #include "bpfunwind.h"
 #include "clock.h"
 #include "deferred.h"
@@ -54,6 +55,7 @@ void deferred_free(struct deferred *d)
 		free(d->v[i]);
 	free(d->v);
 	free(d->pm);
+	free(d->walk);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -88,6 +90,8 @@ int deferred_park(struct deferred *d, const void *data, size_t size,
 		d->cap = cap;
 	}
 	if (!d->pm && !(d->pm = malloc(sizeof(*d->pm))))
+		return -ENOMEM;
+	if (!d->walk && !(d->walk = malloc(sizeof(*d->walk))))
 		return -ENOMEM;
 	/* the process's mappings now: it may be gone once the table is built */
 	if (ops->entry(ops->ctx, in->key.pid, in->key.gen, d->pm) == 0 &&
@@ -170,54 +174,78 @@ int deferred_exit(struct deferred *d, uint32_t pid, uint64_t gen, const struct d
 	return 0;
 }
 
-/* The mapping of @pm holding @pc; NULL: none (the mappings are sorted and disjoint). */
+/* The mapping of @m (@n of them, sorted and disjoint) holding @pc; NULL: none. */
 static const struct cprof_proc_map *mapping_at(const struct cprof_proc_map *m, uint32_t n,
 					       uint64_t pc)
 {
-	uint32_t lo = 0, hi = n;
+	_Static_assert(offsetof(struct cprof_proc_map, start) == 0, "addr_floor()'s records");
+	const struct cprof_proc_map *f = addr_floor(m, n, sizeof(*m), pc);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	return f && pc < f->end ? f : NULL;
+}
 
-		if (pc < m[mid].start)
-			hi = mid;
-		else if (pc >= m[mid].end)
-			lo = mid + 1;
-		else
-			return &m[mid];
+/*
+ * @base's mappings, and those of @now (NULL: none) that overlap none of
+ * them, into @out, sorted.  A snapshot read at exec can predate the
+ * libraries ld.so maps next: a frame the walk meets there was mapped at
+ * the sample's time, and what maps its address now is the best word on
+ * it; a mapping of @base is never replaced by a later one.
+ */
+static void merge_maps(struct cprof_proc_maps *out, const struct cprof_proc_map *base, uint32_t nb,
+		       uint32_t flags, const struct cprof_proc_maps *now)
+{
+	uint32_t i = 0, j = 0, n = 0, nn = now ? now->n : 0;
+
+	while ((i < nb || j < nn) && n < CPROF_MAX_PROC_MAPS) {
+		const struct cprof_proc_map *m;
+
+		if (j >= nn || (i < nb && base[i].start <= now->m[j].start)) {
+			out->m[n++] = base[i++];
+			continue;
+		}
+		m = &now->m[j++];
+		if ((n && m->start < out->m[n - 1].end) || (i < nb && m->end > base[i].start))
+			continue; /* overlaps one of @base's */
+		out->m[n++] = *m;
 	}
-	return NULL;
+	out->n = n;
+	out->flags = flags;
 }
 
 /*
  * The entry the walk goes by, one that maps the frame it waits at (@pc):
  * the loader's as parked (the mappings at the sample's time), else the
  * process's now (BPF's own entry then, or none: the loader has read the
- * process since), else BPF's as parked.  NULL: none does, yet.  *@file:
- * the frame's file.
+ * process since), else BPF's as parked; an entry as parked is completed
+ * by the one now (merge_maps()).  NULL: none maps @pc, yet.  *@file: the
+ * frame's file.
  */
 static const struct cprof_proc_maps *walk_entry(struct deferred *d, struct deferred_rec *r,
 						const struct deferred_ops *ops, uint64_t pc,
 						uint32_t *file)
 {
-	const struct cprof_proc_map *m = NULL;
-	bool parked_has = r->has_entry && (m = mapping_at(rec_maps(r), r->nmaps, pc));
+	const struct cprof_proc_maps *now = NULL;
+	const struct cprof_proc_map *m;
+	bool parked_has = r->has_entry && mapping_at(rec_maps(r), r->nmaps, pc);
 
-	if (!(parked_has && !(r->flags & CPROF_PROC_MAPS_KERNEL)) &&
-	    ops->entry(ops->ctx, r->h.key.pid, r->h.key.gen, d->pm) == 0 &&
-	    d->pm->n <= CPROF_MAX_PROC_MAPS &&
-	    (m = mapping_at(d->pm->m, d->pm->n, pc))) {
+	if (ops->entry(ops->ctx, r->h.key.pid, r->h.key.gen, d->pm) == 0 &&
+	    d->pm->n <= CPROF_MAX_PROC_MAPS)
+		now = d->pm;
+	if (!(parked_has && !(r->flags & CPROF_PROC_MAPS_KERNEL)) && now &&
+	    (m = mapping_at(now->m, now->n, pc))) {
 		*file = m->file;
-		return d->pm;
+		return now;
 	}
 	if (!parked_has)
 		return NULL;
-	m = mapping_at(rec_maps(r), r->nmaps, pc);
+	merge_maps(d->walk, rec_maps(r), r->nmaps, r->flags, now);
+	if (!(m = mapping_at(d->walk->m, d->walk->n, pc))) {
+		/* more than an entry holds: the parked ones alone */
+		merge_maps(d->walk, rec_maps(r), r->nmaps, r->flags, NULL);
+		m = mapping_at(d->walk->m, d->walk->n, pc);
+	}
 	*file = m->file;
-	d->pm->n = r->nmaps;
-	d->pm->flags = r->flags;
-	memcpy(d->pm->m, rec_maps(r), r->nmaps * sizeof(struct cprof_proc_map));
-	return d->pm;
+	return d->walk;
 }
 
 /* The files of @pm's mappings, as BPF has them now, for the walk; @on 0: forgotten after. */

@@ -67,6 +67,7 @@ struct deferred {
 	size_t n, cap;
 	size_t bytes;                 /* of the records parked */
 	struct cprof_proc_maps *pm;   /* scratch for a walk's entry */
+	struct cprof_proc_maps *walk; /* the entry a walk goes by, when merged */
 	const struct deferred_ops *ops;   /* of the walks under way (their reads of rows) */
 	union cprof_table_slot slots[4];  /* the rows they read last */
 	unsigned next_slot;

@@ -93,3 +93,6 @@ check "a new program's first samples walked on once its table was built, each to
 	eval '[ -n "$walked" ] && [ "${complete:-0}" -eq "$walked" ]'
 check "a new program's stacks complete: >=99% ($1 of $3 at $HZ Hz)" at_least "$1 $3" 0.99 100
 check "a new program's stacks named: >=97% ($2 of $3)" at_least "$2 $3" 0.97 100
+# what the incomplete ones were, to see on a failure
+awk -F '\t' '$3 !~ /^(entry_SYSCALL|asm_|ret_from_fork|\[lost|\[kernel)/ && ($3 ~ /\[unwind:/ || $3 !~ /^(_start|__libc_start_call_main|__libc_start_main[^;]*;__libc_start_call_main)(;|$)/)' \
+	"$T/big.folded" | head -n 3 | sed 's/^/# incomplete: /'

@@ -15,6 +15,8 @@
 
 struct fake {
 	struct cprof_file file;      /* every file's entry */
+	bool grown;                  /* the entry holds a second mapping (file 4) */
+	unsigned asked;              /* bit N: file N's entry was asked for */
 	int counts;                  /* samples counted */
 	struct cprof_sample_key last; /* ... the last one */
 	int wants;
@@ -25,12 +27,21 @@ static int f_entry(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_maps
 	out->n = 1;
 	out->flags = 0;
 	out->m[0] = (struct cprof_proc_map){ .start = 0x1000, .end = 0x2000, .file = 3 };
+	if (((struct fake *)ctx)->grown) {
+		/* a library mapped after the snapshot, and one over the first mapping's end */
+		out->m[1] = (struct cprof_proc_map){ .start = 0x1800, .end = 0x2800, .file = 5 };
+		out->m[2] = (struct cprof_proc_map){ .start = 0x5000, .end = 0x6000, .file = 4 };
+		out->m[0].end = 0x1800;
+		out->n = 3;
+	}
 	return 0;
 }
 
 static int f_file(void *ctx, uint32_t file, struct cprof_file *out)
 {
 	*out = ((struct fake *)ctx)->file;
+	if (file < 32)
+		((struct fake *)ctx)->asked |= 1u << file;
 	return 0;
 }
 
@@ -148,6 +159,23 @@ int main(void)
 	deferred_run(&d, &ops, 6, 0, true);
 	CHECK(f.counts == 200 && d.n == 0 && d.bytes == 0, "every one counted at the window's end",
 	      "%d", f.counts);
+
+	/*
+	 * An entry read at exec, before ld.so mapped the libraries: the walk
+	 * goes by it as parked, and by the mappings the process has now where
+	 * it had none (a frame's return into libc), never by one over its own.
+	 */
+	f.counts = 0;
+	f.grown = false;
+	f.file.state = CPROF_FILE_QUEUED;
+	deferred_park(&d, r, hdr + CPROF_DEFER_STACK, &ops);
+	f.grown = true;
+	f.asked = 0;
+	f.file.state = CPROF_FILE_LOADED;
+	deferred_run(&d, &ops, 6, 0, false);
+	CHECK(f.counts == 1 && d.st.walked >= 1 && (f.asked & (1u << 4)) && !(f.asked & (1u << 5)),
+	      "a parked entry completed by the process's mappings now",
+	      "%d counted, files asked 0x%x", f.counts, f.asked);
 	deferred_free(&d);
 	free(r);
 	return T_EXIT();
