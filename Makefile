@@ -76,7 +76,8 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
 # Library code: everything but the entry point, its event handling and the BPF
 # loader (which needs the skeleton), so unit tests link without building BPF.
 AGENT_SRCS := user/main.c user/events.c user/sampler.c user/sampler_maps.c
-LIB_SRCS   := $(filter-out $(AGENT_SRCS),$(wildcard user/*.c)) $(wildcard proto/*.c)
+# user/ is being laid out in folders by job (user/sampling/ ...): includes name the folder
+LIB_SRCS   := $(filter-out $(AGENT_SRCS),$(wildcard user/*.c user/*/*.c)) $(wildcard proto/*.c)
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -98,7 +99,7 @@ $(BUILD)/user/sampler.o $(BUILD)/user/sampler_maps.o: $(BUILD)/cprof.skel.h
 # the BPF unwinder, built as plain C
 $(BUILD)/user/bpfunwind.o: $(wildcard bpf/*.h)
 
-$(BUILD)/%.o: %.c $(wildcard user/*.h proto/*.h bpf/cprof.h)
+$(BUILD)/%.o: %.c $(wildcard user/*.h user/*/*.h proto/*.h bpf/cprof.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -135,7 +136,7 @@ FORCE:
 
 # Helpers the unit tests share (tests/*.c): the BPF unwinder built as plain C among them.
 TEST_HELP  := $(patsubst tests/%.c,$(BUILD)/tests/help/%.o,$(wildcard tests/*.c))
-$(BUILD)/tests/help/%.o: tests/%.c $(wildcard tests/*.h user/*.h bpf/*.h)
+$(BUILD)/tests/help/%.o: tests/%.c $(wildcard tests/*.h user/*.h user/*/*.h bpf/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 MEMBERS_libtesthelp := $(TEST_HELP)

@@ -26,6 +26,7 @@
 #include "stackstore.h"
 #include "summary.h"
 #include "tables.h"
+#include "sampling/jitter.h"
 
 
 /* Everything one run accumulates. */
@@ -57,6 +58,7 @@ struct run {
 	struct summary_told told;      /* what the last window's line told */
 	struct dwarfworker *reader;    /* the DWARF reader, kept across windows */
 	struct ksymcache ksyms;        /* the kernel functions named, kept across windows */
+	struct jitter jitter;          /* each CPU's sampling rate (sampling/jitter.h); unset: steady */
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
 };

@@ -489,6 +489,22 @@ void sampler_cpus(const struct sampler *s, struct cpulist *out)
 	*out = s->sampled;
 }
 
+int sampler_ncpus(const struct sampler *s)
+{
+	return s->ncpus;
+}
+
+int sampler_set_period(struct sampler *s, int cpu, uint64_t ns)
+{
+	__u64 period = ns;
+
+	if (cpu < 0 || cpu >= s->ncpus || !s->perf_fds || s->perf_fds[cpu] < 0)
+		return -ENOENT;
+	if (ioctl(s->perf_fds[cpu], PERF_EVENT_IOC_PERIOD, &period))
+		return -errno;
+	return 0;
+}
+
 /*
  * What both rings hold, deferred samples first: a process's exit, in the
  * events, makes the loader let go of its entry, which a sample's record

@@ -75,6 +75,15 @@ void sampler_close(struct sampler *s);
 /* The CPUs sampled: those whose event could be opened. */
 void sampler_cpus(const struct sampler *s, struct cpulist *out);
 
+/* The CPUs the kernel may have: CPU numbers are below it. */
+int sampler_ncpus(const struct sampler *s);
+
+/*
+ * Sets @cpu's clock to a period of @ns from now (the kernel restarts it).
+ * -ENOENT: @cpu is not sampled.
+ */
+int sampler_set_period(struct sampler *s, int cpu, uint64_t ns);
+
 /*
  * One record of the event ring: a struct cprof_event or, for
  * CPROF_EV_WANT_TABLE, a struct cprof_file_event (both start with their

@@ -246,6 +246,10 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 		line, (unsigned long long)st->samples, s->processes);
 	if (s->start_ms >= 0)
 		fprintf(f, PROG ": sampling began %lld ms after launch\n", (long long)s->start_ms);
+	if (s->jitter.changes || s->jitter.failed)
+		fprintf(f, PROG ": sampling clocks: %llu periods set, at rates of %.1f-%.1f Hz"
+			" (%llu refused)\n", (unsigned long long)s->jitter.changes,
+			s->jitter.rate_min, s->jitter.rate_max, (unsigned long long)s->jitter.failed);
 	phases(f, s);
 	if (py_stats_line(&s->py, line, sizeof(line)))
 		fprintf(f, PROG ": %s\n", line);

@@ -31,6 +31,7 @@
 #include "symbolize.h"
 #include "tables.h"
 #include "window.h"
+#include "sampling/jitter.h"
 
 /*
  * Where a run's time went, for -v and --json-summary (bench/overload.sh
@@ -78,6 +79,7 @@ struct summary {
 	size_t files_max, files_evicted; /* --max-files and what it closed */
 	const char *drain_error;     /* NULL, or why draining the maps failed */
 	struct py_stats py;          /* Python frames (python.h) */
+	struct jitter_stats jitter;  /* the sampling clocks' periods set */
 };
 
 /* A start later than this after launch is a problem worth a line. */

@@ -87,6 +87,12 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	jstr(f, list);
 	fprintf(f, ", ");
 	ju(f, "processes", s->processes, true);
+	fprintf(f, ",\n  \"clock\": { \"varied\": %s, ", o->jitter ? "true" : "false");
+	ju(f, "periods_set", s->jitter.changes, false);
+	ju(f, "refused", s->jitter.failed, false);
+	jd(f, "rate_min_hz", s->jitter.rate_min, false);
+	jd(f, "rate_max_hz", s->jitter.rate_max, true);
+	fprintf(f, " }");
 	fprintf(f, ",\n  \"samples\": { ");
 	ju(f, "sampled", st->samples, false);
 	ju(f, "written", s->samples, false);
