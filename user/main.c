@@ -313,7 +313,7 @@ static void vary_clocks(struct sampler *s, struct run *r, double now)
 	jitter_end_round(&r->jitter, now);
 }
 
-/* From @now: the sampling clocks varied unless --no-jitter; without memory, steady. */
+/* From @now: the sampling clocks varied with --jitter; without memory, steady. */
 static void start_jitter(struct sampler *s, struct run *r, const struct options *o, double now)
 {
 	int n = sampler_ncpus(s);
