@@ -310,10 +310,6 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 	/* asked for, and with tables: entries for the libraries' mmaps to fill */
 	bpf_program__set_autoload(s->skel->progs.on_ld_state,
 				  opts->ld_probe && opts->unwind_rows > 0);
-	/* with tables, where the kernel has the tracepoint (ldstate.bpf.h) */
-	bpf_program__set_autoload(s->skel->progs.on_rseq_update,
-				  opts->unwind_rows > 0 &&
-					  libbpf_find_vmlinux_btf_id("rseq_update", BPF_TRACE_RAW_TP) > 0);
 	s->skel->rodata->python_stacks = opts->python_stacks;
 
 	if (opts->counts_max &&
@@ -417,9 +413,6 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		ret = errf(err, -errno, "attaching to sched tracepoints: %s", strerror(errno));
 		goto fail;
 	}
-	/* without them, new programs' first samples may stop early */
-	if (bpf_program__autoload(s->skel->progs.on_rseq_update))
-		s->skel->links.on_rseq_update = bpf_program__attach(s->skel->progs.on_rseq_update);
 	if (opts->ld_probe && s->skel->rodata->file_tables)
 		attach_ld_state(s);
 	if (opts->off_cpu) {

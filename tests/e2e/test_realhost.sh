@@ -154,12 +154,13 @@ while [ \$i -lt 40 ]; do
 	i=\$((i + 1))
 done
 LOOP
-	# default settings: the libraries go into the entry at the program's
-	# rseq registration (ldstate.bpf.h on_rseq_update), no uprobe
+	# default settings: the libraries go into the entry once the program
+	# has registered its rseq area (ldstate.bpf.h, a timer from the exec),
+	# no uprobe
 	profile_host hopsd sh "$T/hops.sh"
 	awk -F '\t' '$2 ~ /comm:\[hopper\]/' "$T/hopsd.folded" >"$T/hopperd.folded"
 	set -- $(user_stacks "$T/hopperd.folded" "$CG")
-	check "three files, 40 short runs, default settings (libraries added at glibc's rseq registration): >=95% of their user stacks complete ($1 of $3)" \
+	check "three files, 40 short runs, default settings (libraries added once glibc registered rseq): >=95% of their user stacks complete ($1 of $3)" \
 		at_least "$1 $3" 0.95 100
 	# A program whose library no process of the run mapped before: the
 	# startup walk cannot add it to the entry, so it asks the loader to
@@ -181,7 +182,7 @@ LOOP
 	fi
 	# Beside a loop of short programs, as on a busy build host: hundreds of
 	# program starts a second, each walked at _dl_debug_state() (twice)
-	# and at its rseq registration; the walks of _dl_debug_state() have a
+	# and once it registered rseq; the walks of _dl_debug_state() have a
 	# budget, and the hoppers' starts must not go without their libraries
 	# when it is spent (86% complete when they shared it).
 	sh -c 'while :; do /bin/true; done' >/dev/null 2>&1 &
