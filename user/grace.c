@@ -12,27 +12,9 @@
 #include <unistd.h>
 
 #include "grace.h"
+#include "sched_attr.h"
 
 static_assert(sizeof(((struct grace *)0)->done) == 8, "done is read without the lock");
-
-/*
- * The worker starts in its caller's scheduling class, set by the caller
- * as it is made: a thread made by a real-time caller would otherwise start
- * as a new task in the normal class (SCHED_RESET_ON_FORK), queued behind
- * the load for seconds before it first ran (bench/RESULTS.md, "overload").
- */
-static void sched_like_caller(pthread_attr_t *attr)
-{
-	struct sched_param sp;
-	int policy = sched_getscheduler(0);
-
-	if (policy < 0 || sched_getparam(0, &sp))
-		return;
-	if (pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED) ||
-	    pthread_attr_setschedpolicy(attr, policy & ~SCHED_RESET_ON_FORK) ||
-	    pthread_attr_setschedparam(attr, &sp))
-		pthread_attr_setinheritsched(attr, PTHREAD_INHERIT_SCHED);
-}
 
 static void hook(void (*fn)(void *), void *ctx)
 {
@@ -100,7 +82,7 @@ int grace_start(struct grace *g, int (*wait)(void *ctx), void *ctx,
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = -pthread_attr_init(&attr);
 	if (!ret) {
-		sched_like_caller(&attr);
+		sched_attr_like_caller(&attr);
 		ret = -pthread_create(&g->worker, &attr, worker, g);
 		pthread_attr_destroy(&attr);
 	}

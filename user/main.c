@@ -272,14 +272,6 @@ static int poll_slice_ms(const struct run *r, double now)
 	return r->birth_s && now - r->birth_s < POLL_BIRTHS_S ? POLL_SLICE_MS : 0;
 }
 
-/* How long the loop may wait for events: 100 ms, or until a clock's change is due. */
-static int poll_ms(const struct run *r, double now)
-{
-	double left = jitter_wait(&r->jitter, now) * 1e3;
-
-	return left >= 100 ? 100 : (int)left + 1;
-}
-
 /*
  * Before a window is written (its maps drained): the tables the deferred
  * samples wait for are built (a look first asks for those of files
@@ -295,34 +287,20 @@ static void finish_deferred(struct run *r)
 	events_deferred(r, true);
 }
 
-/* Each CPU's sampling clock whose change is due gets its new period (sampling/jitter.h). */
-static void vary_clocks(struct sampler *s, struct run *r, double now)
+static int set_period(void *sampler, int cpu, uint64_t ns)
 {
-	int n = sampler_ncpus(s);
-
-	if (!jitter_due(&r->jitter, now))
-		return;
-	for (int cpu = 0; cpu < n && cpu < r->jitter.ncpus; cpu++) {
-		uint64_t ns = jitter_next(&r->jitter, cpu, now);
-		int err = ns ? sampler_set_period(s, cpu, ns) : 0;
-
-		/* -ENOENT: a CPU not sampled */
-		if (err && err != -ENOENT)
-			jitter_failed(&r->jitter);
-	}
-	jitter_end_round(&r->jitter, now);
+	return sampler_set_period(sampler, cpu, ns);
 }
 
-/* From @now: the sampling clocks varied with --jitter; without memory, steady. */
-static void start_jitter(struct sampler *s, struct run *r, const struct options *o, double now)
+/* The sampling clocks varied with --jitter, each from its CPU; steady when they cannot be. */
+static void start_jitter(struct sampler *s, struct run *r, const struct options *o)
 {
-	int n = sampler_ncpus(s);
-	uint64_t seed = (uint64_t)getpid() << 32 ^ (uint64_t)(now * 1e9);
+	uint64_t seed = (uint64_t)getpid() << 32 ^ (uint64_t)unix_ns();
+	struct errbuf err = { "" };
 
-	if (!o->jitter)
-		return;
-	if (jitter_init(&r->jitter, o->frequency, n, seed, now))
-		fprintf(stderr, PROG ": sampling at a steady %u Hz: out of memory\n", o->frequency);
+	if (o->jitter && clockthreads_start(&r->clocks, sampler_ncpus(s), o->frequency, seed,
+					    set_period, s, &err))
+		fprintf(stderr, PROG ": sampling at a steady %u Hz: %s\n", o->frequency, err.msg);
 }
 
 /*
@@ -344,7 +322,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 	sampling = r;
 	if (o->duration)
 		setitimer(ITIMER_REAL, &alarm_at, NULL);
-	start_jitter(s, r, o, start);
+	start_jitter(s, r, o);
 	while (!stop_signal) {
 		double t = clock_s(CLOCK_MONOTONIC);
 
@@ -372,7 +350,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 			win_start_ns += (int64_t)o->interval * 1000000000LL;
 		}
 		/* no wait while tables are queued: they are built between two looks */
-		sampler_poll(s, r->tables && tables_pending(r->tables) ? 0 : poll_ms(r, t),
+		sampler_poll(s, r->tables && tables_pending(r->tables) ? 0 : 100,
 			     poll_slice_ms(r, t), events_on_event, r);
 		if (sampler_flip_ready(s)) {
 			priority_step(&r->prio, PRIORITY_DRAIN_MS);
@@ -383,7 +361,6 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 			tables_build_pending(r->tables);
 		/* and the samples that waited for them counted */
 		events_deferred(r, false);
-		vary_clocks(s, r, clock_s(CLOCK_MONOTONIC));
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -478,7 +455,7 @@ static void gather(struct run *r, struct summary *sum)
 	sum->drain_error = r->drain_error ? r->drain_errmsg : NULL;
 	sum->py = r->py;
 	py_tramps_get_stats(r->tramps, &sum->py.tramps);
-	sum->jitter = r->jitter.st;
+	clockthreads_stats(r->clocks, &sum->jitter);
 	sum->phases = r->phases;
 	sum->phases.main_ms = priority_since_launch_ms(r->launch_ns, r->main_ns);
 	sum->phases.raised_ms = priority_since_launch_ms(r->launch_ns, r->raised_ns);
@@ -613,7 +590,7 @@ static void run_free(struct run *r)
 {
 	dwarfworker_free(r->reader);
 	ksymcache_free(&r->ksyms);
-	jitter_free(&r->jitter);
+	clockthreads_stop(r->clocks, NULL); /* before the events they set go */
 	sampler_close(r->sampler);
 	tables_free(r->tables);
 	py_tramps_free(r->tramps);

@@ -26,7 +26,7 @@
 #include "stackstore.h"
 #include "summary.h"
 #include "tables.h"
-#include "sampling/jitter.h"
+#include "sampling/clockthreads.h"
 
 
 /* Everything one run accumulates. */
@@ -58,7 +58,7 @@ struct run {
 	struct summary_told told;      /* what the last window's line told */
 	struct dwarfworker *reader;    /* the DWARF reader, kept across windows */
 	struct ksymcache ksyms;        /* the kernel functions named, kept across windows */
-	struct jitter jitter;          /* each CPU's sampling rate (sampling/jitter.h); unset: steady */
+	struct clockthreads *clocks;   /* varying each CPU's sampling rate (sampling/clockthreads.h); NULL: steady */
 	int drain_error;
 	char drain_errmsg[ERRBUF_LEN];
 };

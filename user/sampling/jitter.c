@@ -127,7 +127,8 @@ void jitter_end_round(struct jitter *j, double now)
 	j->undo_cpu = -1;
 }
 
-void jitter_failed(struct jitter *j)
+/* The change jitter_next() gave last undone: its CPU as before, and not counted. */
+static void undo(struct jitter *j)
 {
 	if (j->undo_cpu < 0 || j->undo_cpu >= j->ncpus)
 		return;
@@ -135,5 +136,16 @@ void jitter_failed(struct jitter *j)
 	j->cpu[j->undo_cpu] = j->undo;
 	j->undo_cpu = -1;
 	j->st.changes--;
-	j->st.failed++;
+}
+
+void jitter_failed(struct jitter *j)
+{
+	if (j->undo_cpu >= 0 && j->undo_cpu < j->ncpus)
+		j->st.failed++;
+	undo(j);
+}
+
+void jitter_not_sampled(struct jitter *j)
+{
+	undo(j);
 }

@@ -88,6 +88,9 @@ uint64_t jitter_next(struct jitter *j, int cpu, double now);
 /* The kernel refused the period jitter_next() gave last: its CPU as before. */
 void jitter_failed(struct jitter *j);
 
+/* The CPU jitter_next() gave a period last is not sampled: no change made, none counted. */
+void jitter_not_sampled(struct jitter *j);
+
 /* After a round's jitter_next() calls: the next round's time. */
 void jitter_end_round(struct jitter *j, double now);
 
