@@ -22,7 +22,7 @@
  *
  * Memory: one slot per distinct query, each owning one buffer for the
  * candidate's "name\0module\0", reused when a better candidate replaces it
- * and grown at most to NAME_MAX_LEN + MODULE_MAX_LEN + 2; nothing is wasted
+ * and grown at most to KALLSYMS_NAME_MAX + MODULE_MAX_LEN + 2; nothing is wasted
  * by replacements.  At the end the winners are copied into one exactly sized
  * arena.
  */
@@ -38,8 +38,6 @@
 #include "hexnum.h"
 #include "kallsyms.h"
 
-/* KSYM_NAME_LEN is 512 including the NUL; longer names are truncated. */
-#define NAME_MAX_LEN 511
 /* MODULE_NAME_LEN is 56; "[__builtin__ftrace]" and friends are shorter. */
 #define MODULE_MAX_LEN 63
 /* A real line is below 600 bytes; longer ones are not kallsyms and skipped. */
@@ -55,13 +53,6 @@ struct slot {
 	char type;
 };
 
-struct sym {
-	uint64_t addr;
-	char type;
-	const char *name, *mod;
-	size_t name_len, mod_len;
-};
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -69,9 +60,9 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool is_text(char t)
+bool kallsyms_is_text(char type)
 {
-	return t == 't' || t == 'T' || t == 'w' || t == 'W';
+	return type == 't' || type == 'T' || type == 'w' || type == 'W';
 }
 
 static bool is_weak(char t)
@@ -94,26 +85,32 @@ static size_t leading_underscores(const char *s, size_t n)
  * global, then fewer leading underscores, then the longer name; otherwise
  * the first one listed.
  */
-static bool better_alias(const struct slot *cur, const struct sym *s)
+bool kallsyms_better_alias(const struct kallsyms_sym *cur, const struct kallsyms_sym *s)
 {
-	const char *cur_name = cur->buf;
 	size_t cu, su;
 
 	if (is_weak(cur->type) != is_weak(s->type))
 		return is_weak(cur->type);
-	if (!!isupper((unsigned char)cur->type) !=
-	    !!isupper((unsigned char)s->type))
+	if (!!isupper((unsigned char)cur->type) != !!isupper((unsigned char)s->type))
 		return isupper((unsigned char)s->type);
-	cu = leading_underscores(cur_name, cur->name_len);
+	cu = leading_underscores(cur->name, cur->name_len);
 	su = leading_underscores(s->name, s->name_len);
 	if (cu != su)
 		return su < cu;
 	return s->name_len > cur->name_len;
 }
 
-static int slot_take(struct slot *sl, const struct sym *s)
+static bool better_alias(const struct slot *sl, const struct kallsyms_sym *s)
 {
-	size_t need = s->name_len + 1 + s->mod_len + 1;
+	const struct kallsyms_sym cur = { .addr = sl->best, .type = sl->type, .name = sl->buf,
+					  .name_len = sl->name_len };
+
+	return kallsyms_better_alias(&cur, s);
+}
+
+static int slot_take(struct slot *sl, const struct kallsyms_sym *s)
+{
+	size_t need = s->name_len + 1 + s->module_len + 1;
 
 	if (need > sl->cap) {
 		/* Round up so that a run of replacements rarely reallocates. */
@@ -127,12 +124,12 @@ static int slot_take(struct slot *sl, const struct sym *s)
 	}
 	memcpy(sl->buf, s->name, s->name_len);
 	sl->buf[s->name_len] = '\0';
-	memcpy(sl->buf + s->name_len + 1, s->mod, s->mod_len);
-	sl->buf[s->name_len + 1 + s->mod_len] = '\0';
+	memcpy(sl->buf + s->name_len + 1, s->module, s->module_len);
+	sl->buf[s->name_len + 1 + s->module_len] = '\0';
 	sl->best = s->addr;
 	sl->type = s->type;
 	sl->name_len = (uint16_t)s->name_len;
-	sl->mod_len = (uint16_t)s->mod_len;
+	sl->mod_len = (uint16_t)s->module_len;
 	return 0;
 }
 
@@ -156,7 +153,7 @@ static size_t lower_bound(const struct slot *q, size_t n, uint64_t addr)
  * "ffffffff81000000 T _text" optionally followed by "\t[module]".  False
  * for anything else.  The name and module point into @line.
  */
-static bool parse_line(const char *line, struct sym *s)
+static bool parse_line(const char *line, struct kallsyms_sym *s)
 {
 	const char *p = line;
 	uint64_t v;
@@ -173,21 +170,21 @@ static bool parse_line(const char *line, struct sym *s)
 	s->name_len = (size_t)(p - s->name);
 	if (!s->name_len)
 		return false;
-	if (s->name_len > NAME_MAX_LEN)
-		s->name_len = NAME_MAX_LEN;
+	if (s->name_len > KALLSYMS_NAME_MAX)
+		s->name_len = KALLSYMS_NAME_MAX;
 
-	s->mod = "";
-	s->mod_len = 0;
+	s->module = "";
+	s->module_len = 0;
 	p += strspn(p, " \t");
 	if (*p == '[') {
 		const char *close = strchr(p + 1, ']');
 
 		if (!close || close == p + 1)
 			return false;
-		s->mod = p + 1;
-		s->mod_len = (size_t)(close - s->mod);
-		if (s->mod_len > MODULE_MAX_LEN)
-			s->mod_len = MODULE_MAX_LEN;
+		s->module = p + 1;
+		s->module_len = (size_t)(close - s->module);
+		if (s->module_len > MODULE_MAX_LEN)
+			s->module_len = MODULE_MAX_LEN;
 		p = close + 1;
 	}
 	/* Anything else after the name means this is not a kallsyms line. */
@@ -236,7 +233,7 @@ static void free_slots(struct slot *q, size_t m)
  * The next kallsyms line of @f parsed into @s (pointing into @line): true,
  * or false at the end.  Lines that are not kallsyms are passed over.
  */
-static bool next_sym(FILE *f, char (*line)[LINE_MAX_LEN], struct sym *s)
+static bool next_sym(FILE *f, char (*line)[LINE_MAX_LEN], struct kallsyms_sym *s)
 {
 	while (fgets(*line, sizeof(*line), f)) {
 		if (!strchr(*line, '\n') && !feof(f)) {
@@ -253,24 +250,30 @@ static bool next_sym(FILE *f, char (*line)[LINE_MAX_LEN], struct sym *s)
 	return false;
 }
 
-/* Streams @f into the slots; @above: the lowest text symbol above them all. */
-static int scan(FILE *f, struct slot *q, size_t m, uint64_t *above, struct errbuf *err)
+/*
+ * Streams @f into the slots; @above: the lowest text symbol above them all.
+ * @seen (if any) is shown every symbol on the way.
+ */
+static int scan(FILE *f, struct slot *q, size_t m, uint64_t *above,
+		const struct kallsyms_seen *seen, struct errbuf *err)
 {
 	char line[LINE_MAX_LEN];
 	size_t parsed = 0;
 	bool nonzero = false;
-	struct sym s;
+	struct kallsyms_sym s;
 
 	while (next_sym(f, &line, &s)) {
 		struct slot *sl;
 		size_t i;
 
 		parsed++;
+		if (seen)
+			seen->fn(seen->arg, &s);
 		/* kptr_restrict shows every address as 0. */
 		if (!s.addr)
 			continue;
 		nonzero = true;
-		if (!is_text(s.type))
+		if (!kallsyms_is_text(s.type))
 			continue;
 		i = lower_bound(q, m, s.addr);
 		if (i == m) {
@@ -358,6 +361,13 @@ static int build_table(const struct slot *q, size_t m, uint64_t above, struct ks
 int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
 		     struct ksym_table *out, struct errbuf *err)
 {
+	return kallsyms_resolve_seen(f, addrs, n, NULL, out, err);
+}
+
+int kallsyms_resolve_seen(FILE *f, const uint64_t *addrs, size_t n,
+			  const struct kallsyms_seen *seen, struct ksym_table *out,
+			  struct errbuf *err)
+{
 	uint64_t above = 0;
 	struct slot *q;
 	size_t m;
@@ -369,7 +379,7 @@ int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
 		return 0;
 	if (make_slots(addrs, n, &q, &m) < 0)
 		return errf(err, -ENOMEM, "kallsyms: out of memory for %zu addresses", n);
-	ret = scan(f, q, m, &above, err);
+	ret = scan(f, q, m, &above, seen, err);
 	if (ret == 0)
 		ret = build_table(q, m, above, out, err);
 	free_slots(q, m);
@@ -388,10 +398,10 @@ int kallsyms_text_range(FILE *f, const char *name, uint64_t *start, uint64_t *en
 	char line[LINE_MAX_LEN];
 	size_t len = strlen(name);
 	uint64_t lo = 0, hi = UINT64_MAX;
-	struct sym s;
+	struct kallsyms_sym s;
 
 	while (next_sym(f, &line, &s))
-		if (s.addr && is_text(s.type) && !s.mod_len && s.name_len == len &&
+		if (s.addr && kallsyms_is_text(s.type) && !s.module_len && s.name_len == len &&
 		    !memcmp(s.name, name, len)) {
 			lo = s.addr;
 			break;
@@ -403,7 +413,7 @@ int kallsyms_text_range(FILE *f, const char *name, uint64_t *start, uint64_t *en
 	/* Its end: the lowest text symbol above it, wherever listed. */
 	rewind(f);
 	while (next_sym(f, &line, &s))
-		if (is_text(s.type) && s.addr > lo && s.addr < hi)
+		if (kallsyms_is_text(s.type) && s.addr > lo && s.addr < hi)
 			hi = s.addr;
 	if (ferror(f))
 		return errf(err, -EIO, "kallsyms: read error");

@@ -11,11 +11,15 @@
 #ifndef CPROF_KALLSYMS_H
 #define CPROF_KALLSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "errbuf.h"
+
+/* KSYM_NAME_LEN is 512 including the NUL; longer names are truncated to this. */
+#define KALLSYMS_NAME_MAX 511
 
 struct ksym {
 	uint64_t addr;      /* the queried address */
@@ -39,6 +43,38 @@ struct ksym_table {
  */
 int kallsyms_resolve(FILE *f, const uint64_t *addrs, size_t n,
 		     struct ksym_table *out, struct errbuf *err);
+
+/*
+ * One line of the kallsyms text as a pass parsed it: the name and module
+ * point into the line (not NUL-terminated, valid only during the call that
+ * shows them); module_len 0 is the core kernel.
+ */
+struct kallsyms_sym {
+	uint64_t addr;
+	char type;
+	const char *name, *module;
+	size_t name_len, module_len;
+};
+
+/* Shown each symbol of a pass in file order, so a caller can gather more without a second read. */
+struct kallsyms_seen {
+	void (*fn)(void *arg, const struct kallsyms_sym *s);
+	void *arg;
+};
+
+/* kallsyms_resolve(), showing @seen (NULL: none) every symbol of the pass. */
+int kallsyms_resolve_seen(FILE *f, const uint64_t *addrs, size_t n,
+			  const struct kallsyms_seen *seen, struct ksym_table *out,
+			  struct errbuf *err);
+
+/* Whether symbols of @type are functions (t, T, w, W): the candidates for a name. */
+bool kallsyms_is_text(char type);
+
+/*
+ * Whether @s names its address rather than @cur, an alias at the same
+ * address listed before it (perf's choice among aliases).
+ */
+bool kallsyms_better_alias(const struct kallsyms_sym *cur, const struct kallsyms_sym *s);
 
 /* Entry for @addr in a resolved table, or NULL. */
 const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr);

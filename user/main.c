@@ -535,7 +535,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 
 	sopts.waiter = &waiter;
 	r->python = o->python;
-	ksymcache_init(&r->ksyms);
+	ksymcache_init(&r->ksyms, o->interval ? KSYMCACHE_CATALOG_BYTES : 0);
 	/* Fail before sampling if the results could not be written. */
 	ret = outdir_open(&r->out, o->output_dir, o->file_mode, o->keep > 0, err);
 	if (ret < 0)

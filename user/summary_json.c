@@ -190,6 +190,15 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "objects_over_memory", s->sym.symbols_over, false);
 	ju(f, "names_dropped", s->sym.names_dropped, false);
 	ju(f, "kallsyms_reads", s->ksyms.reads, false);
+	ju(f, "kallsyms_catalog_functions", s->ksyms.catalog_functions, false);
+	ju(f, "kallsyms_catalog_kb", s->ksyms.catalog_bytes / 1024, false);
+	ju(f, "kallsyms_catalog_answers", s->ksyms.catalog_answers, false);
+	fprintf(f, "\"kallsyms_catalog_none\": ");
+	if (s->ksyms.catalog_none)
+		jstr(f, s->ksyms.catalog_none);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", ");
 	ju(f, "kernel_functions_kept", s->ksyms.kept, false);
 	ju(f, "peak_kb", s->sym.symbol_peak / 1024, true);
 	fprintf(f, " },\n  \"bounds\": { ");

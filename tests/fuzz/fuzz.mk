@@ -44,7 +44,7 @@ fuzz_elfsyms_SRCS   := $(ELFOBJ_SRCS)
 fuzz_elfsyms_OPTS   := -max_len=65600
 fuzz_procmaps_SRCS  := user/procmaps.c user/errbuf.c
 fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
-fuzz_kallsyms_SRCS  := user/kallsyms.c user/addrsearch.c user/errbuf.c
+fuzz_kallsyms_SRCS  := user/kallsyms.c user/kcatalog.c user/arena.c user/addrsearch.c user/errbuf.c
 fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
 fuzz_pprof_SRCS     := $(wildcard proto/*.c) user/arena.c
 fuzz_pprof_OPTS     := -max_len=16384

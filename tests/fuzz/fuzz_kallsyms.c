@@ -7,12 +7,15 @@
  * a line, and its neighbours), so that mutations of the text move the
  * answers, plus the extremes.  Checked: one entry per distinct query, sorted;
  * a name only with a symbol at or below the query; kallsyms_find agrees.
+ * The same pass builds the core kernel's catalog (kcatalog.h): whatever it
+ * answers, it answers as the pass does.
  */
 #include <inttypes.h>
 #include <stdint.h>
 
 #include "fuzz_common.h"
 #include "kallsyms.h"
+#include "kcatalog.h"
 
 #define MAX_QUERIES 4096
 
@@ -23,12 +26,31 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* What the catalog says of each query: nothing, or the pass's answer. */
+static void check_catalog(struct kcatalog *cat, const struct ksym_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct ksym *k = &t->syms[i];
+		uint64_t start, end;
+		const char *name = kcatalog_find(cat, k->addr, &start, &end);
+
+		if (!name)
+			continue;
+		FUZZ_ASSERT(k->name && !k->module && !strcmp(name, k->name));
+		FUZZ_ASSERT(start == k->sym_addr && end == k->sym_end);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint64_t q[MAX_QUERIES];
+	struct kcatalog cat;
+	struct kcatalog_build build;
+	const struct kallsyms_seen seen = { .fn = kcatalog_build_sym, .arg = &build };
 	struct ksym_table t;
 	size_t nq = 0;
 	FILE *f;
+	int ret;
 
 	q[nq++] = 0;
 	q[nq++] = UINT64_MAX;
@@ -60,7 +82,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f = size ? fmemopen((void *)data, size, "r") : fopen("/dev/null", "r");
 	if (!f)
 		return 0;
-	if (kallsyms_resolve(f, q, nq, &t, NULL) == 0) {
+	kcatalog_init(&cat);
+	kcatalog_build_start(&build, &cat, 1u << 20);
+	ret = kallsyms_resolve_seen(f, q, nq, &seen, &t, NULL);
+	kcatalog_build_end(&build, ret == 0);
+	FUZZ_ASSERT(cat.mem.peak <= 1u << 20);
+	if (ret == 0) {
 		size_t distinct = 1;
 
 		qsort(q, nq, sizeof(q[0]), cmp_u64);
@@ -81,8 +108,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (size_t i = 0; i < nq; i++)
 			FUZZ_ASSERT(kallsyms_find(&t, q[i]) != NULL);
+		check_catalog(&cat, &t);
 		kallsyms_free(&t);
 	}
+	kcatalog_free(&cat);
 	fclose(f);
 	return 0;
 }

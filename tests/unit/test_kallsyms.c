@@ -159,6 +159,45 @@ static void test_crafted(void)
 	free(text);
 }
 
+struct seen_count {
+	size_t n, longest, core_text, x511;
+};
+
+static void count_seen(void *arg, const struct kallsyms_sym *s)
+{
+	struct seen_count *c = arg;
+
+	c->n++;
+	c->longest = s->name_len > c->longest ? s->name_len : c->longest;
+	c->core_text += s->addr && !s->module_len && kallsyms_is_text(s->type);
+	c->x511 += s->name_len == 511 && s->name[0] == 'x' && s->name[510] == 'x';
+}
+
+/* The pass shows every line it parsed, once, as it names the queries. */
+static void test_seen(void)
+{
+	static const uint64_t q[] = { 0xffffffff81000204, 0xffffffffc0000010 };
+	struct seen_count c = { 0 };
+	const struct kallsyms_seen seen = { .fn = count_seen, .arg = &c };
+	struct errbuf err = { "" };
+	struct ksym_table t;
+	size_t len;
+	char *text = crafted_text(&len);
+	FILE *f = fmemopen(text, len, "r");
+	int ret = kallsyms_resolve_seen(f, q, 2, &seen, &t, &err);
+
+	fclose(f);
+	/* 25 lines: 3 malformed and one over-long passed over */
+	CHECK(ret == 0 && c.n == 21 && c.longest == 511 && c.x511 == 1 && c.core_text == 12,
+	      "seen: each line parsed shown once, names truncated as answered",
+	      "ret %d, %zu seen, longest %zu, %zu core text, %zu of 511 x", ret, c.n, c.longest,
+	      c.core_text, c.x511);
+	expect_sym(&t, 0xffffffff81000204, "vfs_read", 0xffffffff81000200, NULL,
+		   "answers with an observer");
+	kallsyms_free(&t);
+	free(text);
+}
+
 static int resolve_text(const char *text, const uint64_t *q, size_t n,
 			struct ksym_table *t, struct errbuf *err)
 {
@@ -413,6 +452,7 @@ static void test_text_range(void)
 int main(void)
 {
 	test_crafted();
+	test_seen();
 	test_errors();
 	test_text_range();
 	test_random();
