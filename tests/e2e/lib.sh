@@ -20,6 +20,14 @@ skip_all() {
 	exit 0
 }
 
+# fail_all REASON: every check named in $NAMES failed for REASON, and the
+# script ends: the product failing before it could be checked (an agent
+# that never sampled) is a failure of each check, never a skip.
+fail_all() {
+	echo "$NAMES" | tr '|' '\n' | while read -r n; do fail "$n" "$1"; done
+	exit 1
+}
+
 # check NAME CONDITION-COMMAND... : runs the command; ok when it succeeds.
 check() {
 	_name=$1
@@ -228,11 +236,12 @@ gen_functions() {
 # not a kernel entry): COMPLETE reach the program's start (_start,
 # __libc_start_call_main, or a thread's clone;start_thread) with no
 # [unwind: ...] frame; NAMED are complete with every frame named (none a
-# bare address).
+# bare address).  A lost sample ([lost ...]: no room to count it) is one of
+# the TOTAL, never complete: its stack is gone.
 user_stacks() {
 	awk -F '\t' -v cg="cgroup:[/$2]" '
 	index($2, cg) == 0 { next }
-	$3 ~ /^(entry_SYSCALL|asm_|ret_from_fork|\[lost|\[kernel)/ { next }
+	$3 ~ /^(entry_SYSCALL|asm_|ret_from_fork|\[kernel)/ { next }
 	{
 		total += $1
 		if ($3 ~ /\[unwind:/) next

@@ -77,7 +77,7 @@ HZ=999
 [ "${SANITIZE:-}" = 1 ] && HZ=499
 $CPROF -F $HZ --cgroup "$dir" --duration 3600 --output-dir "$T/out" --json-summary "$T/s.json" -v 2>"$T/err" &
 CP=$!
-wait_sampling "$CP" || skip_all "the agent did not start"
+wait_sampling "$CP" || fail_all "the agent did not start: $(tail -n1 "$T/err")"
 # a copy made now: a file no process of the run mapped before
 cp "$T/bignew" "$T/bigcopy"
 in_cgroup "$dir" "$T/bigcopy" 300 >/dev/null 2>&1

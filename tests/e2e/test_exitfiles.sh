@@ -58,7 +58,7 @@ held() {
 
 $CPROF -v -F 499 --duration 3600 --output-dir "$T/out" --json-summary "$T/sum.json" 2>"$T/err" &
 CP=$!
-wait_sampling "$CP" || skip_all "the agent did not start: $(tail -n1 "$T/err")"
+wait_sampling "$CP" || fail_all "the agent did not start: $(tail -n1 "$T/err")"
 
 held "$T/bin/spin" 150
 held "$T/bin/spin" 150

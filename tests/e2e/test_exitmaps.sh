@@ -41,7 +41,7 @@ cp "$SPIN" "$T/fifo-spin"
 
 $CPROF -v -F 499 --duration 3600 --output-dir "$T/out" --json-summary "$T/sum.json" 2>"$T/err" &
 CP=$!
-wait_sampling "$CP" || skip_all "the agent did not start: $(tail -n1 "$T/err")"
+wait_sampling "$CP" || fail_all "the agent did not start: $(tail -n1 "$T/err")"
 "$T/spin" 30000 &
 LONG=$!
 "$T/spin2" 30000 &
