@@ -3,7 +3,7 @@
 # clock's period (issue 34, item 1).  build/workloads/sleeper sleeps and
 # spins in turn and says how much CPU its spinning used; the profiler,
 # started whole-host as a user starts it, should give spin_part() that
-# time's samples.  Each shape REPS times with the clock varied (--jitter),
+# time's samples.  Each shape REPS times with the clock varied (the default),
 # the default steady clock, and under `perf record -F 99 -a -g` (a steady clock
 # too).  Also the clock's cost: the periods set a second, and the agent's
 # CPU over an idle minute with and without varying.  Results replace the
@@ -38,7 +38,7 @@ one() {
 		$NORMAL perf record -F "$hz" -a -g -o "$RAW/perf.data" -- sleep $((SECS + 3)) 2>/dev/null &
 		;;
 	*)
-		$NORMAL "$CPROF" -F "$hz" $([ "$how" = varied ] && echo --jitter) --duration $((SECS + 3)) \
+		$NORMAL "$CPROF" -F "$hz" $([ "$how" = steady ] && echo --no-jitter) --duration $((SECS + 3)) \
 			--output-dir "$RAW/out" 2>"$RAW/err" &
 		;;
 	esac
@@ -84,8 +84,8 @@ cost() {
 	read -r _ u s _ < <(read_time "$RAW/$1.time")
 	echo "$(calc "$u + $s" %.2f) $(jget "$RAW/$1.json" clock.periods_set)"
 }
-read -r cv pv < <(cost varied --jitter)
-read -r cs _ < <(cost steady "")
+read -r cv pv < <(cost varied)
+read -r cs _ < <(cost steady --no-jitter)
 
 {
 	echo "<!-- BEGIN phase -->"
@@ -104,8 +104,9 @@ read -r cs _ < <(cost steady "")
 	echo "|---|---|---|---|"
 	cat "$ROWS"
 	echo
-	echo "varied: --jitter (each CPU's rate drawn within 30% of -F every 50-150 ms,"
-	echo "user/sampling/jitter.c); steady: the default; perf: \`perf record -F 99 -a -g\`."
+	echo "varied: the default (each CPU's rate drawn within 30% of -F every 50-150 ms,"
+	echo "user/sampling/jitter.c, each CPU's set by a thread on it); steady: --no-jitter;"
+	echo "perf: \`perf record -F 99 -a -g\`."
 	echo "One thread's ~350 samples carry about 5% rms of noise either way (binomial:"
 	echo "each 3 ms burst takes a tick or not); two threads at half the time each"
 	echo "show the lock (tests/e2e/test_jitter.sh checks 90-110% on that shape)."

@@ -292,7 +292,7 @@ static int set_period(void *sampler, int cpu, uint64_t ns)
 	return sampler_set_period(sampler, cpu, ns);
 }
 
-/* The sampling clocks varied with --jitter, each from its CPU; steady when they cannot be. */
+/* The sampling clocks varied (unless --no-jitter), each from its CPU; steady when they cannot be. */
 static void start_jitter(struct sampler *s, struct run *r, const struct options *o)
 {
 	uint64_t seed = (uint64_t)getpid() << 32 ^ (uint64_t)unix_ns();

@@ -41,7 +41,7 @@ enum {
 	OPT_LD_PROBE,
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_MIN,
-	OPT_JITTER,
+	OPT_NO_JITTER,
 };
 
 /* One option: what getopt needs and what --help says of it. */
@@ -142,12 +142,12 @@ static const struct optdef optdefs[] = {
 	  "its short steps (start, drains, writes) in the\n"
 	  "real-time class, each bounded in CPU time, so that\n"
 	  "it starts and ends on time on an overloaded host" },
-	{ "jitter", OPT_JITTER, NULL,
-	  "vary each CPU's sampling rate: drawn within 30% of\n"
-	  "-F every 50-150 ms (the mean stays the -F rate), so\n"
-	  "that no program that sleeps and wakes in time with\n"
-	  "the sampling clock is over- or undercounted; by\n"
-	  "default every CPU samples at exactly the -F rate" },
+	{ "no-jitter", OPT_NO_JITTER, NULL,
+	  "sample every CPU at exactly the -F rate; by default\n"
+	  "each CPU's rate is drawn within 30% of -F every\n"
+	  "50-150 ms (the mean stays the -F rate), so that no\n"
+	  "program that sleeps and wakes in time with the\n"
+	  "sampling clock is over- or undercounted" },
 	{ "quiet", 'q', NULL, "print nothing but errors" },
 	{ "verbose", 'v', NULL,
 	  "show every counter, libbpf's and per-process diagnostics" },
@@ -353,6 +353,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.max_files = DEFAULT_MAX_FILES,
 		.file_mode = OUTPUT_FILE_MODE,
 		.priority_boost = true,
+		.jitter = true,
 		.off_cpu_min_ns = CPROF_OFFCPU_MIN_NS,
 	};
 	getopt_tables(longopts, shortopts);
@@ -512,8 +513,8 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_NO_PRIORITY_BOOST:
 			o->priority_boost = false;
 			break;
-		case OPT_JITTER:
-			o->jitter = true;
+		case OPT_NO_JITTER:
+			o->jitter = false;
 			break;
 		case 'v':
 			o->verbose = true;

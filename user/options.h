@@ -54,7 +54,7 @@ struct options {
 	unsigned long max_files;  /* descriptors held for processes' files */
 	unsigned int file_mode;   /* of the profiles */
 	bool priority_boost;      /* raise the agent's scheduling priority */
-	bool jitter;              /* vary each CPU's sampling rate (sampling/jitter.h) */
+	bool jitter;              /* vary each CPU's sampling rate (sampling/jitter.h); --no-jitter clears */
 	bool ld_probe;            /* uprobe on ld.so for new programs' libraries */
 	bool off_cpu;             /* charge waits to their stacks too */
 	uint64_t off_cpu_min_ns;  /* shorter waits are only counted */

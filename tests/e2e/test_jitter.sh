@@ -4,15 +4,15 @@
 # period is within 1% of the sampling clock's (5 ms + 5 ms at the default
 # 99 Hz, 2.5 + 2.5 ms at -F 199): with a steady clock their wakeups come
 # with its ticks and their spinning function got 87-99% of its CPU time's
-# samples in 8 runs here (90-97% at 199 Hz), never more.  With --jitter, each of 3 runs of
+# samples in 8 runs here (90-97% at 199 Hz), never more.  As run (the clock varied by default), each of 3 runs of
 # 12 s, --pid and whole-host, at both rates: spin_part()'s samples within
 # 10% of what its own clock says it used.  Then the totals: a spinner's
-# samples are its CPU time's at the nominal rate, and without --jitter
+# samples are its CPU time's at the nominal rate, and with --no-jitter
 # the clock steady.  Two threads at half the time each, for enough samples
 # that 10% is well outside the count's own noise (2.2% rms here).
 . "$(dirname "$0")/lib.sh"
 
-NAMES="sleeper at 99 Hz, --pid|sleeper at 99 Hz, whole host|sleeper at 199 Hz, --pid|sleeper at 199 Hz, whole host|clock varied|totals|without --jitter"
+NAMES="sleeper at 99 Hz, --pid|sleeper at 99 Hz, whole host|sleeper at 199 Hz, --pid|sleeper at 199 Hz, whole host|clock varied|totals|--no-jitter"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 command -v go >/dev/null || skip_all "needs go (go tool pprof)"
 SLEEPER=$BUILD/workloads/sleeper
@@ -44,7 +44,7 @@ run_pid() {
 	sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; exec "$2" 12 "$3" "$4" 0 2' sh \
 		"$T/go" "$SLEEPER" "$2" "$3" >"$T/sl" &
 	_sp=$!
-	$CPROF --jitter --pid "$_sp" -F "$1" --duration 3600 --output-dir "$T/out" 2>"$T/err" &
+	$CPROF --pid "$_sp" -F "$1" --duration 3600 --output-dir "$T/out" 2>"$T/err" &
 	CP=$!
 	wait_sampling "$CP" || { kill "$_sp"; wait "$_sp"; return 1; }
 	touch "$T/go"
@@ -57,7 +57,7 @@ run_pid() {
 # run_host HZ SLEEP_US SPIN_US: the sleeper under a whole-host profile.
 run_host() {
 	rm -rf "$T/out"
-	$CPROF --jitter -F "$1" --duration 3600 --output-dir "$T/out" 2>"$T/err" &
+	$CPROF -F "$1" --duration 3600 --output-dir "$T/out" 2>"$T/err" &
 	CP=$!
 	wait_sampling "$CP" || return 1
 	"$SLEEPER" 12 "$2" "$3" 0 2 >"$T/sl"
@@ -90,7 +90,7 @@ done
 
 # The totals: a spinner on one CPU for 10 s gets its CPU time's samples.
 rm -rf "$T/out"
-$CPROF --jitter -F 99 --duration 3600 --output-dir "$T/out" --json-summary "$T/s.json" 2>"$T/err" &
+$CPROF -F 99 --duration 3600 --output-dir "$T/out" --json-summary "$T/s.json" 2>"$T/err" &
 CP=$!
 if wait_sampling "$CP"; then
 	taskset -c 0 "$SPIN" 1 10 >"$T/spin.out" 2>&1
@@ -114,7 +114,7 @@ else
 	fail "totals" "the agent did not start"
 fi
 
-# Without --jitter (the default): no period set.
-$CPROF -F 99 --duration 1 --output-dir "$T/out2" --json-summary "$T/s2.json" 2>"$T/err2"
+# With --no-jitter: no period set.
+$CPROF --no-jitter -F 99 --duration 1 --output-dir "$T/out2" --json-summary "$T/s2.json" 2>"$T/err2"
 v=$(jget "$T/s2.json" clock.varied) n=$(jget "$T/s2.json" clock.periods_set)
-check "without --jitter: the clock steady (varied: $v, $n periods set)" [ "$v/$n" = False/0 ]
+check "--no-jitter: the clock steady (varied: $v, $n periods set)" [ "$v/$n" = False/0 ]

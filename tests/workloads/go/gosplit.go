@@ -4,16 +4,19 @@
 // tests/e2e/test_go.sh: cprof-bpf's shares, stacks and lines are checked
 // against Go's own profile of the same run.
 //
-//	gosplit SECONDS CPUPROFILE
+//	gosplit SECONDS CPUPROFILE [HZ]
 //
 // main calls hotA then hotB in a loop, hotA with twice hotB's iterations
 // (about 2/3 and 1/3 of the CPU); prints "pid PID" once its profile has
-// started and "done" when it is written.
+// started and "done" when it is written.  HZ: runtime/pprof's rate (100 by
+// default), set before the profile starts (Go then says on stderr that it
+// cannot set it again: the rate set first holds).
 package main
 
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"time"
@@ -36,9 +39,17 @@ func hotB(n int) {
 }
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: gosplit SECONDS CPUPROFILE")
+	if len(os.Args) != 3 && len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: gosplit SECONDS CPUPROFILE [HZ]")
 		os.Exit(2)
+	}
+	if len(os.Args) == 4 {
+		hz, err := strconv.Atoi(os.Args[3])
+		if err != nil || hz <= 0 {
+			fmt.Fprintln(os.Stderr, "gosplit: HZ:", os.Args[3])
+			os.Exit(2)
+		}
+		runtime.SetCPUProfileRate(hz)
 	}
 	secs, err := strconv.ParseFloat(os.Args[1], 64)
 	if err != nil {
