@@ -4,7 +4,8 @@
  * kernel's: every CPU's period is set by a thread on that CPU (the point
  * of the module: no cross-CPU call), at rates within the spread, none
  * before the first span; a CPU not sampled (-ENOENT) ends its thread
- * alone; a refusal is counted; stop joins at once and sums what was done.
+ * alone; a refusal is counted; stop joins at once and sums what was done,
+ * even with a CPU held by a real-time spinner above the agent.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -63,6 +64,73 @@ static int online_cpus(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n < 1 ? 1 : n > MAXCPU ? MAXCPU : (int)n;
+}
+
+/* A SCHED_FIFO 50 thread spinning on one CPU until told, as a busy-polling one does. */
+struct spinner {
+	int cpu;
+	volatile bool stop;
+};
+
+static void *spin(void *arg)
+{
+	struct spinner *sp = arg;
+	double end = clock_s(CLOCK_MONOTONIC) + 5;
+
+	while (!sp->stop && clock_s(CLOCK_MONOTONIC) < end)
+		;
+	return NULL;
+}
+
+/* Stop with the last CPU held by a real-time spinner: it lets that CPU's thread loose. */
+static void stop_beside_spinner(int n)
+{
+	struct record r = { .lock = PTHREAD_MUTEX_INITIALIZER, .enoent_cpu = -1, .refuse_cpu = -1 };
+	struct sched_param prio = { .sched_priority = 50 };
+	struct spinner sp = { .cpu = n - 1 };
+	struct clockthreads *c = NULL;
+	struct errbuf err = { "" };
+	pthread_attr_t attr;
+	pthread_t th;
+	cpu_set_t one;
+	double t;
+
+	if (n < 2) {
+		T_SKIP("stop beside a real-time spinner", "needs 2 CPUs");
+		return;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(sp.cpu, &one);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+	pthread_attr_setschedparam(&attr, &prio);
+	if (pthread_create(&th, &attr, spin, &sp)) {
+		pthread_attr_destroy(&attr);
+		T_SKIP("stop beside a real-time spinner", "no real-time threads here (CAP_SYS_NICE)");
+		return;
+	}
+	pthread_attr_destroy(&attr);
+	usleep(100000);
+	/*
+	 * The agent's threads in the real-time class below the spinner, as
+	 * when it has raised itself: nothing lets them onto its CPU.
+	 */
+	prio.sched_priority = 1;
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &prio);
+	CHECK(clockthreads_start(&c, n, FREQ, 7, record_set, &r, &err) == 0, "start beside a spinner",
+	      "%s", err.msg);
+	usleep(300000);
+	t = clock_s(CLOCK_MONOTONIC);
+	clockthreads_stop(c, NULL);
+	t = clock_s(CLOCK_MONOTONIC) - t;
+	prio.sched_priority = 0;
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &prio);
+	sp.stop = true;
+	pthread_join(th, NULL);
+	CHECK(t < 1, "stop beside a real-time spinner holding a CPU: at once, not when it is done (5 s)",
+	      "%.3f s", t);
 }
 
 int main(void)
@@ -125,5 +193,6 @@ int main(void)
 	      "no CPUs: -EINVAL, nothing started", "started");
 	clockthreads_stop(NULL, NULL);
 	T_OK("stop of none");
+	stop_beside_spinner(n);
 	return T_EXIT();
 }

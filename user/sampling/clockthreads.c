@@ -56,12 +56,7 @@ static void *vary(void *arg)
 {
 	struct clockthread *t = arg;
 	struct clockthreads *c = t->all;
-	cpu_set_t one;
 
-	/* Off its CPU it still works, at the cost the thread is for. */
-	CPU_ZERO(&one);
-	CPU_SET(t->cpu, &one);
-	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 	setpriority(PRIO_PROCESS, 0, c->nice);
 	prctl(PR_SET_TIMERSLACK, (unsigned long)c->slack_ns);
 	for (;;) {
@@ -114,12 +109,24 @@ void clockthreads_stats(struct clockthreads *c, struct jitter_stats *st)
 void clockthreads_stop(struct clockthreads *c, struct jitter_stats *st)
 {
 	uint64_t one = 1;
+	cpu_set_t any;
 
 	if (!c)
 		return;
 	if (write(c->stop_fd, &one, sizeof(one)) < 0) {
 		/* an eventfd takes a write until 2^64 - 2 are unread */
 	}
+	/*
+	 * A thread's CPU may be held by a real-time task above the agent (a
+	 * busy-polling thread): pinned there, it would not run to see the
+	 * stop until that task let go, and the join would wait for it.  Let
+	 * loose on the agent's CPUs, it ends on any other.
+	 */
+	if (sched_getaffinity(0, sizeof(any), &any))
+		CPU_ZERO(&any);
+	for (int i = 0; i < c->n; i++)
+		if (c->t[i].running && CPU_COUNT(&any))
+			pthread_setaffinity_np(c->t[i].thread, sizeof(any), &any);
 	for (int i = 0; i < c->n; i++) {
 		if (c->t[i].running)
 			pthread_join(c->t[i].thread, NULL);
@@ -143,8 +150,25 @@ static int start_one(struct clockthread *t)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = pthread_attr_init(&attr);
 	if (!ret) {
+		cpu_set_t one;
+
+		/*
+		 * Pinned from its start, not by itself once it runs: the stop
+		 * may let it loose before it first ran (clockthreads_stop).
+		 * Off its CPU (not in the agent's set) it still works, at the
+		 * cost the thread is for.
+		 */
+		CPU_ZERO(&one);
+		CPU_SET(t->cpu, &one);
+		pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
 		sched_attr_like_caller(&attr);
 		ret = pthread_create(&t->thread, &attr, vary, t);
+		if (ret == EINVAL) { /* a CPU outside the agent's set */
+			pthread_attr_destroy(&attr);
+			pthread_attr_init(&attr);
+			sched_attr_like_caller(&attr);
+			ret = pthread_create(&t->thread, &attr, vary, t);
+		}
 		pthread_attr_destroy(&attr);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
