@@ -75,8 +75,8 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
 
 # Library code: everything but the entry point, its event handling and the BPF
 # loader (which needs the skeleton), so unit tests link without building BPF.
-AGENT_SRCS := user/main.c user/events.c user/sampler.c user/sampler_maps.c
-# user/ is being laid out in folders by job (user/sampling/ ...): includes name the folder
+AGENT_SRCS := user/main.c user/agent/events.c user/sampling/sampler.c user/sampling/sampler_maps.c
+# user/ is laid out in folders by job (user/README.md): includes name the folder
 LIB_SRCS   := $(filter-out $(AGENT_SRCS),$(wildcard user/*.c user/*/*.c)) $(wildcard proto/*.c)
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
@@ -93,15 +93,14 @@ $(BUILD)/cprof.bpf.o: bpf/cprof.bpf.c $(wildcard bpf/*.h vmlinux/*.h) | $(BUILD)
 $(BUILD)/cprof.skel.h: $(BUILD)/cprof.bpf.o
 	$(BPFTOOL) gen skeleton $< name cprof_bpf > $@.tmp && mv $@.tmp $@
 
-# (sampler_internal.h includes the skeleton)
-$(BUILD)/user/sampler.o $(BUILD)/user/sampler_maps.o: $(BUILD)/cprof.skel.h
+# (the sampler's header includes the skeleton, which -MMD names only once it exists)
+$(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS)): $(BUILD)/cprof.skel.h
 
-# the BPF unwinder, built as plain C
-$(BUILD)/user/bpfunwind.o: $(wildcard bpf/*.h)
-
-$(BUILD)/%.o: %.c $(wildcard user/*.h user/*/*.h proto/*.h bpf/cprof.h)
+# Each object's headers, as the compiler found them (-MMD): a header's edit
+# rebuilds what includes it, and nothing else.
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # An archive keeps a member whose source is gone (moved, deleted) until it
 # is made anew: each is made anew when its list of members changes.
@@ -136,17 +135,17 @@ FORCE:
 
 # Helpers the unit tests share (tests/*.c): the BPF unwinder built as plain C among them.
 TEST_HELP  := $(patsubst tests/%.c,$(BUILD)/tests/help/%.o,$(wildcard tests/*.c))
-$(BUILD)/tests/help/%.o: tests/%.c $(wildcard tests/*.h user/*.h user/*/*.h bpf/*.h)
+$(BUILD)/tests/help/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 MEMBERS_libtesthelp := $(TEST_HELP)
 $(BUILD)/tests/libtesthelp.a: $(TEST_HELP) $(BUILD)/tests/libtesthelp.members
 	rm -f $@
 	ar rcs $@ $(TEST_HELP)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/testlib.h tests/testutil.h $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a $(BUILD)/link.flags
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a $(LDLIBS)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a $(BUILD)/link.flags
+	@mkdir -p $(dir $@) $(BUILD)/tests/deps
+	$(CC) $(CFLAGS) -Itests -MMD -MP -MF $(BUILD)/tests/deps/$*.d $(LDFLAGS) -o $@ $< $(BUILD)/tests/libtesthelp.a $(BUILD)/libcprof.a $(LDLIBS)
 
 # Workloads are built by the e2e tests with their own flags; this builds the
 # frame-pointer variants used by `make run`-style smoke checks and benchmarks.
@@ -239,6 +238,8 @@ deb:
 
 clean:
 	rm -rf build build-san build-dyn build-static build-deb cprof-bpf
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # Fuzz targets (make fuzz) live with their rules in tests/fuzz/.
 -include tests/fuzz/fuzz.mk

@@ -161,7 +161,7 @@ struct cprof_lost {
  */
 #define CPROF_OFFCPU_MIN_NS 1000000ULL /* default --off-cpu-min: 1 ms */
 #define CPROF_OFFCPU_UNWINDS 1000      /* stack walks a second per CPU */
-#define CPROF_CPUS_MAX 4096            /* CPUs --cpu can name (user/cpulist.h) */
+#define CPROF_CPUS_MAX 4096            /* CPUs --cpu can name (user/fs/cpulist.h) */
 
 /* Host-wide counters (a per-CPU array of one element). */
 struct cprof_stats {
@@ -292,7 +292,7 @@ struct cprof_file_event {
  * registers there, the frames before it and the stack above its sp.
  * The loader parks it until the table is built, finishes the walk over
  * the same tables (user/deferwalk.c, the same code) and counts it; past
- * a timeout it counts the key as sampled (user/deferred.c).  At most
+ * a timeout it counts the key as sampled (user/unwind/deferred.c).  At most
  * CPROF_DEFER_RATE a second a CPU.
  */
 #define CPROF_DEFER_FRAMES 32         /* frames before the one waiting */

@@ -3,7 +3,7 @@
  * defer.bpf.h: a sample whose user walk met a frame in a file whose table
  * is still to be built (unwind.bpf.h's note_defer()) is sent, instead of
  * being counted, to be walked again from that frame once the table is
- * there (struct cprof_deferred; the loader's user/deferred.c).  Included
+ * there (struct cprof_deferred; the loader's user/unwind/deferred.c).  Included
  * by cprof.bpf.c after unwind.bpf.h.
  */
 #ifndef CPROF_DEFER_BPF_H

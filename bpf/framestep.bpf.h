@@ -4,7 +4,7 @@
  * through the per-CPU window, and the caller's registers by frame pointers,
  * a signal frame or a CFI row.  Included by unwind.bpf.h, whose walk state
  * (struct unwind_ctx, struct unwind_loop) it works on; compiled as plain C
- * with it for the unit tests (user/bpfunwind.c).
+ * with it for the unit tests (user/unwind/bpfunwind.c).
  */
 #ifndef CPROF_FRAMESTEP_BPF_H
 #define CPROF_FRAMESTEP_BPF_H

@@ -8,7 +8,7 @@
  * Its maps are here with the code, the only code that uses them.  The
  * entry point, python_stack(), is a global function: the verifier checks
  * it once, apart from the native walk.  Also compiled as plain C in
- * user/bpfunwind.c, for unit tests of its reads of the C stack.
+ * user/unwind/bpfunwind.c, for unit tests of its reads of the C stack.
  */
 #ifndef CPROF_PYTHON_BPF_H
 #define CPROF_PYTHON_BPF_H

@@ -3,7 +3,7 @@
  * pytramp.bpf.h: where CPython's perf trampolines are (see cprof.h), and
  * how a pc in one is stepped: the rule the loader derived from the code it
  * found there.  The unwinder asks only for pcs without CFI.  Also compiled
- * as plain C for unit tests (user/bpfunwind.c).
+ * as plain C for unit tests (user/unwind/bpfunwind.c).
  */
 #ifndef CPROF_PYTRAMP_BPF_H
 #define CPROF_PYTRAMP_BPF_H

@@ -5,7 +5,7 @@
  * sampling, and every map with the types of its values.
  *
  * Included once, by cprof.bpf.c (or a test's plain-C build of the
- * unwinder, user/bpfunwind.c), before the code that uses them.
+ * unwinder, user/unwind/bpfunwind.c), before the code that uses them.
  */
 #ifndef CPROF_STATE_BPF_H
 #define CPROF_STATE_BPF_H

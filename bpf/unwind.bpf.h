@@ -7,9 +7,9 @@
  * per-CPU window of it.
  *
  * Uses the maps and globals of state.bpf.h and the hashing of
- * stacks.bpf.h.  Also compiled as plain C, with user/bpfshim.h standing in
+ * stacks.bpf.h.  Also compiled as plain C, with user/unwind/bpfshim.h standing in
  * for the BPF helpers, so that unit tests run this code over real tables
- * and recorded stacks (user/bpfunwind.c).
+ * and recorded stacks (user/unwind/bpfunwind.c).
  */
 #ifndef CPROF_UNWIND_BPF_H
 #define CPROF_UNWIND_BPF_H

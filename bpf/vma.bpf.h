@@ -4,7 +4,7 @@
  * kernel's VMA (bpf_find_vma), for the unwinder (unwind.bpf.h declares
  * vma_file_of()).  Kept apart because it is the one part
  * of the unwinder that reads kernel structures: the userspace build of the
- * unwinder (user/bpfunwind.c) gives its own, from a test's made-up
+ * unwinder (user/unwind/bpfunwind.c) gives its own, from a test's made-up
  * mappings.
  */
 #ifndef CPROF_VMA_BPF_H

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "util/grow.h"
 #include "pprof_enc.h"
 
 /* ---- errors and output ---- */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
+#include "util/arena.h"
 #include "pbwire.h"
 #include "pprof.h"
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 /* Where the image puts its sections. */
 #define TEXT_VADDR 0x1000u

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "elfobj.h"
-#include "errbuf.h"
+#include "elf/elfobj.h"
+#include "util/errbuf.h"
 
 static inline int open_obj(const char *path, struct elfobj **o, struct errbuf *err)
 {

@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "grow.h"
-#include "output.h"
+#include "util/grow.h"
+#include "output/output.h"
 #include "pprofcheck.h"
 #include "testlib.h"
 

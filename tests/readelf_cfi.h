@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 struct rf_fde {
 	uint64_t start, end;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpfunwind.h"
+#include "unwind/bpfunwind.h"
 #include "testutil.h"
 #include "unwindcheck.h"
 

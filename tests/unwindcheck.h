@@ -2,7 +2,7 @@
 /*
  * unwindcheck: building unwind tables in tests and looking rows up in them
  * the way the BPF unwinder does: row_at() lays the table out as the loader
- * does and runs bpf/unwind.bpf.h's find_row over it (user/bpfunwind.h).
+ * does and runs bpf/unwind.bpf.h's find_row over it (user/unwind/bpfunwind.h).
  */
 #ifndef CPROF_UNWINDCHECK_H
 #define CPROF_UNWINDCHECK_H
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "cprof.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 /*
  * unwind_build_fd() and unwind_build_mem(), and the former of a path.

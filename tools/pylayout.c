@@ -2,7 +2,7 @@
 /*
  * pylayout: prints the offsets cprof-bpf reads in a CPython of one
  * version, from that version's own headers, as a row of
- * user/python_layout.c.  Built once per installed version by
+ * user/python/python_layout.c.  Built once per installed version by
  * tools/pylayout.sh; the unit test test_python_layout compares the table
  * with it for every version installed.
  */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# End-to-end: deferred walks (bpf/defer.bpf.h, user/deferred.c).  A brand-new
+# End-to-end: deferred walks (bpf/defer.bpf.h, user/unwind/deferred.c).  A brand-new
 # program without frame pointers, its binary's .eh_frame big enough that its
 # table takes a while, started after the whole-host profiler: its first
 # samples come before its table is built (before, they went by frame

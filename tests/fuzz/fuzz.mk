@@ -26,47 +26,47 @@ FUZZ_CFLAGS  := -g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
                 -Iuser -Iproto -Ibpf -Itests -Itests/fuzz -DCPROF_VERSION='"fuzz"'
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIBS    := -lelf -lz
-FUZZ_HDRS    := $(wildcard tests/fuzz/*.h tests/*.h user/*.h proto/*.h bpf/*.h)
+FUZZ_HDRS    := $(wildcard tests/fuzz/*.h tests/*.h user/*/*.h proto/*.h bpf/*.h)
 
 # Library sources per target, the libFuzzer options that suit its input,
 # and the libraries it needs beyond FUZZ_LIBS.
 # The ELF layer (elfsrc.c) and the debug-file finder serve every reader of ELF.
-ELF_SRCS            := user/elfsrc.c user/errbuf.c
-ELFOBJ_SRCS         := user/elfobj.c user/elfsyms.c user/debugfile.c user/symsel.c \
-                       user/rootfs.c $(ELF_SRCS)
-UNWIND_SRCS         := $(wildcard user/unwind*.c) user/secwin.c user/ranges.c \
-                       tests/unwindcheck.c user/bpfunwind.c
+ELF_SRCS            := user/elf/elfsrc.c user/util/errbuf.c
+ELFOBJ_SRCS         := user/elf/elfobj.c user/elf/elfsyms.c user/elf/debugfile.c user/elf/symsel.c \
+                       user/fs/rootfs.c $(ELF_SRCS)
+UNWIND_SRCS         := $(wildcard user/unwind/unwind*.c) user/unwind/rows.c user/elf/secwin.c user/util/ranges.c \
+                       tests/unwindcheck.c user/unwind/bpfunwind.c
 fuzz_elf_SRCS       := $(ELFOBJ_SRCS) $(UNWIND_SRCS)
 fuzz_elf_OPTS       := -max_len=262144
 fuzz_ehframe_SRCS   := $(UNWIND_SRCS) $(ELF_SRCS)
 fuzz_ehframe_OPTS   := -max_len=65600
 fuzz_elfsyms_SRCS   := $(ELFOBJ_SRCS)
 fuzz_elfsyms_OPTS   := -max_len=65600
-fuzz_procmaps_SRCS  := user/procmaps.c user/errbuf.c
+fuzz_procmaps_SRCS  := user/fs/procmaps.c user/util/errbuf.c
 fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
-fuzz_kallsyms_SRCS  := user/kallsyms.c user/kcatalog.c user/arena.c user/addrsearch.c user/errbuf.c
+fuzz_kallsyms_SRCS  := user/symbols/kallsyms.c user/symbols/kcatalog.c user/util/arena.c user/util/addrsearch.c user/util/errbuf.c
 fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
-fuzz_pprof_SRCS     := $(wildcard proto/*.c) user/arena.c
+fuzz_pprof_SRCS     := $(wildcard proto/*.c) user/util/arena.c
 fuzz_pprof_OPTS     := -max_len=16384
-fuzz_perfmap_SRCS   := user/perfmap.c user/addrsearch.c user/rootfs.c user/fdlru.c user/errbuf.c
+fuzz_perfmap_SRCS   := user/symbols/perfmap.c user/util/addrsearch.c user/fs/rootfs.c user/fs/fdlru.c user/util/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
-fuzz_pylines_SRCS   := user/python_lines.c
+fuzz_pylines_SRCS   := user/python/python_lines.c
 fuzz_pylines_OPTS   := -max_len=4096
-fuzz_cgroup_SRCS    := user/cgroup.c user/errbuf.c
+fuzz_cgroup_SRCS    := user/fs/cgroup.c user/util/errbuf.c
 fuzz_cgroup_OPTS    := -max_len=8192
-fuzz_dwarfinfo_SRCS := user/dwarfinfo.c user/dwarfimage.c $(ELFOBJ_SRCS)
+fuzz_dwarfinfo_SRCS := user/dwarf/dwarfinfo.c user/dwarf/dwarfimage.c $(ELFOBJ_SRCS)
 fuzz_dwarfinfo_OPTS := -max_len=65700
 fuzz_dwarfinfo_LIBS := -ldw
-fuzz_symbolize_SRCS := user/symbolize.c user/strpool.c user/arena.c user/dwarfworker.c \
-                       user/dwarfchild.c user/dwarfkeep.c user/sandbox.c user/dwarfinfo.c user/dwarfimage.c \
-                       user/demangle.c $(ELFOBJ_SRCS) user/hmap.c user/procmaps.c \
-                       user/stackstore.c user/aggregate.c user/perfmap.c user/addrsearch.c \
-                       user/kallsyms.c user/fdlru.c user/proctab.c user/objcache.c user/cgroup.c \
-                       user/priority.c user/procstat.c user/python.c user/python_layout.c \
-                       user/python_lines.c
+fuzz_symbolize_SRCS := user/symbols/symbolize.c user/util/strpool.c user/util/arena.c user/dwarf/dwarfworker.c \
+                       user/dwarf/dwarfchild.c user/dwarf/dwarfkeep.c user/dwarf/sandbox.c user/dwarf/dwarfinfo.c user/dwarf/dwarfimage.c \
+                       user/util/demangle.c $(ELFOBJ_SRCS) user/util/hmap.c user/fs/procmaps.c \
+                       user/util/stackstore.c user/process/aggregate.c user/symbols/perfmap.c user/util/addrsearch.c \
+                       user/symbols/kallsyms.c user/fs/fdlru.c user/process/proctab.c user/elf/objcache.c user/fs/cgroup.c \
+                       user/agent/priority.c user/fs/procstat.c user/python/python.c user/python/python_layout.c \
+                       user/python/python_lines.c
 fuzz_symbolize_OPTS := -max_len=65700
 fuzz_symbolize_LIBS := -ldw -liberty
-fuzz_demangle_SRCS  := user/demangle.c
+fuzz_demangle_SRCS  := user/util/demangle.c
 fuzz_demangle_OPTS  := -max_len=8192 -dict=tests/fuzz/demangle.dict
 fuzz_demangle_LIBS  := -liberty
 

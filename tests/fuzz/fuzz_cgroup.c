@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "cgroup.h"
+#include "fs/cgroup.h"
 #include "fuzz_common.h"
 
 static void check_id(const char *id)

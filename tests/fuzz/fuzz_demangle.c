@@ -17,7 +17,7 @@
  */
 #include <stdint.h>
 
-#include "demangle.h"
+#include "util/demangle.h"
 #include "fuzz_common.h"
 
 #define BIG 4096

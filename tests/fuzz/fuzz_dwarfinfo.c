@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <zlib.h>
 
-#include "dwarfinfo.h"
+#include "dwarf/dwarfinfo.h"
 #include "fuzz_common.h"
 #include "synth_elf.h"
 

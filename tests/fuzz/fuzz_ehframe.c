@@ -28,7 +28,7 @@
 
 #include "fuzz_common.h"
 #include "synth_elf.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 #include "unwindcheck.h"
 
 enum {

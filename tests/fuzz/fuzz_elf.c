@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "elfobj.h"
+#include "elf/elfobj.h"
 #include "fuzz_common.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 #include "unwindcheck.h"
 
 /* A debug root and object path that exist nowhere: debuglink is parsed, no file is opened. */

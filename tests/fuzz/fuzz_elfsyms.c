@@ -27,7 +27,7 @@
  */
 #include <stdint.h>
 
-#include "elfobj.h"
+#include "elf/elfobj.h"
 #include "fuzz_common.h"
 #include "synth_elf.h"
 

@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "fuzz_common.h"
-#include "kallsyms.h"
-#include "kcatalog.h"
+#include "symbols/kallsyms.h"
+#include "symbols/kcatalog.h"
 
 #define MAX_QUERIES 4096
 

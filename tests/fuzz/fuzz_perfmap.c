@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "fuzz_common.h"
-#include "perfmap.h"
+#include "symbols/perfmap.h"
 
 #define MAX_QUERIES 2048
 #define MAX_FILE (256u << 10) /* four 64 KiB chunks of perfmap.c */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "python_lines.h"
+#include "python/python_lines.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -27,10 +27,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "elfobj.h"
+#include "elf/elfobj.h"
 #include "fuzz_common.h"
-#include "stackstore.h"
-#include "symbolize.h"
+#include "util/stackstore.h"
+#include "symbols/symbolize.h"
 #include "synth_elf.h"
 
 enum { F_EXEC = 1, F_NOSYMTAB = 2, F_BUDGET = 4, F_FD = 8 };

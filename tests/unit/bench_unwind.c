@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 static const char *const cfa_names[] = { "invalid", "rsp", "rbp", "plt", "signal", "stop" };
 static const char *const rbp_names[] = { "same", "offset", "invalid" };

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "util/clock.h"
 #include "sampling/clockthreads.h"
 #include "testlib.h"
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpfunwind.h"
-#include "countlog.h"
+#include "unwind/bpfunwind.h"
+#include "sampling/countlog.h"
 #include "testlib.h"
 
 #define NCPUS 2

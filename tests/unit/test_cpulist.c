@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cpulist.h"
+#include "fs/cpulist.h"
 #include "testlib.h"
 
 /* "0-3,5" -> its set, through the parser with no online check. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deferred.h"
+#include "unwind/deferred.h"
 #include "testlib.h"
 
 struct fake {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "util/demangle.h"
 #include "testlib.h"
 
 static void expect(const char *sym, const char *want, const char *what)

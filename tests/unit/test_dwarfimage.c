@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dwarfimage.h"
+#include "dwarf/dwarfimage.h"
 #include "testlib.h"
 #include "testutil.h"
 

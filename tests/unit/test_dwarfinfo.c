@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dwarfinfo.h"
-#include "elfobj.h"
+#include "dwarf/dwarfinfo.h"
+#include "elf/elfobj.h"
 #include "elfobjcheck.h"
 #include "testlib.h"
 #include "testutil.h"

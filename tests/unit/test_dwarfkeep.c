@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dwarfkeep.h"
+#include "dwarf/dwarfkeep.h"
 #include "testlib.h"
 
 /* A copy of this test binary (built with -g): a file with DWARF of our own. */

@@ -22,11 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dwarfinfo.h"
-#include "dwarfproto.h"
-#include "dwarfworker.h"
-#include "elfobj.h"
-#include "sandbox.h"
+#include "dwarf/dwarfinfo.h"
+#include "dwarf/dwarfproto.h"
+#include "dwarf/dwarfworker.h"
+#include "elf/elfobj.h"
+#include "dwarf/sandbox.h"
 #include "testlib.h"
 #include "testutil.h"
 

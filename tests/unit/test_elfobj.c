@@ -23,9 +23,9 @@
 #include <unistd.h>
 #include <elf.h>
 
-#include "elfobj.h"
+#include "elf/elfobj.h"
 #include "elfobjcheck.h"
-#include "objcache.h"
+#include "elf/objcache.h"
 #include "readelf_elf.h"
 #include "testlib.h"
 #include "testutil.h"

@@ -13,7 +13,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "elfobj.h"
+#include "elf/elfobj.h"
 #include "elfobjcheck.h"
 #include "testlib.h"
 #include "testutil.h"

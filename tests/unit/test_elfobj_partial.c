@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elfobj.h"
+#include "elf/elfobj.h"
 #include "elfobjcheck.h"
 #include "testlib.h"
 #include "testutil.h"

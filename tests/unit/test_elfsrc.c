@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "elfsrc.h"
+#include "elf/elfsrc.h"
 #include "fuzz/synth_elf.h"
 #include "testlib.h"
 #include "testutil.h"

@@ -13,7 +13,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "grace.h"
+#include "sampling/grace.h"
 #include "testlib.h"
 
 struct fake {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kallsyms.h"
+#include "symbols/kallsyms.h"
 #include "testlib.h"
 
 static const char crafted_head[] =

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Tests for the kernel entries of bpf/unwind.bpf.h (through the userspace
- * build of the unwinder, user/bpfunwind.c): the mappings bpf_find_vma
+ * build of the unwinder, user/unwind/bpfunwind.c): the mappings bpf_find_vma
  * found for a process the loader has not read yet, kept sorted for
  * find_mapping(), never written over the loader's entry, bounded, and
  * dropped at exec and exit; and the mappings an mmap adds (entry_add() as
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bpfunwind.h"
+#include "unwind/bpfunwind.h"
 #include "cprof.h"
 #include "testlib.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ksymcache.h"
+#include "symbols/ksymcache.h"
 #include "testlib.h"
 
 /* The kallsyms text the opener hands out, and how often it was asked. */

@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdlru.h"
-#include "objcache.h"
-#include "rootfs.h"
+#include "fs/fdlru.h"
+#include "elf/objcache.h"
+#include "fs/rootfs.h"
 #include "testlib.h"
 #include "testutil.h"
 

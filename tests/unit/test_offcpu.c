@@ -16,11 +16,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "aggregate.h"
-#include "kernel_btf.h"
-#include "options.h"
-#include "profile.h"
-#include "stackstore.h"
+#include "process/aggregate.h"
+#include "sampling/kernel_btf.h"
+#include "agent/options.h"
+#include "output/profile.h"
+#include "util/stackstore.h"
 #include "testlib.h"
 #include "testutil.h"
 

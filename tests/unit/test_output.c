@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests for user/output.c: the output directory (refused when others could
+ * Tests for user/output/output.c: the output directory (refused when others could
  * replace files in it), atomic gzip files with the mode asked for, and
  * --keep removing only what this run wrote.
  *
@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "output.h"
+#include "output/output.h"
 #include "testlib.h"
 
 static char tmpdir[1024];

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perfmap.h"
+#include "symbols/perfmap.h"
 #include "testlib.h"
 
 /* A file holding @len bytes of @text, read from its start. */

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "priority.h"
+#include "agent/priority.h"
 #include "testlib.h"
 
 static double cpu_ms(void)

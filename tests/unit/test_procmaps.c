@@ -13,7 +13,7 @@
 #endif
 
 #include "cprof.h"
-#include "procmaps.h"
+#include "fs/procmaps.h"
 #include "testlib.h"
 
 static const char crafted[] =

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "procstat.h"
+#include "fs/procstat.h"
 #include "testlib.h"
 
 /* procstat_start_ticks() over @line, through a pipe. */

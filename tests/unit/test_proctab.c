@@ -28,10 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fdlru.h"
-#include "objcache.h"
-#include "proctab.h"
-#include "rootfs.h"
+#include "fs/fdlru.h"
+#include "elf/objcache.h"
+#include "process/proctab.h"
+#include "fs/rootfs.h"
 #include "testlib.h"
 #include "testutil.h"
 

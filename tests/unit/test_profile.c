@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "profile.h"
+#include "output/profile.h"
 #include "testlib.h"
 
 static const char *esc(const char *s)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bpfunwind.h"
+#include "unwind/bpfunwind.h"
 #include "testlib.h"
 
 #define MEM_LO 0x7ffd00000000ull

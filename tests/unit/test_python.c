@@ -5,7 +5,7 @@
  * own; a version not installed is a skip saying so.
  *
  *  - layout: tools/pylayout.c compiled against the version's headers must
- *    print the row user/python_layout.c holds for it.
+ *    print the row user/python/python_layout.c holds for it.
  *  - lines: for every code object of a source with jumps of all sizes,
  *    py_line() must give at every instruction the line the interpreter
  *    itself gives (co_lines(), or dis.findlinestarts() before 3.10).
@@ -19,14 +19,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "python_layout.h"
-#include "python_lines.h"
+#include "python/python_layout.h"
+#include "python/python_lines.h"
 #include "pyenv.h"
 #include "testlib.h"
 
 static const char *const versions[] = { "3.8", "3.9", "3.10", "3.11", "3.12", "3.13" };
 
-/* The row of user/python_layout.c for @l, as tools/pylayout.c prints it. */
+/* The row of user/python/python_layout.c for @l, as tools/pylayout.c prints it. */
 static void print_row(const struct py_layout *l, char *buf, size_t len)
 {
 	const struct py_offsets *o = &l->off;

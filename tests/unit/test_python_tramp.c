@@ -21,11 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bpfunwind.h"
-#include "procmaps.h"
+#include "unwind/bpfunwind.h"
+#include "fs/procmaps.h"
 #include "pyenv.h"
-#include "python.h"
-#include "python_tramp.h"
+#include "python/python.h"
+#include "python/python_tramp.h"
 #include "testlib.h"
 
 #define ARENA 0x10000u

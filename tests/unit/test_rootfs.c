@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rootfs.h"
+#include "fs/rootfs.h"
 #include "testlib.h"
 #include "testutil.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_secwin: a section read again a window at a time (user/secwin.c), and
+ * test_secwin: a section read again a window at a time (user/elf/secwin.c), and
  * unwind tables made that way: the same rows as from the whole section.
  *
  * Every byte is checked against the file it came from; the unwind tables of
@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "../testlib.h"
-#include "elfsrc.h"
-#include "secwin.h"
-#include "unwind.h"
+#include "elf/elfsrc.h"
+#include "elf/secwin.h"
+#include "unwind/unwind.h"
 
 #define FILE_LEN (1u << 20)
 

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aggregate.h"
-#include "stackstore.h"
+#include "process/aggregate.h"
+#include "util/stackstore.h"
 #include "testlib.h"
 
 #define REST (CPROF_STACK_HASHED | 0x1234)

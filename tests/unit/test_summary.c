@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "summary.h"
+#include "agent/summary.h"
 #include "testlib.h"
 
 /* What summary_window writes for @s with @o after the windows @told saw. */

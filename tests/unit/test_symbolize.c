@@ -20,9 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfobj.h"
-#include "stackstore.h"
-#include "symbolize.h"
+#include "elf/elfobj.h"
+#include "util/stackstore.h"
+#include "symbols/symbolize.h"
 #include "testlib.h"
 #include "testutil.h"
 

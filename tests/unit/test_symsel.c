@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symsel.h"
+#include "elf/symsel.h"
 #include "testlib.h"
 
 static uint64_t rng = 88172645463325252ull;

@@ -25,12 +25,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "objcache.h"
-#include "proctab.h"
-#include "tables.h"
+#include "elf/objcache.h"
+#include "process/proctab.h"
+#include "sampling/tables.h"
 #include "testlib.h"
 #include "testutil.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #define MAX_PIDS 8
 #define MAX_FILES 16

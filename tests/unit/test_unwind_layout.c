@@ -21,10 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpfunwind.h"
+#include "unwind/bpfunwind.h"
 #include "testlib.h"
 #include "testutil.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 #include "unwindcheck.h"
 
 static double now_ms(void)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The BPF unwinder, walking real stacks: the code of bpf/unwind.bpf.h
- * (built as plain C, user/bpfunwind.h) over tables the loader's own code
+ * (built as plain C, user/unwind/bpfunwind.h) over tables the loader's own code
  * built (proctab's snapshot of a live process, tables.c laying them out
  * into a rows array) and stacks that process recorded (stackshot.c, built
  * without frame pointers: PIE, non-PIE, static).  Each walk must give
@@ -25,11 +25,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bpfunwind.h"
-#include "objcache.h"
-#include "proctab.h"
+#include "unwind/bpfunwind.h"
+#include "elf/objcache.h"
+#include "process/proctab.h"
 #include "stackshot.h"
-#include "tables.h"
+#include "sampling/tables.h"
 #include "testlib.h"
 #include "testutil.h"
 
@@ -317,7 +317,7 @@ static void check_shot(const char *variant, uint32_t pid, struct bpf_side *side,
 }
 
 /*
- * Deferred walks (bpf/defer.bpf.h, user/deferred.c): with the table of
+ * Deferred walks (bpf/defer.bpf.h, user/unwind/deferred.c): with the table of
  * frame @k's file still to come, the walk notes the first frame in that
  * file; walked on from the note over a copy of the stack from its sp, as
  * the loader does once the table is built, it gives the frames, status and

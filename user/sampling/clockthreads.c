@@ -16,8 +16,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "sched_attr.h"
+#include "util/clock.h"
+#include "util/sched_attr.h"
 #include "sampling/clockthreads.h"
 
 /* The longest timer slack: a wakeup later than its round by more would be a span of its own. */

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "errbuf.h"
+#include "util/errbuf.h"
 #include "sampling/jitter.h"
 
 /* Sets @cpu's sampling period to @ns: 0, -ENOENT (a CPU not sampled: its thread ends), -errno. */
