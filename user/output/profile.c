@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/escape.h"
 #include "util/grow.h"
 #include "output/output.h"
 #include "pprof.h"
@@ -137,7 +138,7 @@ static const char *escaped(struct escbuf *b, const char *s)
 
 	if (!s)
 		return NULL;
-	n = profile_escape(s, NULL, 0);
+	n = escape_controls(s, NULL, 0);
 	if (n == strlen(s))
 		return s;
 	if (b->cap < n + 1) {
@@ -148,7 +149,7 @@ static const char *escaped(struct escbuf *b, const char *s)
 		b->p = p;
 		b->cap = n + 1;
 	}
-	profile_escape(s, b->p, b->cap);
+	escape_controls(s, b->p, b->cap);
 	return b->p;
 }
 
