@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			symbolizer_prepare(&sym, procs, 1, &stacks, NULL);
 		for (size_t i = 0; i < naddr; i++) {
 			/* The addresses profile.c asks for: the leaf, and return addresses - 1. */
-			uint64_t a = (i % 3) && addrs[i] ? addrs[i] - 1 : addrs[i];
+			uint64_t a = symbolize_frame_addr(addrs[i], (uint32_t)(i % 3));
 			struct named now;
 			struct sym out;
 

@@ -153,12 +153,6 @@ static const char *escaped(struct escbuf *b, const char *s)
 	return b->p;
 }
 
-/* Callers' addresses are return addresses: step back into the call. */
-static uint64_t frame_addr(uint64_t ip, uint32_t depth)
-{
-	return depth > 0 && ip > 0 ? ip - 1 : ip;
-}
-
 static int push_lines(struct writer *w, struct frame *f, const struct sym_line *l, size_t n)
 {
 	if (grow_to((void **)&w->lines, &w->lines_cap, w->nlines + n, sizeof(*w->lines), 1024,
@@ -315,6 +309,8 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 		return ret;
 	}
 	for (uint32_t i = 0; i < nr; i++) {
+		uint64_t addr = symbolize_frame_addr(ip[i], i);
+
 		/*
 		 * A frame-pointer walk through code that keeps no frame pointer
 		 * reads stack garbage as return addresses (a process sampled
@@ -326,8 +322,8 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 			how = PSEUDO_UNMAPPED;
 			break;
 		}
-		ret = fn(w, kind, frame_addr(ip[i], i), 0);
-		if (!ret && sp && pyproc_is_eval(w->p->py, frame_addr(ip[i], i)))
+		ret = fn(w, kind, addr, 0);
+		if (!ret && sp && pyproc_is_eval(w->p->py, addr))
 			ret = splice_run(w, sp, false, fn);
 		if (ret)
 			return ret;

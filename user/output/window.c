@@ -86,9 +86,8 @@ static int resolve_kernel(struct process **procs, size_t n, const struct stackst
 			if (!(e->key.kstack & CPROF_STACK_HASHED))
 				continue;
 			ip = stackstore_get(stacks, e->key.kstack, &nr, NULL);
-			/* the same return-address adjustment profile.c makes */
 			for (uint32_t j = 0; ip && j < nr && !ret; j++)
-				ret = push_addr(&addrs, &na, &cap, j > 0 ? ip[j] - 1 : ip[j]);
+				ret = push_addr(&addrs, &na, &cap, symbolize_frame_addr(ip[j], j));
 		}
 	}
 	if (ret) {

@@ -608,8 +608,7 @@ static int collect(struct symcache *c, const struct process *p, const struct sta
 		    !(ip = stackstore_get(stacks, ae->key.ustack, &nr, NULL)))
 			continue;
 		for (uint32_t j = 0; j < nr; j++) {
-			/* The same step back into the call as profile.c takes. */
-			uint64_t addr = j > 0 && ip[j] ? ip[j] - 1 : ip[j], vaddr;
+			uint64_t addr = symbolize_frame_addr(ip[j], j), vaddr;
 			const struct vma *v;
 			struct elfobj *o = locate(p, addr, &v, &vaddr);
 			struct objinfo *oi;

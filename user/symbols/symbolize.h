@@ -124,6 +124,19 @@ struct sym {
 };
 
 /*
+ * The address a frame is looked up at.  A caller's (@depth > 0, the leaf
+ * at 0) is a return address: the instruction after its call, which may be
+ * the next line or, after a call that ends a function, the next function.
+ * One byte back is inside the call.  Whoever gathers a window's addresses
+ * and whoever names its frames both step back here, so that what was
+ * resolved beforehand is what is asked for.
+ */
+static inline uint64_t symbolize_frame_addr(uint64_t ip, uint32_t depth)
+{
+	return depth > 0 && ip > 0 ? ip - 1 : ip;
+}
+
+/*
  * Resolves a user address of @p.  Strings stay valid until
  * symbolizer_done() for @p (or symbolizer_free()).  What cannot be read
  * just leaves fields empty.
