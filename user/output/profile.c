@@ -6,6 +6,7 @@
 
 #include "util/escape.h"
 #include "util/grow.h"
+#include "output/collect.h"
 #include "output/output.h"
 #include "pprof.h"
 #include "output/profile.h"
@@ -95,6 +96,7 @@ enum esc_slot { ESC_COMM, ESC_CGROUP, ESC_THREAD, ESC_MAPPING, ESC_NAME, ESC_SYS
 
 struct writer {
 	struct process *p;
+	struct sym_process view; /* what the symbolizer sees of p */
 	const struct stackstore *stacks;
 	struct symbolizer *sym;
 	struct pprof_enc *enc;
@@ -217,7 +219,7 @@ static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t 
 	if (!f || !created)
 		return f;
 	if (kind == FRAME_USER) {
-		symbolize_user(w->sym, w->p, addr, &sym);
+		symbolize_user(w->sym, &w->view, addr, &sym);
 	} else if (kind == FRAME_KERNEL) {
 		symbolize_kernel(w->sym, addr, &sym);
 	} else if (kind == FRAME_PYTHON) {
@@ -370,7 +372,7 @@ static int symbolize_all(struct writer *w)
 static bool maybe_jit(const struct writer *w, const struct frame *f)
 {
 	return f->key.kind == FRAME_USER && !f->nlines &&
-	       symbolize_maybe_jit(w->p, f->map);
+	       symbolize_maybe_jit(&w->view, f->map);
 }
 
 /*
@@ -393,7 +395,7 @@ static int name_jit_frames(struct writer *w)
 		}
 		addrs[n++] = f->key.addr;
 	}
-	if (n && symbolize_jit(w->sym, w->p, addrs, n, &w->jit, NULL) == 0) {
+	if (n && symbolize_jit(w->sym, proctab_perfmap(w->p, NULL), addrs, n, &w->jit, NULL) == 0) {
 		it = 0;
 		while (!ret && (f = hmap_next(&w->frames, &it))) {
 			const struct perfmap_sym *js;
@@ -704,6 +706,7 @@ int profile_write(struct outdir *out, const char *name, struct process *p,
 	};
 	struct writer w = {
 		.p = p,
+		.view = collect_view(p),
 		.stacks = stacks,
 		.sym = sym,
 		.st = st,
@@ -755,6 +758,6 @@ out:
 	for (size_t i = 0; i < ESC_SLOTS; i++)
 		free(w.esc[i].p);
 	/* Nothing of this process is looked up again: its objects may go. */
-	symbolizer_done(sym, p);
+	symbolizer_done(sym, &w.view);
 	return ret;
 }
