@@ -61,9 +61,7 @@ fuzz_symbolize_SRCS := user/symbols/symbolize.c user/util/strpool.c user/util/ar
                        user/dwarf/dwarfchild.c user/dwarf/dwarfkeep.c user/dwarf/sandbox.c user/dwarf/dwarfinfo.c user/dwarf/dwarfimage.c \
                        user/util/demangle.c $(ELFOBJ_SRCS) user/util/hmap.c user/fs/procmaps.c \
                        user/util/stackstore.c user/process/aggregate.c user/symbols/perfmap.c user/util/addrsearch.c \
-                       user/symbols/kallsyms.c user/fs/fdlru.c user/process/proctab.c user/elf/objcache.c user/fs/cgroup.c \
-                       user/agent/priority.c user/fs/procstat.c user/python/python.c user/python/python_layout.c \
-                       user/python/python_lines.c
+                       user/symbols/kallsyms.c user/fs/fdlru.c user/fs/procstat.c user/output/collect.c
 fuzz_symbolize_OPTS := -max_len=65700
 fuzz_symbolize_LIBS := -ldw -liberty
 fuzz_demangle_SRCS  := user/util/demangle.c

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_symbolize: the naming path a sampled address takes, over a made-up
- * process mapping a mutated object: symbolizer_prepare() (symbol tables
- * read for the sampled addresses only, within a symbol memory bound that
- * may be tiny), then symbolize_user() per address, against a second
- * symbolizer resolving the same addresses one at a time (whole tables).
+ * process mapping a mutated object: collect_prepare(), the window's way
+ * into symbolizer_prepare() (symbol tables read for the sampled addresses
+ * only, within a symbol memory bound that may be tiny), then
+ * symbolize_user() per address, against a second symbolizer resolving the
+ * same addresses one at a time (whole tables).
  *
  *   u16 flags    bit 0: ET_EXEC    bit 1: no .symtab (.dynsym only)
  *                bit 2: the symbol memory bound is `budget` bytes
@@ -30,6 +31,7 @@
 #include "elf/elfobj.h"
 #include "fuzz_common.h"
 #include "util/stackstore.h"
+#include "output/collect.h"
 #include "symbols/symbolize.h"
 #include "synth_elf.h"
 
@@ -83,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct named first[MAX_ADDRS];
 	struct process p = { .pid = 7 };
 	struct process *procs[1] = { &p };
+	struct sym_process view;
 	struct stackstore stacks;
 	struct elfobj *o = NULL;
 	struct synth s;
@@ -151,6 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	}
 	p.objs = &o;
+	view = collect_view(&p);
 	agg_init(&p.samples);
 	stackstore_init(&stacks);
 	for (size_t i = 0; i < naddr; i++) {
@@ -172,16 +176,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct symbolizer_stats st;
 
 		if (pass == 0)
-			symbolizer_prepare(&sym, procs, 1, &stacks, NULL);
+			collect_prepare(&sym, procs, 1, &stacks, NULL);
 		for (size_t i = 0; i < naddr; i++) {
 			/* The addresses profile.c asks for: the leaf, and return addresses - 1. */
-			uint64_t a = (i % 3) && addrs[i] ? addrs[i] - 1 : addrs[i];
+			uint64_t a = symbolize_frame_addr(addrs[i], (uint32_t)(i % 3));
 			struct named now;
 			struct sym out;
 
-			symbolize_user(&sym, &p, a, &out);
+			symbolize_user(&sym, &view, a, &out);
 			check_sym(&out, pass ? &now : &first[i]);
-			(void)symbolize_maybe_jit(&p, out.vma);
+			(void)symbolize_maybe_jit(&view, out.vma);
 			if (!pass || !now.n || !first[i].n)
 				continue;
 			/* Both named it: alike, unless a bound cut one of them short. */
@@ -191,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		symbolizer_stats(&sym, &st);
 		if (flags & F_BUDGET)
 			FUZZ_ASSERT(st.symbol_peak <= (budget ? budget : SYMBOLIZE_SYMBOL_MEMORY));
-		symbolizer_done(&sym, &p);
+		symbolizer_done(&sym, &view);
 		symbolizer_free(&sym);
 	}
 	agg_free(&p.samples);

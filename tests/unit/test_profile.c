@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests for profile_escape(): what a process names itself (comm, thread
+ * Tests for escape_controls(): what a process names itself (comm, thread
  * names, paths, symbols) reaches a profile with nothing a terminal would
  * act on: C0 and C1 controls and DEL shown as escapes, the rest untouched,
  * never cut inside an escape.
  */
 #include <string.h>
 
-#include "output/profile.h"
+#include "util/escape.h"
 #include "testlib.h"
 
 static const char *esc(const char *s)
 {
 	static char buf[256];
 
-	profile_escape(s, buf, sizeof(buf));
+	escape_controls(s, buf, sizeof(buf));
 	return buf;
 }
 
@@ -33,12 +33,12 @@ int main(void)
 	CHECK_STR(esc("std::vector<int>::at"), "std::vector<int>::at",
 		  "escape: printable names untouched");
 	CHECK_STR(esc(""), "", "escape: empty");
-	n = profile_escape("\x1b\x1b", NULL, 0);
+	n = escape_controls("\x1b\x1b", NULL, 0);
 	CHECK(n == 8, "escape: returns the whole length, as snprintf", "%zu", n);
-	n = profile_escape("ab\x1b", small, 5);
+	n = escape_controls("ab\x1b", small, 5);
 	CHECK(n == 6 && !strcmp(small, "ab"), "escape: an escape is never cut",
 	      "%zu \"%s\"", n, small);
-	n = profile_escape("\x01z", small, sizeof(small));
+	n = escape_controls("\x01z", small, sizeof(small));
 	CHECK(n == 5 && !strcmp(small, "\\x01z"), "escape: fits exactly", "%zu \"%s\"", n, small);
 	return T_EXIT();
 }

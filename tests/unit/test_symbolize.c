@@ -22,6 +22,7 @@
 
 #include "elf/elfobj.h"
 #include "util/stackstore.h"
+#include "output/collect.h"
 #include "symbols/symbolize.h"
 #include "testlib.h"
 #include "testutil.h"
@@ -130,16 +131,17 @@ static void free_world(struct world *w)
 static char **frames_of(struct symbolizer *s, struct world *w, bool prepare)
 {
 	struct process *procs[1] = { &w->p };
+	struct sym_process view = collect_view(&w->p);
 	char **out = calloc(w->naddrs, sizeof(*out));
 
 	if (prepare)
-		symbolizer_prepare(s, procs, 1, &w->stacks, NULL);
+		collect_prepare(s, procs, 1, &w->stacks, NULL);
 	for (size_t i = 0; i < w->naddrs; i++) {
 		struct sym sym;
 		char buf[2048];
 		size_t len = 0;
 
-		symbolize_user(s, &w->p, w->addrs[i], &sym);
+		symbolize_user(s, &view, w->addrs[i], &sym);
 		len += (size_t)snprintf(buf, sizeof(buf), "%s:", sym.dwarf ? "D" : "-");
 		for (unsigned l = 0; l < sym.nlines && len < sizeof(buf); l++) {
 			const struct sym_line *x = &sym.lines[l];
@@ -152,7 +154,7 @@ static char **frames_of(struct symbolizer *s, struct world *w, bool prepare)
 		}
 		out[i] = strdup(buf);
 	}
-	symbolizer_done(s, &w->p);
+	symbolizer_done(s, &view);
 	return out;
 }
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/profile.h"
+#include "util/escape.h"
 #include "agent/summary.h"
 
 /* Incomplete stacks under this share are noise of a busy host, told by -v only. */
@@ -30,7 +30,7 @@ static const char *size_text(unsigned long kb, char *buf, size_t len)
 /* A string a process controls, made safe to print on a terminal. */
 static const char *safe(const char *s, char *buf, size_t len)
 {
-	profile_escape(s, buf, len);
+	escape_controls(s, buf, len);
 	return buf;
 }
 

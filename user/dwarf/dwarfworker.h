@@ -50,9 +50,10 @@
 #define DWARFWORKER_MAX_OPEN        32
 
 /*
- * The child's scheduling, as the agent's policy wants it (main.c gives
- * priority.h's): @started in the agent right after the fork, @ready once
- * the child serves requests.  Either may be NULL.
+ * The child's scheduling, passed in by the caller: the reader knows no
+ * policy of its own (the agent's main.c gives agent/priority's).
+ * @started runs in the agent right after the fork, @ready once the child
+ * serves requests.  Either may be NULL.
  */
 struct dwarfworker_sched {
 	void (*started)(pid_t child);

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/escape.h"
 #include "util/grow.h"
+#include "output/collect.h"
 #include "output/output.h"
 #include "pprof.h"
 #include "output/profile.h"
@@ -94,6 +96,7 @@ enum esc_slot { ESC_COMM, ESC_CGROUP, ESC_THREAD, ESC_MAPPING, ESC_NAME, ESC_SYS
 
 struct writer {
 	struct process *p;
+	struct sym_process view; /* what the symbolizer sees of p */
 	const struct stackstore *stacks;
 	struct symbolizer *sym;
 	struct pprof_enc *enc;
@@ -137,7 +140,7 @@ static const char *escaped(struct escbuf *b, const char *s)
 
 	if (!s)
 		return NULL;
-	n = profile_escape(s, NULL, 0);
+	n = escape_controls(s, NULL, 0);
 	if (n == strlen(s))
 		return s;
 	if (b->cap < n + 1) {
@@ -148,14 +151,8 @@ static const char *escaped(struct escbuf *b, const char *s)
 		b->p = p;
 		b->cap = n + 1;
 	}
-	profile_escape(s, b->p, b->cap);
+	escape_controls(s, b->p, b->cap);
 	return b->p;
-}
-
-/* Callers' addresses are return addresses: step back into the call. */
-static uint64_t frame_addr(uint64_t ip, uint32_t depth)
-{
-	return depth > 0 && ip > 0 ? ip - 1 : ip;
 }
 
 static int push_lines(struct writer *w, struct frame *f, const struct sym_line *l, size_t n)
@@ -222,7 +219,7 @@ static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t 
 	if (!f || !created)
 		return f;
 	if (kind == FRAME_USER) {
-		symbolize_user(w->sym, w->p, addr, &sym);
+		symbolize_user(w->sym, &w->view, addr, &sym);
 	} else if (kind == FRAME_KERNEL) {
 		symbolize_kernel(w->sym, addr, &sym);
 	} else if (kind == FRAME_PYTHON) {
@@ -314,6 +311,8 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 		return ret;
 	}
 	for (uint32_t i = 0; i < nr; i++) {
+		uint64_t addr = symbolize_frame_addr(ip[i], i);
+
 		/*
 		 * A frame-pointer walk through code that keeps no frame pointer
 		 * reads stack garbage as return addresses (a process sampled
@@ -325,8 +324,8 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 			how = PSEUDO_UNMAPPED;
 			break;
 		}
-		ret = fn(w, kind, frame_addr(ip[i], i), 0);
-		if (!ret && sp && pyproc_is_eval(w->p->py, frame_addr(ip[i], i)))
+		ret = fn(w, kind, addr, 0);
+		if (!ret && sp && pyproc_is_eval(w->p->py, addr))
 			ret = splice_run(w, sp, false, fn);
 		if (ret)
 			return ret;
@@ -373,7 +372,7 @@ static int symbolize_all(struct writer *w)
 static bool maybe_jit(const struct writer *w, const struct frame *f)
 {
 	return f->key.kind == FRAME_USER && !f->nlines &&
-	       symbolize_maybe_jit(w->p, f->map);
+	       symbolize_maybe_jit(&w->view, f->map);
 }
 
 /*
@@ -396,7 +395,7 @@ static int name_jit_frames(struct writer *w)
 		}
 		addrs[n++] = f->key.addr;
 	}
-	if (n && symbolize_jit(w->sym, w->p, addrs, n, &w->jit, NULL) == 0) {
+	if (n && symbolize_jit(w->sym, proctab_perfmap(w->p, NULL), addrs, n, &w->jit, NULL) == 0) {
 		it = 0;
 		while (!ret && (f = hmap_next(&w->frames, &it))) {
 			const struct perfmap_sym *js;
@@ -707,6 +706,7 @@ int profile_write(struct outdir *out, const char *name, struct process *p,
 	};
 	struct writer w = {
 		.p = p,
+		.view = collect_view(p),
 		.stacks = stacks,
 		.sym = sym,
 		.st = st,
@@ -758,6 +758,6 @@ out:
 	for (size_t i = 0; i < ESC_SLOTS; i++)
 		free(w.esc[i].p);
 	/* Nothing of this process is looked up again: its objects may go. */
-	symbolizer_done(sym, p);
+	symbolizer_done(sym, &w.view);
 	return ret;
 }

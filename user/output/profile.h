@@ -49,17 +49,6 @@ size_t profile_values(const struct agg_entry *e, int64_t period, bool off_cpu,
 void profile_filename(const struct process *p, char *buf, size_t len);
 
 /*
- * @s with what a terminal would act on shown as text: C0 and C1 control
- * characters and DEL become \n, \t, \r or \xHH, so that "\x1b[31mred" is
- * read, not run, by whoever prints a profile.  Every string a process
- * controls goes through this on its way into a profile (comm, thread
- * names, cgroup, mapping paths, function and file names).  Writes at most
- * @len bytes, NUL included, never cutting an escape; returns the length of
- * the whole (as snprintf does).
- */
-size_t profile_escape(const char *s, char *out, size_t len);
-
-/*
  * Writes @p's profile as @name in @out.  Symbolizes through @sym and then
  * tells it @p is done (symbolizer_done()), whether or not writing succeeded.
  */

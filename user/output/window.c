@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "dwarf/dwarfworker.h"
-#include "util/grow.h"
 #include "util/hmap.h"
 #include "symbols/kallsyms.h"
 #include "symbols/ksymcache.h"
+#include "output/collect.h"
 #include "output/output.h"
 #include "output/profile.h"
 #include "fs/rootfs.h"
@@ -49,14 +49,6 @@ static void say(const struct window_opts *o, const char *fmt, ...)
 	o->report(o->report_ctx, msg);
 }
 
-static int push_addr(uint64_t **addrs, size_t *n, size_t *cap, uint64_t a)
-{
-	if (grow((void **)addrs, cap, *n, sizeof(**addrs), 1024, GROW_NO_MAX))
-		return -ENOMEM;
-	(*addrs)[(*n)++] = a;
-	return 0;
-}
-
 static FILE *open_kallsyms(void)
 {
 	return rootfs_fopen_host("/proc/kallsyms");
@@ -70,31 +62,14 @@ static FILE *open_kallsyms(void)
 static int resolve_kernel(struct process **procs, size_t n, const struct stackstore *stacks,
 			  struct ksymcache *kept, struct ksym_table *out, struct errbuf *err)
 {
-	uint64_t *addrs = NULL;
-	size_t na = 0, cap = 0;
+	uint64_t *addrs;
+	size_t na;
 	FILE *f;
-	int ret = 0;
+	int ret;
 
-	for (size_t i = 0; i < n && !ret; i++) {
-		struct agg_entry *e;
-		size_t it = 0;
-
-		while (!ret && (e = hmap_next(&procs[i]->samples.map, &it))) {
-			const uint64_t *ip;
-			uint32_t nr = 0;
-
-			if (!(e->key.kstack & CPROF_STACK_HASHED))
-				continue;
-			ip = stackstore_get(stacks, e->key.kstack, &nr, NULL);
-			/* the same return-address adjustment profile.c makes */
-			for (uint32_t j = 0; ip && j < nr && !ret; j++)
-				ret = push_addr(&addrs, &na, &cap, j > 0 ? ip[j] - 1 : ip[j]);
-		}
-	}
-	if (ret) {
-		free(addrs);
+	ret = collect_kernel(procs, n, stacks, &addrs, &na);
+	if (ret)
 		return errf(err, ret, "out of memory");
-	}
 	if (!na) {
 		free(addrs);
 		return 1;
@@ -214,7 +189,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 	if (gzbatch_new(&meta.batch, o->out->fd))
 		say(o, "out of memory: publishing each file on its own");
 	/* Each object's DWARF read once, one at a time, for all processes. */
-	if (symbolizer_prepare(&sym, list, n, stacks, &err))
+	if (collect_prepare(&sym, list, n, stacks, &err))
 		say(o, "symbolizing: %s", err.msg);
 
 	for (size_t i = 0; i < n; i++) {

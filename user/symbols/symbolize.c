@@ -18,10 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cprof.h"
 #include "util/grow.h"
 #include "util/demangle.h"
 #include "dwarf/dwarfinfo.h"
 #include "dwarf/dwarfworker.h"
+#include "elf/elfobj.h"
+#include "fs/rootfs.h"
 #include "util/strpool.h"
 #include "symbols/symbolize.h"
 
@@ -56,9 +59,10 @@ struct objinfo {
 	struct strpool names; /* the strings of lines, interned */
 	uint32_t *v0;      /* lines whose name is a Rust v0 name still mangled */
 	size_t nv0, v0_cap;
-	/* symbolizer_prepare(): the first process seen to use it, and where */
-	const struct process *user;
-	const struct vma *user_vma;
+	/* symbolizer_add(): where the first process seen to use it has it */
+	bool has_user;
+	const struct rootfs_root *user_root;
+	const char *user_path;
 };
 
 struct obj_slot {
@@ -171,18 +175,17 @@ static struct objinfo *objinfo_get(struct symcache *c, struct elfobj *o)
 
 /* --- resolving -------------------------------------------------------------- */
 
-/* Where a process's copy of an object lives, for debug files found by link. */
-struct where {
-	struct elfobj_debug_opts opts;
-};
-
-static void where_init(struct where *w, const struct symbolizer *s, const struct process *p,
-		       const struct vma *v)
+/*
+ * Where a process's copy of an object lives (its mapping's @path in its
+ * @root), for debug files found by link.
+ */
+static struct elfobj_debug_opts where(const struct symbolizer *s, const struct rootfs_root *root,
+				      const char *path)
 {
-	w->opts = (struct elfobj_debug_opts){
+	return (struct elfobj_debug_opts){
 		.debug_root = s->debug_root,
-		.path = v->path,
-		.root_fd = rootfs_root_fd(p->root), /* held since the process was first seen */
+		.path = path,
+		.root_fd = rootfs_root_fd(root), /* held since the process was first seen */
 	};
 }
 
@@ -458,16 +461,16 @@ static bool load_symbols(const struct symbolizer *s, struct symcache *c, struct 
 }
 
 /* The object and its address for a user address of @p; NULL when none. */
-static struct elfobj *locate(const struct process *p, uint64_t addr, const struct vma **vp,
+static struct elfobj *locate(const struct sym_process *p, uint64_t addr, const struct vma **vp,
 			     uint64_t *vaddr)
 {
-	const struct vma *v = procmaps_find(&p->maps, addr);
+	const struct vma *v = procmaps_find(p->maps, addr);
 	struct elfobj *o;
 
 	*vp = v;
 	if (!v || !p->objs)
 		return NULL;
-	o = p->objs[v - p->maps.v];
+	o = p->objs[v - p->maps->v];
 	if (!o || elfobj_file_to_vaddr(o, addr - v->start + v->offset, vaddr))
 		return NULL;
 	return o;
@@ -490,7 +493,8 @@ static void resolve_one(const struct symbolizer *s, struct symcache *c, struct o
 		objinfo_unload_symbols(c, oi);
 }
 
-void symbolize_user(struct symbolizer *s, struct process *p, uint64_t addr, struct sym *out)
+void symbolize_user(struct symbolizer *s, const struct sym_process *p, uint64_t addr,
+		    struct sym *out)
 {
 	struct symcache *c;
 	struct objinfo *oi;
@@ -502,7 +506,7 @@ void symbolize_user(struct symbolizer *s, struct process *p, uint64_t addr, stru
 
 	memset(out, 0, sizeof(*out));
 	o = locate(p, addr, &v, &vaddr);
-	out->vma = v ? (int)(v - p->maps.v) : -1;
+	out->vma = v ? (int)(v - p->maps->v) : -1;
 	/* the kernel's uprobe page: a probed instruction's copy, stepped there */
 	if (!o && v && v->kind == VMA_SPECIAL && v->path && !strcmp(v->path, CPROF_EXIT_UPROBES)) {
 		out->nlines = 1;
@@ -516,10 +520,9 @@ void symbolize_user(struct symbolizer *s, struct process *p, uint64_t addr, stru
 	if (!e)
 		return;
 	if (!(e->flags & ADDR_DONE)) {
-		struct where w;
+		struct elfobj_debug_opts opts = where(s, p->root, v->path);
 
-		where_init(&w, s, p, v);
-		resolve_one(s, c, oi, &w.opts, e);
+		resolve_one(s, c, oi, &opts, e);
 	}
 	out->dwarf = e->flags & ADDR_DWARF;
 	out->nlines = e->n;
@@ -540,18 +543,16 @@ void symbolize_kernel(const struct symbolizer *s, uint64_t addr, struct sym *out
 	}
 }
 
-bool symbolize_maybe_jit(const struct process *p, int vma)
+bool symbolize_maybe_jit(const struct sym_process *p, int vma)
 {
-	return vma < 0 || (size_t)vma >= p->maps.n || !p->objs || !p->objs[vma];
+	return vma < 0 || (size_t)vma >= p->maps->n || !p->objs || !p->objs[vma];
 }
 
-int symbolize_jit(const struct symbolizer *s, struct process *p, const uint64_t *addrs,
+int symbolize_jit(const struct symbolizer *s, int perfmap_fd, const uint64_t *addrs,
 		  size_t n, struct perfmap_table *out, struct errbuf *err)
 {
-	int fd = proctab_perfmap(p, err); /* borrowed */
-
 	memset(out, 0, sizeof(*out));
-	return fd < 0 ? fd : perfmap_resolve(fd, addrs, n, out, err);
+	return perfmap_fd < 0 ? perfmap_fd : perfmap_resolve(perfmap_fd, addrs, n, out, err);
 }
 
 /* --- a window's worth ------------------------------------------------------ */
@@ -561,10 +562,10 @@ int symbolize_jit(const struct symbolizer *s, struct process *p, const uint64_t 
  * each once per c->stamp (a process maps one object several times); its
  * slot in *@slotp.  NULL at the end.
  */
-static struct objinfo *next_objinfo(struct symcache *c, const struct process *p, size_t *i,
+static struct objinfo *next_objinfo(struct symcache *c, const struct sym_process *p, size_t *i,
 				    struct obj_slot **slotp)
 {
-	while (p->objs && *i < p->maps.n) {
+	while (p->objs && *i < p->maps->n) {
 		uint64_t key = (uint64_t)(uintptr_t)p->objs[*i];
 		struct obj_slot *slot = p->objs[*i] ? hmap_find(&c->objs, &key) : NULL;
 		struct objinfo *oi = slot ? slot->oi : NULL;
@@ -579,59 +580,48 @@ static struct objinfo *next_objinfo(struct symcache *c, const struct process *p,
 	return NULL;
 }
 
-/*
- * Counts @p as a user of each of its objects with sampled addresses (once
- * per object): the others need no cache, however many a process maps.
- */
-static void count_uses(struct symcache *c, const struct process *p)
+int symbolizer_add(struct symbolizer *s, const struct sym_process *p, uint64_t addr)
 {
-	struct obj_slot *slot;
+	struct symcache *c;
+	const struct vma *v;
 	struct objinfo *oi;
-	size_t i = 0;
+	struct elfobj *o;
+	uint64_t vaddr;
+	bool created;
 
-	c->stamp++;
-	while ((oi = next_objinfo(c, p, &i, &slot)))
-		oi->uses = (oi->uses < 0 ? 0 : oi->uses) + 1;
-}
-
-/* Registers every user address of @p's samples with its object, unresolved. */
-static int collect(struct symcache *c, const struct process *p, const struct stackstore *stacks)
-{
-	struct agg_entry *ae;
-	size_t it = 0;
-
-	while ((ae = hmap_next(&p->samples.map, &it))) {
-		const uint64_t *ip;
-		uint32_t nr = 0;
-
-		if (!(ae->key.ustack & CPROF_STACK_HASHED) ||
-		    !(ip = stackstore_get(stacks, ae->key.ustack, &nr, NULL)))
-			continue;
-		for (uint32_t j = 0; j < nr; j++) {
-			/* The same step back into the call as profile.c takes. */
-			uint64_t addr = j > 0 && ip[j] ? ip[j] - 1 : ip[j], vaddr;
-			const struct vma *v;
-			struct elfobj *o = locate(p, addr, &v, &vaddr);
-			struct objinfo *oi;
-			bool created;
-
-			if (!o)
-				continue;
-			oi = objinfo_get(c, o);
-			if (!oi || !hmap_insert(&oi->addrs, &vaddr, &created))
-				return -ENOMEM;
-			if (!oi->user) { /* for its debug links */
-				oi->user = p;
-				oi->user_vma = v;
-			}
-		}
+	if (s->addresses_only)
+		return 0;
+	if (!(c = cache_of(s)))
+		return -ENOMEM;
+	if (!(o = locate(p, addr, &v, &vaddr)))
+		return 0;
+	oi = objinfo_get(c, o);
+	if (!oi || !hmap_insert(&oi->addrs, &vaddr, &created))
+		return -ENOMEM;
+	if (!oi->has_user) { /* for its debug links */
+		oi->has_user = true;
+		oi->user_root = p->root;
+		oi->user_path = v->path;
 	}
 	return 0;
 }
 
-static bool has_samples(const struct process *p)
+/*
+ * Counts @p as a user of each of its objects with sampled addresses (once
+ * per object): the others need no cache, however many a process maps.
+ */
+void symbolizer_expect(struct symbolizer *s, const struct sym_process *p)
 {
-	return !agg_empty(&p->samples);
+	struct symcache *c = s->cache;
+	struct obj_slot *slot;
+	struct objinfo *oi;
+	size_t i = 0;
+
+	if (s->addresses_only || !c)
+		return;
+	c->stamp++;
+	while ((oi = next_objinfo(c, p, &i, &slot)))
+		oi->uses = (oi->uses < 0 ? 0 : oi->uses) + 1;
 }
 
 static int cmp_entry(const void *pa, const void *pb)
@@ -679,8 +669,7 @@ static int prepare_object(const struct symbolizer *s, struct symcache *c, struct
 	return 0;
 }
 
-int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_t n,
-		       const struct stackstore *stacks, struct errbuf *err)
+int symbolizer_prepare(struct symbolizer *s, struct errbuf *err)
 {
 	struct symcache *c;
 	struct obj_slot *slot;
@@ -692,24 +681,16 @@ int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_
 	c = cache_of(s);
 	if (!c)
 		return errf(err, -ENOMEM, "symbolizer: out of memory");
-	for (size_t i = 0; i < n && !ret; i++)
-		if (has_samples(procs[i]))
-			ret = collect(c, procs[i], stacks);
-	if (ret)
-		return errf(err, ret, "symbolizer: out of memory");
-	for (size_t i = 0; i < n; i++)
-		if (has_samples(procs[i]))
-			count_uses(c, procs[i]);
 	c->prepared = true;
 	/* One object at a time: its symbols and DWARF are held only while it is resolved. */
 	while ((slot = hmap_next(&c->objs, &it))) {
 		struct objinfo *oi = slot->oi;
-		struct where w;
+		struct elfobj_debug_opts opts;
 
-		if (!oi || !oi->user)
+		if (!oi || !oi->has_user)
 			continue;
-		where_init(&w, s, oi->user, oi->user_vma);
-		if (prepare_object(s, c, oi, &w.opts))
+		opts = where(s, oi->user_root, oi->user_path);
+		if (prepare_object(s, c, oi, &opts))
 			ret = -ENOMEM;
 		objinfo_close_dwarf(c, oi);
 	}
@@ -741,7 +722,7 @@ static void enforce_budget(struct symcache *c)
 	}
 }
 
-void symbolizer_done(struct symbolizer *s, const struct process *p)
+void symbolizer_done(struct symbolizer *s, const struct sym_process *p)
 {
 	struct symcache *c = s->cache;
 	struct obj_slot *slot;

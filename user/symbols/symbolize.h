@@ -9,9 +9,10 @@
  * named from the process's perf map.  Kernel frames are named from a
  * kallsyms table resolved beforehand.
  *
- * Costs.  symbolizer_prepare(), given every process of a window, resolves
- * all their addresses object by object: it reads the object's symbol
- * table once for those addresses only (elfobj_load_symbols_for(): memory
+ * Costs.  symbolizer_prepare(), given every user address a window sampled
+ * (symbolizer_add()) and the processes whose profiles follow
+ * (symbolizer_expect()), resolves the addresses object by object: it reads
+ * the object's symbol table once for those addresses only (elfobj_load_symbols_for(): memory
  * grows with the addresses sampled, not with the symbols an object has)
  * and looks their lines up in one batch, then lets both go.  What was
  * found for each address is kept in a per-object cache shared by every
@@ -34,10 +35,9 @@
 #include <stdint.h>
 
 #include "util/errbuf.h"
+#include "fs/procmaps.h"
 #include "symbols/kallsyms.h"
 #include "symbols/perfmap.h"
-#include "process/proctab.h"
-#include "util/stackstore.h"
 
 /* Inline frames kept per address (innermost first; the outermost always). */
 #define SYM_MAX_LINES 8
@@ -57,6 +57,20 @@
 
 struct symcache;
 struct dwarfworker_sched;
+struct elfobj;
+struct rootfs_root;
+
+/*
+ * What the symbolizer sees of a process: its executable mappings, the
+ * object behind each, and its root (where the debug file an object names
+ * by link is looked for).  All borrowed, from a record that outlives the
+ * process's symbolizer_done().
+ */
+struct sym_process {
+	const struct vma_list *maps;
+	struct elfobj *const *objs;     /* per maps->v[i], NULL where none; NULL: none at all */
+	const struct rootfs_root *root; /* NULL: none held */
+};
 
 struct symbolizer {
 	const char *debug_root; /* "/usr/lib/debug" */
@@ -124,11 +138,24 @@ struct sym {
 };
 
 /*
+ * The address a frame is looked up at.  A caller's (@depth > 0, the leaf
+ * at 0) is a return address: the instruction after its call, which may be
+ * the next line or, after a call that ends a function, the next function.
+ * One byte back is inside the call.  Whoever gathers a window's addresses
+ * and whoever names its frames both step back here, so that what was
+ * resolved beforehand is what is asked for.
+ */
+static inline uint64_t symbolize_frame_addr(uint64_t ip, uint32_t depth)
+{
+	return depth > 0 && ip > 0 ? ip - 1 : ip;
+}
+
+/*
  * Resolves a user address of @p.  Strings stay valid until
  * symbolizer_done() for @p (or symbolizer_free()).  What cannot be read
  * just leaves fields empty.
  */
-void symbolize_user(struct symbolizer *s, struct process *p, uint64_t addr,
+void symbolize_user(struct symbolizer *s, const struct sym_process *p, uint64_t addr,
 		    struct sym *out);
 
 void symbolize_kernel(const struct symbolizer *s, uint64_t addr, struct sym *out);
@@ -137,31 +164,45 @@ void symbolize_kernel(const struct symbolizer *s, uint64_t addr, struct sym *out
  * True when an unnamed user frame in mapping @vma (sym.vma) may be JIT
  * code: no ELF object behind its mapping, or no mapping at all.
  */
-bool symbolize_maybe_jit(const struct process *p, int vma);
+bool symbolize_maybe_jit(const struct sym_process *p, int vma);
 
 /*
- * Names the JIT addresses @addrs of @p from its perf map into @out (see
- * perfmap_resolve()).  -ENOENT when the process has no perf map.
+ * Names the JIT addresses @addrs of a process from its perf map, the
+ * borrowed descriptor @perfmap_fd, into @out (see perfmap_resolve()).  A
+ * negative @perfmap_fd (the process has none: -ENOENT) is returned as is.
  */
-int symbolize_jit(const struct symbolizer *s, struct process *p,
+int symbolize_jit(const struct symbolizer *s, int perfmap_fd,
 		  const uint64_t *addrs, size_t n, struct perfmap_table *out,
 		  struct errbuf *err);
 
 /*
- * Optional, before the profiles of a window are written: resolves every
- * user address sampled by @procs (those with samples), one object at a
- * time, and counts which processes use each object.  Failure is not fatal:
- * what was not prepared is resolved on demand.
+ * Optional, before the profiles of a window are written, in three steps.
+ * First symbolizer_add() registers with its object each user address of
+ * the window's samples, @p's (callers' addresses stepped back by
+ * symbolize_frame_addr()): 0, or -ENOMEM, which ends the steps there and
+ * leaves every address to be resolved on demand.
  */
-int symbolizer_prepare(struct symbolizer *s, struct process *const *procs, size_t n,
-		       const struct stackstore *stacks, struct errbuf *err);
+int symbolizer_add(struct symbolizer *s, const struct sym_process *p, uint64_t addr);
+
+/*
+ * Then, for each process whose profile follows: counts @p as a user of
+ * each of its objects with addresses, so that symbolizer_done() lets an
+ * object go after its last user.
+ */
+void symbolizer_expect(struct symbolizer *s, const struct sym_process *p);
+
+/*
+ * Last, resolves the addresses registered, one object at a time.  Failure
+ * is not fatal: what was not prepared is resolved on demand.
+ */
+int symbolizer_prepare(struct symbolizer *s, struct errbuf *err);
 
 /*
  * After @p's profile is written: releases the cache of objects no process
  * still to be written uses, and closes DWARF beyond the budget; without
  * symbolizer_prepare(), releases all of it.
  */
-void symbolizer_done(struct symbolizer *s, const struct process *p);
+void symbolizer_done(struct symbolizer *s, const struct sym_process *p);
 
 /* Objects over the DWARF bound named in symbolizer_stats: the first few. */
 #define SYMBOLIZE_NAMED_MAX 8

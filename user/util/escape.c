@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: MIT
-/*
- * Escaping what a process names itself (comm, thread and file names) before
- * it goes into a profile's labels or the summary: control bytes, C0 and C1,
- * become visible escapes, so no name can rewrite a terminal or fake a line.
- */
+/* escape: see escape.h. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "output/profile.h"
+#include "util/escape.h"
 
 /* The C1 control characters U+0080..U+009F in UTF-8: 0xc2 0x80..0x9f. */
 static bool is_c1(const unsigned char *u)
@@ -16,7 +12,7 @@ static bool is_c1(const unsigned char *u)
 	return u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f;
 }
 
-size_t profile_escape(const char *s, char *out, size_t len)
+size_t escape_controls(const char *s, char *out, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t n = 0, written = 0;
