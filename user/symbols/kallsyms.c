@@ -388,8 +388,7 @@ int kallsyms_resolve_seen(FILE *f, const uint64_t *addrs, size_t n,
 
 const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr)
 {
-	_Static_assert(offsetof(struct ksym, addr) == 0, "addr_search needs the address first");
-	return addr_search(t->syms, t->n, sizeof(*t->syms), addr);
+	return addrsearch_find(t->syms, t->n, ADDRSEARCH_KEY(struct ksym, addr), addr);
 }
 
 int kallsyms_text_range(FILE *f, const char *name, uint64_t *start, uint64_t *end,

@@ -276,8 +276,7 @@ int perfmap_resolve(int fd, const uint64_t *addrs, size_t n, struct perfmap_tabl
 
 const struct perfmap_sym *perfmap_find(const struct perfmap_table *t, uint64_t addr)
 {
-	_Static_assert(offsetof(struct perfmap_sym, addr) == 0, "addr_search needs the address first");
-	return addr_search(t->syms, t->n, sizeof(*t->syms), addr);
+	return addrsearch_find(t->syms, t->n, ADDRSEARCH_KEY(struct perfmap_sym, addr), addr);
 }
 
 void perfmap_free(struct perfmap_table *t)
