@@ -46,7 +46,7 @@ fuzz_procmaps_SRCS  := user/fs/procmaps.c user/util/errbuf.c
 fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
 fuzz_kallsyms_SRCS  := user/symbols/kallsyms.c user/symbols/kcatalog.c user/util/arena.c user/util/errbuf.c
 fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
-fuzz_pprof_SRCS     := $(wildcard proto/*.c) user/util/arena.c
+fuzz_pprof_SRCS     := $(wildcard proto/*.c) user/util/arena.c user/util/hmap.c
 fuzz_pprof_OPTS     := -max_len=16384
 fuzz_perfmap_SRCS   := user/symbols/perfmap.c user/fs/rootfs.c user/fs/fdlru.c user/util/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
