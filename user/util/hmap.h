@@ -6,7 +6,8 @@
  * table, the profile writer's de-duplication and the pprof encoder's
  * functions.  The tables of their own say why: the pprof encoder's strings
  * (proto/pprof_tables.c), the unwind rules (unwind/rows.h), the object
- * cache's indexes (elf/objcache.c) and the BPF shim's hash maps.
+ * cache's indexes (elf/objcache.c) and the BPF shim's hash maps
+ * (unwind/bpfshim.h).
  *
  * Entry pointers stay valid only until the next insertion (the table may
  * grow and move them).  Keys must be fully initialised, padding included,
