@@ -233,7 +233,7 @@ int64_t pprof_add_mapping(struct pprof_enc *e, const struct pprof_mapping *m)
 
 int64_t pprof_add_function(struct pprof_enc *e, const struct pprof_function *f)
 {
-	struct fn_slot key = { 0 };
+	struct fn_key key = { 0 };
 	uint8_t msg[FUNCTION_MAX], *p = msg;
 	bool created;
 	int64_t id;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "util/arena.h"
+#include "util/hmap.h"
 #include "pbwire.h"
 #include "pprof.h"
 
@@ -103,9 +104,14 @@ struct str_slot {
 	uint32_t idx;
 };
 
-struct fn_slot {
-	uint64_t id; /* 0: free slot */
+/* A function, its strings interned: equal strings have equal indexes. */
+struct fn_key {
 	int64_t name, system_name, filename, start_line;
+};
+
+struct fn_slot {
+	struct fn_key key; /* first: hmap's key */
+	uint64_t id;
 };
 
 /* A growable byte buffer, for nested messages.  Capped at MAX_MESSAGE. */
@@ -128,8 +134,7 @@ struct pprof_enc {
 	size_t str_bytes;
 	struct arena strings; /* the interned strings' bytes */
 
-	struct fn_slot *fns; /* open addressing, power-of-two size */
-	size_t fns_cap;
+	struct hmap fns; /* fn_key -> fn_slot */
 
 	struct buf scratch;
 
@@ -162,6 +167,6 @@ int64_t pprof_intern(struct pprof_enc *e, const char *s);
  * with the next id when new (*@created says so); -E2BIG when the table is
  * full, -ENOMEM.
  */
-int64_t pprof_function_id(struct pprof_enc *e, const struct fn_slot *key, bool *created);
+int64_t pprof_function_id(struct pprof_enc *e, const struct fn_key *key, bool *created);
 
 #endif

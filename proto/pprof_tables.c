@@ -2,7 +2,9 @@
 /*
  * The pprof encoder's de-duplication tables: strings (each written to the
  * string_table once, when first used) and functions (four integers once
- * their strings are interned).  Open addressing, at most half full.
+ * their strings are interned, in an hmap).  The strings' table is its own
+ * (open addressing, at most half full): its keys are strings of any length,
+ * compared by content, where hmap's keys are fixed-size bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -196,78 +198,33 @@ out:
 
 /* ---- functions ---- */
 
-static uint64_t fn_hash(const struct fn_slot *f)
+int64_t pprof_function_id(struct pprof_enc *e, const struct fn_key *key, bool *created)
 {
-	const int64_t key[] = { f->name, f->system_name, f->filename, f->start_line };
-
-	return hash_bytes(key, sizeof(key));
-}
-
-static bool fn_equal(const struct fn_slot *a, const struct fn_slot *b)
-{
-	return a->name == b->name && a->system_name == b->system_name &&
-	       a->filename == b->filename && a->start_line == b->start_line;
-}
-
-static int fns_grow(struct pprof_enc *e)
-{
-	size_t cap = e->fns_cap ? e->fns_cap * 2 : 256;
-	struct fn_slot *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < e->fns_cap; i++) {
-		size_t j;
-
-		if (!e->fns[i].id)
-			continue;
-		for (j = fn_hash(&e->fns[i]) & (cap - 1); t[j].id;
-		     j = (j + 1) & (cap - 1))
-			;
-		t[j] = e->fns[i];
-	}
-	free(e->fns);
-	e->fns = t;
-	e->fns_cap = cap;
-	return 0;
-}
-
-int64_t pprof_function_id(struct pprof_enc *e, const struct fn_slot *key, bool *created)
-{
-	size_t i;
-	int err;
+	struct fn_slot *f = hmap_find(&e->fns, key);
 
 	*created = false;
-	for (i = fn_hash(key) & (e->fns_cap - 1); e->fns[i].id; i = (i + 1) & (e->fns_cap - 1))
-		if (fn_equal(&e->fns[i], key))
-			return (int64_t)e->fns[i].id;
+	if (f)
+		return (int64_t)f->id;
 	if (e->n_functions >= MAX_FUNCTIONS)
 		return -E2BIG;
-	if (2 * (e->n_functions + 1) > e->fns_cap) { /* keep load <= 1/2 */
-		if ((err = fns_grow(e)))
-			return err;
-		for (i = fn_hash(key) & (e->fns_cap - 1); e->fns[i].id;
-		     i = (i + 1) & (e->fns_cap - 1))
-			;
-	}
-	e->fns[i] = *key;
-	e->fns[i].id = ++e->n_functions;
+	f = hmap_insert(&e->fns, key, NULL);
+	if (!f)
+		return -ENOMEM;
+	f->id = ++e->n_functions;
 	*created = true;
-	return (int64_t)e->fns[i].id;
+	return (int64_t)f->id;
 }
 
 int pprof_tables_init(struct pprof_enc *e)
 {
-	int err;
-
 	arena_init(&e->strings, CHUNK_SIZE, NULL);
-	err = strs_grow(e);
-	return err ? err : fns_grow(e);
+	hmap_init(&e->fns, sizeof(struct fn_key), sizeof(struct fn_slot));
+	return strs_grow(e);
 }
 
 void pprof_tables_free(struct pprof_enc *e)
 {
 	arena_free(&e->strings);
 	free(e->strs);
-	free(e->fns);
+	hmap_free(&e->fns);
 }

@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/addrsearch.h"
 #include "elf/debugfile.h"
 #include "dwarf/dwarfinfo.h"
 
@@ -396,7 +397,7 @@ done:
 
 static bool find_cu(struct dwarfinfo *d, uint64_t addr, Dwarf_Die *cu)
 {
-	size_t lo = 0, hi;
+	size_t upto;
 
 	if (dwarf_addrdie(d->dw, addr, cu))
 		return true;
@@ -412,16 +413,8 @@ static bool find_cu(struct dwarfinfo *d, uint64_t addr, Dwarf_Die *cu)
 		build_cu_index(d);
 	}
 	/* The last range starting at or below addr; ranges may nest, so look back. */
-	hi = d->ncus;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->cus[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && lo - i <= 64;)
+	upto = addrsearch_upto(d->cus, d->ncus, ADDRSEARCH_KEY(struct cu_range, lo), addr);
+	for (size_t i = upto; i-- > 0 && upto - i <= 64;)
 		if (addr < d->cus[i].hi)
 			return dwarf_offdie(d->dw, d->cus[i].cu_off, cu) != NULL;
 	return false;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/addrsearch.h"
 #include "elf/elfsyms.h"
 #include "elf/symsel.h"
 
@@ -459,22 +460,10 @@ void elfsyms_free(struct elfsyms *t)
 
 const struct elfobj_sym *elfsyms_lookup(const struct elfsyms *t, uint64_t vaddr)
 {
-	size_t lo = 0, hi = t->n;
-	const struct elfobj_sym *s;
+	const struct elfobj_sym *s =
+		addrsearch_floor(t->v, t->n, ADDRSEARCH_KEY(struct elfobj_sym, start), vaddr);
 
-	/* lo ends at the first symbol starting above vaddr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	s = &t->v[lo - 1];
-	if (!s->name || (s->size && vaddr - s->start >= s->size))
+	if (!s || !s->name || (s->size && vaddr - s->start >= s->size))
 		return NULL;
 	return s;
 }

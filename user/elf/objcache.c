@@ -13,7 +13,9 @@
  *   by_obj: elfobj pointer -> entry, for objcache_ref/put.
  * The nodes are embedded in the entries (no allocation per index), and a
  * table that can't grow keeps working with longer chains, so inserting
- * never fails.  Not thread-safe: the loader is single-threaded.
+ * never fails.  Not hmap: entries never move, are removed one by one,
+ * and one build ID holds several.  Not thread-safe: the loader is
+ * single-threaded.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/addrsearch.h"
 #include "elf/symsel.h"
 
 int symrec_cmp(const void *pa, const void *pb)
@@ -54,18 +55,10 @@ int symsel_init(struct symsel *s, const uint64_t *addrs, size_t n)
 
 void symsel_offer(struct symsel *s, const struct symrec *r)
 {
-	size_t lo = 0, hi = s->n;
+	/* The first address at or above the symbol's start: its gap. */
+	size_t lo = addrsearch_below(s->addrs, s->n, ADDRSEARCH_BARE(uint64_t), r->start);
 	struct symsel_gap *g;
 
-	/* The first address at or above the symbol's start: its gap. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->addrs[mid] < r->start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == s->n)
 		return; /* above every address: names none */
 	g = &s->gaps[lo];

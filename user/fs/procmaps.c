@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "cprof.h"
+#include "util/addrsearch.h"
 #include "util/grow.h"
 #include "util/hexnum.h"
 #include "fs/procmaps.h"
@@ -379,20 +380,9 @@ int procmaps_read(const char *proc_root, int pid, struct vma_list *out,
 
 const struct vma *procmaps_find(const struct vma_list *l, uint64_t addr)
 {
-	size_t lo = 0, hi = l->n;
+	const struct vma *v = addrsearch_floor(l->v, l->n, ADDRSEARCH_KEY(struct vma, start), addr);
 
-	/* The first VMA starting above addr; the one before it may contain it. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || addr >= l->v[lo - 1].end)
-		return NULL;
-	return &l->v[lo - 1];
+	return v && addr < v->end ? v : NULL;
 }
 
 bool procmaps_extends(const struct vma_list *wider, const struct vma_list *l)

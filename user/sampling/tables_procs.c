@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/addrsearch.h"
 #include "sampling/tables_internal.h"
 
 static void release_entry(struct tables *t, struct proc_entry *pe)
@@ -109,17 +110,10 @@ int tables_entry_of(struct tables *t, struct process *p, struct cprof_proc_maps 
 /* Whether [start, end) overlaps a mapping of @pm (sorted, disjoint). */
 static bool overlaps(const struct cprof_proc_maps *pm, uint64_t start, uint64_t end)
 {
-	size_t lo = 0, hi = pm->n;
+	/* the first mapping ending past start; sorted and disjoint, the ends ascend too */
+	size_t i = addrsearch_upto(pm->m, pm->n, ADDRSEARCH_KEY(struct cprof_proc_map, end), start);
 
-	while (lo < hi) { /* the first mapping ending past start */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->m[mid].end <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < pm->n && pm->m[lo].start < end;
+	return i < pm->n && pm->m[i].start < end;
 }
 
 /*

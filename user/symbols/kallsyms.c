@@ -133,22 +133,6 @@ static int slot_take(struct slot *sl, const struct kallsyms_sym *s)
 	return 0;
 }
 
-/* The first slot whose query is >= addr, or n. */
-static size_t lower_bound(const struct slot *q, size_t n, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (q[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * "ffffffff81000000 T _text" optionally followed by "\t[module]".  False
  * for anything else.  The name and module point into @line.
@@ -275,7 +259,7 @@ static int scan(FILE *f, struct slot *q, size_t m, uint64_t *above,
 		nonzero = true;
 		if (!kallsyms_is_text(s.type))
 			continue;
-		i = lower_bound(q, m, s.addr);
+		i = addrsearch_below(q, m, ADDRSEARCH_KEY(struct slot, addr), s.addr);
 		if (i == m) {
 			if (!*above || s.addr < *above)
 				*above = s.addr;
@@ -388,8 +372,7 @@ int kallsyms_resolve_seen(FILE *f, const uint64_t *addrs, size_t n,
 
 const struct ksym *kallsyms_find(const struct ksym_table *t, uint64_t addr)
 {
-	_Static_assert(offsetof(struct ksym, addr) == 0, "addr_search needs the address first");
-	return addr_search(t->syms, t->n, sizeof(*t->syms), addr);
+	return addrsearch_find(t->syms, t->n, ADDRSEARCH_KEY(struct ksym, addr), addr);
 }
 
 int kallsyms_text_range(FILE *f, const char *name, uint64_t *start, uint64_t *end,

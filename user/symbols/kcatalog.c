@@ -377,7 +377,7 @@ const char *kcatalog_find(struct kcatalog *c, uint64_t addr, uint64_t *start, ui
 	if (c->n < 2 || addr < c->base || addr - c->base >= c->start[c->n - 1])
 		return NULL;
 	/* start[0] is 0: there is always one at or below */
-	i = off32_floor(c->start, c->n, (uint32_t)(addr - c->base));
+	i = addrsearch_upto(c->start, c->n, ADDRSEARCH_BARE(uint32_t), addr - c->base) - 1;
 	if (!inflate_block(c, i / KCATALOG_BLOCK) || !(name = nth_name(c, i % KCATALOG_BLOCK)))
 		return NULL;
 	*start = c->base + c->start[i];

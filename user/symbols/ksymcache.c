@@ -73,9 +73,9 @@ static void check_modules(struct ksymcache *c, FILE *modules)
 
 static const struct ksymcache_entry *kept(const struct ksymcache *c, uint64_t addr)
 {
-	const struct ksymcache_entry *e = addr_floor(c->v, c->n, sizeof(*c->v), addr);
+	const struct ksymcache_entry *e =
+		addrsearch_floor(c->v, c->n, ADDRSEARCH_KEY(struct ksymcache_entry, start), addr);
 
-	_Static_assert(offsetof(struct ksymcache_entry, start) == 0, "addr_floor needs it first");
 	return e && addr < e->end ? e : NULL;
 }
 

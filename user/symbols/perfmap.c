@@ -50,21 +50,6 @@ static size_t next_open(size_t *next, size_t i)
 	return root;
 }
 
-static size_t lower_bound(const uint64_t *q, size_t m, uint64_t addr)
-{
-	size_t lo = 0, hi = m;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (q[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* A hex number, with an optional 0x: the end of it, or NULL. */
 static const char *perfmap_hex(const char *p, const char *end, uint64_t *out)
 {
@@ -118,7 +103,7 @@ static int take_line(struct resolver *r, const char *p, size_t len)
 		return 0;
 	/* The region's last byte; a region running past 2^64 ends there. */
 	last = size - 1 > UINT64_MAX - start ? UINT64_MAX : start + (size - 1);
-	for (i = next_open(r->next, lower_bound(r->q, r->m, start));
+	for (i = next_open(r->next, addrsearch_below(r->q, r->m, ADDRSEARCH_BARE(uint64_t), start));
 	     i < r->m && r->q[i] <= last; i = next_open(r->next, i + 1)) {
 		if (off == SIZE_MAX) {
 			ret = store_name(r, name, (size_t)(end - name), &off);
@@ -276,8 +261,7 @@ int perfmap_resolve(int fd, const uint64_t *addrs, size_t n, struct perfmap_tabl
 
 const struct perfmap_sym *perfmap_find(const struct perfmap_table *t, uint64_t addr)
 {
-	_Static_assert(offsetof(struct perfmap_sym, addr) == 0, "addr_search needs the address first");
-	return addr_search(t->syms, t->n, sizeof(*t->syms), addr);
+	return addrsearch_find(t->syms, t->n, ADDRSEARCH_KEY(struct perfmap_sym, addr), addr);
 }
 
 void perfmap_free(struct perfmap_table *t)

@@ -7,9 +7,11 @@
  * The maps are the BPF code's own definitions (bpf/state.bpf.h), compiled
  * as plain structs; a test binds storage to each one it uses (shim_array,
  * shim_hash, shim_ringbuf), and a helper called on a map with nothing
- * bound aborts the test.  One CPU: a per-CPU array is an array.  Memory
- * the BPF side would read from the process (bpf_probe_read_user) is a
- * recorded image, never this process's own memory.
+ * bound aborts the test.  One CPU: a per-CPU array is an array.  A hash
+ * map is its own table, not hmap: a fixed number of entries that never
+ * move and can be deleted, as BPF's are.  Memory the BPF side would read
+ * from the process (bpf_probe_read_user) is a recorded image, never this
+ * process's own memory.
  *
  * Included by one file, user/unwind/bpfunwind.c: its state is static.
  */

@@ -178,8 +178,8 @@ int deferred_exit(struct deferred *d, uint32_t pid, uint64_t gen, const struct d
 static const struct cprof_proc_map *mapping_at(const struct cprof_proc_map *m, uint32_t n,
 					       uint64_t pc)
 {
-	_Static_assert(offsetof(struct cprof_proc_map, start) == 0, "addr_floor()'s records");
-	const struct cprof_proc_map *f = addr_floor(m, n, sizeof(*m), pc);
+	const struct cprof_proc_map *f =
+		addrsearch_floor(m, n, ADDRSEARCH_KEY(struct cprof_proc_map, start), pc);
 
 	return f && pc < f->end ? f : NULL;
 }

@@ -6,6 +6,9 @@
  *
  * Rows are appended into arrays that grow by doubling (no per-row malloc):
  * 6 bytes a row while building (a 32-bit pc and a 16-bit rule number).
+ * The rules' set is its own, not hmap: every row looks its rule up
+ * (millions in a big program), a 64-bit key hashed by one multiply into
+ * 4-byte slots.
  * The layout for BPF (bpf/cprof.h) is made from them by unwind_layout.c.
  */
 #ifndef CPROF_UNWIND_TABLE_H

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/addrsearch.h"
 #include "util/cursor.h"
 #include "util/grow.h"
 #include "unwind/unwind_cfi.h"
@@ -522,19 +523,14 @@ static bool parse_cie(const struct cfisec *s, const struct entry *e, struct cie 
 static const struct cie *find_cie(const struct cfi *b, size_t lo, size_t hi, uint64_t off,
 				  size_t *idx)
 {
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	const struct cie *ci;
 
-		if (b->cies[mid].off == off) {
-			*idx = mid;
-			return &b->cies[mid];
-		}
-		if (b->cies[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	if (lo == hi)
+		return NULL; /* b->cies may be NULL, not to be offset */
+	ci = addrsearch_find(&b->cies[lo], hi - lo, ADDRSEARCH_KEY(struct cie, off), off);
+	if (ci)
+		*idx = (size_t)(ci - b->cies);
+	return ci;
 }
 
 /* Records one FDE, or counts it as skipped; < 0 only when out of room. */

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hash: the one hash function of the program's tables (hmap, the string
- * pools, the object cache, the pprof encoder's string and function
- * tables).
+ * pools, the object cache, the pprof encoder's string table).
  */
 #ifndef CPROF_HASH_H
 #define CPROF_HASH_H

@@ -2,8 +2,12 @@
 /*
  * hmap: an open-addressing hash table of fixed-size entries, each starting
  * with a fixed-size key compared bytewise.  One implementation serves the
- * stack store, the per-process sample tables, the process table and the
- * profile writer's de-duplication.
+ * stack store, the string pool, the per-process sample tables, the process
+ * table, the profile writer's de-duplication and the pprof encoder's
+ * functions.  The tables of their own say why: the pprof encoder's strings
+ * (proto/pprof_tables.c), the unwind rules (unwind/rows.h), the object
+ * cache's indexes (elf/objcache.c) and the BPF shim's hash maps
+ * (unwind/bpfshim.h).
  *
  * Entry pointers stay valid only until the next insertion (the table may
  * grow and move them).  Keys must be fully initialised, padding included,

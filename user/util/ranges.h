@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/addrsearch.h"
+
 struct range {
 	uint64_t lo, hi;
 };
@@ -21,17 +23,7 @@ size_t range_normalize(struct range *r, size_t n);
 /* How many of the sorted ranges start at or below @addr (one FDE each: inline). */
 static inline size_t range_count_le(const struct range *r, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return addrsearch_upto(r, n, ADDRSEARCH_KEY(struct range, lo), addr);
 }
 
 /* Whether @addr is in one of the sorted, disjoint ranges. */
