@@ -266,7 +266,7 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 		   const struct fde *f, struct state *st, const struct cfisec *s,
 		   const uint8_t *p, const uint8_t *end)
 {
-	const struct state *init = f ? &ci->init : &initial_state;
+	const struct state *init = f ? &ci->init : &unwind_x86_initial_state;
 	struct state stack[STATE_DEPTH];
 	struct cur c = { p, end, false };
 	uint64_t loc = f ? f->start : 0;
@@ -282,11 +282,11 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 			delta = op & 0x3f;
 			break;
 		case 2:
-			set_rule(st, ci->ra_reg, init, op & 0x3f, RK_OFFSET,
+			unwind_x86_set_rule(st, ci->ra_reg, init, op & 0x3f, RK_OFFSET,
 				 factor(uleb_i64(rd_uleb(&c)), ci->data_align));
 			break;
 		case 3:
-			set_rule(st, ci->ra_reg, init, op & 0x3f, RK_RESTORE, 0);
+			unwind_x86_set_rule(st, ci->ra_reg, init, op & 0x3f, RK_RESTORE, 0);
 			break;
 		default:
 			switch (op) {
@@ -315,45 +315,45 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 				break;
 			case CFA_offset_extended:
 				reg = rd_uleb(&c);
-				set_rule(st, ci->ra_reg, init, reg, RK_OFFSET,
+				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OFFSET,
 					 factor(uleb_i64(rd_uleb(&c)), ci->data_align));
 				break;
 			case CFA_offset_extended_sf:
 				reg = rd_uleb(&c);
-				set_rule(st, ci->ra_reg, init, reg, RK_OFFSET,
+				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OFFSET,
 					 factor(rd_sleb(&c), ci->data_align));
 				break;
 			case CFA_GNU_negative_offset_extended:
 				reg = rd_uleb(&c);
-				set_rule(st, ci->ra_reg, init, reg, RK_OFFSET,
+				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OFFSET,
 					 factor(-uleb_i64(rd_uleb(&c)), ci->data_align));
 				break;
 			case CFA_restore_extended:
-				set_rule(st, ci->ra_reg, init, rd_uleb(&c), RK_RESTORE, 0);
+				unwind_x86_set_rule(st, ci->ra_reg, init, rd_uleb(&c), RK_RESTORE, 0);
 				break;
 			case CFA_undefined:
-				set_rule(st, ci->ra_reg, init, rd_uleb(&c), RK_UNDEF, 0);
+				unwind_x86_set_rule(st, ci->ra_reg, init, rd_uleb(&c), RK_UNDEF, 0);
 				break;
 			case CFA_same_value:
-				set_rule(st, ci->ra_reg, init, rd_uleb(&c), RK_SAME, 0);
+				unwind_x86_set_rule(st, ci->ra_reg, init, rd_uleb(&c), RK_SAME, 0);
 				break;
 			case CFA_register:
 				reg = rd_uleb(&c);
 				(void)rd_uleb(&c);
-				set_rule(st, ci->ra_reg, init, reg, RK_OTHER, 0);
+				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OTHER, 0);
 				break;
 			case CFA_val_offset:
 			case CFA_val_offset_sf:
 				/* The caller's value is CFA+N itself: not a saved slot. */
 				reg = rd_uleb(&c);
 				(void)rd_uleb(&c);
-				set_rule(st, ci->ra_reg, init, reg, RK_OTHER, 0);
+				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OTHER, 0);
 				break;
 			case CFA_expression:
 			case CFA_val_expression:
 				reg = rd_uleb(&c);
 				if (rd_block(&c, &len))
-					set_rule(st, ci->ra_reg, init, reg, RK_OTHER, 0);
+					unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OTHER, 0);
 				break;
 			case CFA_remember_state:
 				/* The CFA is saved too, as GCC's and binutils' readers do. */
@@ -397,7 +397,7 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 			case CFA_def_cfa_expression:
 				blk = rd_block(&c, &len);
 				if (blk)
-					def_cfa_expression(st, blk, len);
+					unwind_x86_def_cfa_expression(st, blk, len);
 				break;
 			case CFA_GNU_args_size:
 				(void)rd_uleb(&c);
@@ -412,7 +412,7 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 
 		/* The state holds from loc up to the new location. */
 		uint64_t step, to;
-		int rc = rows_emit(rows, loc, make_rule(st, ci->signal));
+		int rc = rows_emit(rows, loc, unwind_x86_make_rule(st, ci->signal));
 
 		if (rc)
 			return rc;
@@ -427,9 +427,9 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 		return -EINVAL; /* the caller counts the CIE as skipped */
 	if (c.bad) {
 		b->skipped++;
-		return rows_emit(rows, loc, make_rule(&initial_state, false));
+		return rows_emit(rows, loc, unwind_x86_make_rule(&unwind_x86_initial_state, false));
 	}
-	return f ? rows_emit(rows, loc, make_rule(st, ci->signal)) : 0;
+	return f ? rows_emit(rows, loc, unwind_x86_make_rule(st, ci->signal)) : 0;
 }
 
 /* ---- collecting CIEs and FDEs ----------------------------------------- */
@@ -515,7 +515,7 @@ static bool parse_cie(const struct cfisec *s, const struct entry *e, struct cie 
 	}
 	if (c.bad || !pe_supported(ci->fde_enc))
 		return false;
-	ci->init = initial_state;
+	ci->init = unwind_x86_initial_state;
 	return run_cfa(NULL, NULL, ci, NULL, &ci->init, s, c.p, c.end) == 0;
 }
 
@@ -725,7 +725,7 @@ static int emit_stop(struct rowbuf *rows, uint64_t lo, uint64_t hi)
 	};
 	int rc = rows_emit(rows, lo, stop);
 
-	return rc ? rc : rows_emit(rows, hi, make_rule(&initial_state, false));
+	return rc ? rc : rows_emit(rows, hi, unwind_x86_make_rule(&unwind_x86_initial_state, false));
 }
 
 int cfi_run(struct cfi *b, struct rowbuf *rows)
@@ -766,7 +766,7 @@ int cfi_run(struct cfi *b, struct rowbuf *rows)
 		rows_cut(rows, f->start);
 		rc = run_cfa(b, rows, ci, f, &st, &view, view.p, view.p + view.len);
 		if (!rc)
-			rc = rows_emit(rows, fde_end(f), make_rule(&initial_state, false));
+			rc = rows_emit(rows, fde_end(f), unwind_x86_make_rule(&unwind_x86_initial_state, false));
 		if (rc)
 			return rc;
 		b->used++;
