@@ -81,7 +81,7 @@ struct cie {
 	uint8_t addr_size; /* of DW_EH_PE_absptr */
 	bool aug_z;        /* FDEs carry augmentation data (skipped) */
 	bool signal;       /* 'S': a signal trampoline's frame */
-	struct state init; /* after the initial instructions */
+	struct unwind_x86_state init; /* after the initial instructions */
 };
 
 /*
@@ -263,11 +263,11 @@ static bool pe_supported(uint8_t enc)
  * after it can be decoded).  Returns < 0 only for fatal errors then.
  */
 static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
-		   const struct fde *f, struct state *st, const struct cfisec *s,
+		   const struct fde *f, struct unwind_x86_state *st, const struct cfisec *s,
 		   const uint8_t *p, const uint8_t *end)
 {
-	const struct state *init = f ? &ci->init : &unwind_x86_initial_state;
-	struct state stack[STATE_DEPTH];
+	const struct unwind_x86_state *init = f ? &ci->init : &unwind_x86_initial_state;
+	struct unwind_x86_state stack[STATE_DEPTH];
 	struct cur c = { p, end, false };
 	uint64_t loc = f ? f->start : 0;
 	unsigned depth = 0;
@@ -743,7 +743,7 @@ int cfi_run(struct cfi *b, struct rowbuf *rows)
 	for (size_t i = 0; i < b->nfdes; i++) {
 		const struct fde *f = &b->fdes[i];
 		const struct cie *ci = &b->cies[f->cie];
-		struct state st = ci->init;
+		struct unwind_x86_state st = ci->init;
 		struct cfisec view;
 
 		if (stop && f->start > stop_lo) {

@@ -12,9 +12,9 @@
 #define OP_lit0 0x30
 #define OP_breg0 0x70
 
-const struct state unwind_x86_initial_state = { .cfa = CFA_UNDEF };
+const struct unwind_x86_state unwind_x86_initial_state = { .cfa = CFA_UNDEF };
 
-void unwind_x86_set_rule(struct state *st, uint64_t ra_reg, const struct state *init, uint64_t reg,
+void unwind_x86_set_rule(struct unwind_x86_state *st, uint64_t ra_reg, const struct unwind_x86_state *init, uint64_t reg,
 	      enum rule_kind k, int64_t off)
 {
 	if (reg == REG_RBP) {
@@ -80,7 +80,7 @@ static int match_plt(const uint8_t *p, uint64_t len)
 	return n;
 }
 
-void unwind_x86_def_cfa_expression(struct state *st, const uint8_t *expr, uint64_t len)
+void unwind_x86_def_cfa_expression(struct unwind_x86_state *st, const uint8_t *expr, uint64_t len)
 {
 	int n = match_plt(expr, len);
 
@@ -96,7 +96,7 @@ void unwind_x86_def_cfa_expression(struct state *st, const uint8_t *expr, uint64
  *    register, expression) makes the row INVALID: the BPF side always
  *    reads it at CFA-8.  An RA column never mentioned is taken as CFA-8.
  */
-struct cprof_unwind_rule unwind_x86_make_rule(const struct state *st, bool signal)
+struct cprof_unwind_rule unwind_x86_make_rule(const struct unwind_x86_state *st, bool signal)
 {
 	struct cprof_unwind_rule r = { 0 };
 	unsigned cfa = CPROF_CFA_INVALID, rbp = CPROF_RBP_SAME;

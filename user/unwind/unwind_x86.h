@@ -33,7 +33,7 @@ enum { RA_CFA8, RA_UNDEF, RA_OTHER };
  * The part of a CFA row the BPF side can use.  Everything else a CFA
  * program says (other registers) is parsed and dropped.
  */
-struct state {
+struct unwind_x86_state {
 	int64_t cfa_off; /* bytes; saturated when out of any sane range */
 	int64_t rbp_off; /* bytes from the CFA, for RULE_OFFSET */
 	uint64_t cfa_reg;
@@ -48,7 +48,7 @@ struct state {
  * x86-64 psABI puts it (every real CIE says so explicitly anyway).  Its
  * row is INVALID.
  */
-extern const struct state unwind_x86_initial_state;
+extern const struct unwind_x86_state unwind_x86_initial_state;
 
 /* What a CFA instruction says about one register. */
 enum rule_kind { RK_OFFSET, RK_SAME, RK_UNDEF, RK_OTHER, RK_RESTORE };
@@ -58,16 +58,16 @@ enum rule_kind { RK_OFFSET, RK_SAME, RK_UNDEF, RK_OTHER, RK_RESTORE };
  * RK_OFFSET; RK_RESTORE goes back to @init's).  Only rbp and @ra_reg, the
  * return address column, matter.
  */
-void unwind_x86_set_rule(struct state *st, uint64_t ra_reg, const struct state *init, uint64_t reg,
+void unwind_x86_set_rule(struct unwind_x86_state *st, uint64_t ra_reg, const struct unwind_x86_state *init, uint64_t reg,
 	      enum rule_kind k, int64_t off);
 
 /*
  * A DW_CFA_def_cfa_expression: the standard PLT expression becomes
  * CFA_PLT, any other CFA_OTHER.
  */
-void unwind_x86_def_cfa_expression(struct state *st, const uint8_t *expr, uint64_t len);
+void unwind_x86_def_cfa_expression(struct unwind_x86_state *st, const uint8_t *expr, uint64_t len);
 
 /* The rule for @st; @signal: the FDE is a signal trampoline's ('S'). */
-struct cprof_unwind_rule unwind_x86_make_rule(const struct state *st, bool signal);
+struct cprof_unwind_rule unwind_x86_make_rule(const struct unwind_x86_state *st, bool signal);
 
 #endif
