@@ -14,8 +14,9 @@
 
 const struct unwind_x86_state unwind_x86_initial_state = { .cfa = CFA_UNDEF };
 
-void unwind_x86_set_rule(struct unwind_x86_state *st, uint64_t ra_reg, const struct unwind_x86_state *init, uint64_t reg,
-	      enum rule_kind k, int64_t off)
+void unwind_x86_set_rule(struct unwind_x86_state *st, uint64_t ra_reg,
+			 const struct unwind_x86_state *init, uint64_t reg, enum rule_kind k,
+			 int64_t off)
 {
 	if (reg == REG_RBP) {
 		switch (k) {

@@ -58,8 +58,9 @@ enum rule_kind { RK_OFFSET, RK_SAME, RK_UNDEF, RK_OTHER, RK_RESTORE };
  * RK_OFFSET; RK_RESTORE goes back to @init's).  Only rbp and @ra_reg, the
  * return address column, matter.
  */
-void unwind_x86_set_rule(struct unwind_x86_state *st, uint64_t ra_reg, const struct unwind_x86_state *init, uint64_t reg,
-	      enum rule_kind k, int64_t off);
+void unwind_x86_set_rule(struct unwind_x86_state *st, uint64_t ra_reg,
+			 const struct unwind_x86_state *init, uint64_t reg, enum rule_kind k,
+			 int64_t off);
 
 /*
  * A DW_CFA_def_cfa_expression: the standard PLT expression becomes
