@@ -34,7 +34,7 @@ FUZZ_HDRS    := $(wildcard tests/fuzz/*.h tests/*.h user/*/*.h proto/*.h bpf/*.h
 ELF_SRCS            := user/elf/elfsrc.c user/util/errbuf.c
 ELFOBJ_SRCS         := user/elf/elfobj.c user/elf/elfsyms.c user/elf/debugfile.c user/elf/symsel.c \
                        user/fs/rootfs.c $(ELF_SRCS)
-UNWIND_SRCS         := $(wildcard user/unwind/unwind*.c) user/unwind/rows.c user/elf/secwin.c user/util/ranges.c \
+UNWIND_SRCS         := $(wildcard user/unwind/unwind*.c) user/unwind/rows.c user/elf/secread.c user/util/ranges.c \
                        tests/unwindcheck.c user/unwind/bpfunwind.c
 fuzz_elf_SRCS       := $(ELFOBJ_SRCS) $(UNWIND_SRCS)
 fuzz_elf_OPTS       := -max_len=262144

@@ -42,7 +42,7 @@ static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf
 	struct cfi_sections lay = { 0 };
 	struct elfsrc_bytes eh = { 0 }, dbg = { 0 };
 	struct cfisec eh_sec, dbg_sec; /* CIEs point at these until cfi_run() */
-	struct secwin again = { 0 };
+	struct secread again = { 0 };
 	struct range *claimed = NULL;
 	uint64_t exec_bytes = 0, covered = 0;
 	int rc;
@@ -104,8 +104,8 @@ static int build(const struct elfsrc *s, struct unwind_table *out, struct errbuf
 	b.nclaimed = 0;
 	if (lay.eh.found && eh.owned && eh.len >= REREAD_MIN &&
 	    !(lay.eh.scn.sh.sh_flags & SHF_COMPRESSED)) {
-		/* its FDEs' programs read again as they run (secwin.h) */
-		secwin_init(&again, s, lay.eh.scn.sh.sh_offset, eh.len);
+		/* its FDEs' programs read again as they run (secread.h) */
+		secread_init(&again, s, lay.eh.scn.sh.sh_offset, eh.len);
 		free(eh.owned);
 		eh = (struct elfsrc_bytes){ 0 };
 		eh_sec.p = NULL;
@@ -124,7 +124,7 @@ out:
 	free(lay.exec);
 	free(eh.owned);
 	free(dbg.owned);
-	secwin_free(&again);
+	secread_free(&again);
 	if (rc)
 		unwind_table_free(out);
 	return rc;

@@ -712,7 +712,7 @@ static bool entry_gap(const struct cfi *b, uint64_t *lo, uint64_t *hi)
 static bool fde_program(const struct cfisec *s, const struct fde *f, struct cfisec *view)
 {
 	*view = *s;
-	view->p = s->p ? s->p + f->insns : secwin_get(s->again, f->insns, f->ninsns);
+	view->p = s->p ? s->p + f->insns : secread_get(s->again, f->insns, f->ninsns);
 	view->len = f->ninsns;
 	view->vaddr = s->vaddr + f->insns;
 	return view->p != NULL;

@@ -17,7 +17,7 @@
 
 #include "util/errbuf.h"
 #include "util/ranges.h"
-#include "elf/secwin.h"
+#include "elf/secread.h"
 #include "unwind/rows.h"
 
 /* One CFI section: its bytes and where they are loaded. */
@@ -27,7 +27,7 @@ struct cfisec {
 	uint64_t vaddr;      /* of byte 0: the base of DW_EH_PE_pcrel */
 	uint64_t text, data; /* DW_EH_PE_textrel, _datarel bases (.text, .got) */
 	bool debug;          /* .debug_frame: CIE id ~0, CIE pointers are offsets */
-	struct secwin *again; /* p NULL after cfi_collect(): the bytes read again */
+	struct secread *again; /* p NULL after cfi_collect(): the bytes read again */
 };
 
 struct cie;

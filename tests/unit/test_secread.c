@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_secwin: a section read again a window at a time (user/elf/secwin.c), and
+ * test_secread: a section read again a window at a time (user/elf/secread.c), and
  * unwind tables made that way: the same rows as from the whole section.
  *
  * Every byte is checked against the file it came from; the unwind tables of
@@ -18,7 +18,7 @@
 
 #include "../testlib.h"
 #include "elf/elfsrc.h"
-#include "elf/secwin.h"
+#include "elf/secread.h"
 #include "unwind/unwind.h"
 
 #define FILE_LEN (1u << 20)
@@ -60,24 +60,24 @@ static bool right(const uint8_t *p, uint64_t at, uint64_t off, size_t len)
 
 static void test_windows(void)
 {
-	char path[] = "/tmp/cprof-secwin-XXXXXX";
+	char path[] = "/tmp/cprof-secread-XXXXXX";
 	int fd = make_file(path);
 	const uint64_t at = 4096 + 7, len = FILE_LEN - 4096 - 100;
 	struct elfsrc src;
-	struct secwin w;
+	struct secread w;
 	size_t bad = 0, reads;
 
 	if (fd < 0 || elfsrc_from_fd(&src, fd)) {
-		CHECK(false, "secwin: a test file", "%s", strerror(errno));
+		CHECK(false, "secread: a test file", "%s", strerror(errno));
 		return;
 	}
-	secwin_init(&w, &src, at, len);
+	secread_init(&w, &src, at, len);
 
 	/* In order, 40 bytes at a time, as sorted FDEs mostly come. */
 	for (uint64_t off = 0; off + 40 <= len; off += 40)
-		bad += !right(secwin_get(&w, off, 40), at, off, 40);
-	CHECK(bad == 0 && w.reads <= len / SECWIN_SIZE * 4 / 3 + 2,
-	      "secwin: a section read in order comes back byte for byte, a window at a time",
+		bad += !right(secread_get(&w, off, 40), at, off, 40);
+	CHECK(bad == 0 && w.reads <= len / SECREAD_CHUNK_SIZE * 4 / 3 + 2,
+	      "secread: a section read in order comes back byte for byte, a window at a time",
 	      "%zu spans wrong, %zu windows read for %llu bytes", bad,
 	      w.reads, (unsigned long long)len);
 
@@ -86,33 +86,33 @@ static void test_windows(void)
 	for (uint64_t k = 0; k < 2000; k++) {
 		uint64_t hot = k * 37, cold = len / 2 + k * 29;
 
-		bad += !right(secwin_get(&w, hot, 30), at, hot, 30);
-		bad += !right(secwin_get(&w, cold, 30), at, cold, 30);
+		bad += !right(secread_get(&w, hot, 30), at, hot, 30);
+		bad += !right(secread_get(&w, cold, 30), at, cold, 30);
 	}
 	CHECK(bad == 0 && w.reads - reads <= 8,
-	      "secwin: two interleaved streams are each kept in a window",
+	      "secread: two interleaved streams are each kept in a window",
 	      "%zu spans wrong, %zu windows read", bad, w.reads - reads);
 
 	/* Wider than a window, and at the very end. */
-	CHECK(right(secwin_get(&w, 1000, SECWIN_SIZE * 3), at, 1000, SECWIN_SIZE * 3),
-	      "secwin: a span wider than a window is read whole", "wrong bytes");
-	CHECK(right(secwin_get(&w, len - 5, 5), at, len - 5, 5),
-	      "secwin: the section's last bytes", "wrong bytes");
-	CHECK(!secwin_get(&w, len - 5, 6) && !secwin_get(&w, len + 1, 0) &&
-		      !secwin_get(&w, UINT64_MAX - 2, 4),
-	      "secwin: a span past the section's end is refused", "a pointer given");
+	CHECK(right(secread_get(&w, 1000, SECREAD_CHUNK_SIZE * 3), at, 1000, SECREAD_CHUNK_SIZE * 3),
+	      "secread: a span wider than a window is read whole", "wrong bytes");
+	CHECK(right(secread_get(&w, len - 5, 5), at, len - 5, 5),
+	      "secread: the section's last bytes", "wrong bytes");
+	CHECK(!secread_get(&w, len - 5, 6) && !secread_get(&w, len + 1, 0) &&
+		      !secread_get(&w, UINT64_MAX - 2, 4),
+	      "secread: a span past the section's end is refused", "a pointer given");
 
 	/* The file shrank since the section was read whole: no bytes, no crash. */
 	if (ftruncate(fd, FILE_LEN / 2) == 0) {
-		secwin_free(&w);
-		secwin_init(&w, &src, at, len);
-		CHECK(right(secwin_get(&w, 100, 10), at, 100, 10) &&
-			      !secwin_get(&w, len - 64, 32),
-		      "secwin: after the file is truncated, what is left reads and what is gone is "
+		secread_free(&w);
+		secread_init(&w, &src, at, len);
+		CHECK(right(secread_get(&w, 100, 10), at, 100, 10) &&
+			      !secread_get(&w, len - 64, 32),
+		      "secread: after the file is truncated, what is left reads and what is gone is "
 		      "NULL",
 		      "wrong");
 	}
-	secwin_free(&w);
+	secread_free(&w);
 	close(fd);
 	unlink(path);
 }
@@ -193,10 +193,10 @@ static void test_tables(const char *name, const char *path)
 int main(void)
 {
 	test_windows();
-	test_tables("secwin: cc1's table, its .eh_frame read again, is row for row the one "
+	test_tables("secread: cc1's table, its .eh_frame read again, is row for row the one "
 		    "made from the whole file",
 		    "/usr/lib/gcc/x86_64-linux-gnu/12/cc1");
-	test_tables("secwin: libLLVM-14's table, its .eh_frame read again, is row for row the "
+	test_tables("secread: libLLVM-14's table, its .eh_frame read again, is row for row the "
 		    "one made from the whole file",
 		    "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1");
 	return t_failed != 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * secwin: a file section's bytes read again, a window at a time, after the
+ * secread: a file section's bytes read again, a window at a time, after the
  * whole section has been let go.
  *
  * Making a big object's unwind table holds its .eh_frame (5 MB for
@@ -9,28 +9,28 @@
  * section's own order (code placed hot and cold makes two or three
  * streams), so a few windows hold what the next FDEs need.
  */
-#ifndef CPROF_SECWIN_H
-#define CPROF_SECWIN_H
+#ifndef CPROF_SECREAD_H
+#define CPROF_SECREAD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "elf/elfsrc.h"
 
-#define SECWIN_WINDOWS 4
-#define SECWIN_SIZE (64u << 10)
+#define SECREAD_CHUNKS 4
+#define SECREAD_CHUNK_SIZE (64u << 10)
 
-struct secwin_window {
-	uint8_t *buf;  /* SECWIN_SIZE bytes, or NULL until first used */
+struct secread_chunk {
+	uint8_t *buf;  /* SECREAD_CHUNK_SIZE bytes, or NULL until first used */
 	uint64_t off;  /* section offset of buf[0] */
 	size_t n;      /* bytes held; 0: none */
 	uint64_t used; /* tick of last use: the oldest is refilled */
 };
 
-struct secwin {
+struct secread {
 	const struct elfsrc *src;
 	uint64_t at, len; /* the section's bytes in the source */
-	struct secwin_window win[SECWIN_WINDOWS];
+	struct secread_chunk win[SECREAD_CHUNKS];
 	uint64_t tick;
 	uint8_t *big; /* a span wider than a window */
 	size_t big_cap;
@@ -38,15 +38,15 @@ struct secwin {
 };
 
 /* The section of @len bytes at @at in @src (which must outlive @w). */
-void secwin_init(struct secwin *w, const struct elfsrc *src, uint64_t at, uint64_t len);
+void secread_init(struct secread *w, const struct elfsrc *src, uint64_t at, uint64_t len);
 
 /*
  * The bytes [@off, @off + @len) of the section, valid until the next call;
  * NULL when out of the section, unreadable now (the file shrank), or out of
  * memory.
  */
-const uint8_t *secwin_get(struct secwin *w, uint64_t off, size_t len);
+const uint8_t *secread_get(struct secread *w, uint64_t off, size_t len);
 
-void secwin_free(struct secwin *w);
+void secread_free(struct secread *w);
 
 #endif
