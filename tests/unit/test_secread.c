@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_secread: a section read again a window at a time (user/elf/secread.c), and
+ * test_secread: a section read again a chunk at a time (user/elf/secread.c), and
  * unwind tables made that way: the same rows as from the whole section.
  *
  * Every byte is checked against the file it came from; the unwind tables of
@@ -58,61 +58,61 @@ static bool right(const uint8_t *p, uint64_t at, uint64_t off, size_t len)
 	return true;
 }
 
-static void test_windows(void)
+static void test_chunks(void)
 {
 	char path[] = "/tmp/cprof-secread-XXXXXX";
 	int fd = make_file(path);
 	const uint64_t at = 4096 + 7, len = FILE_LEN - 4096 - 100;
 	struct elfsrc src;
-	struct secread w;
+	struct secread r;
 	size_t bad = 0, reads;
 
 	if (fd < 0 || elfsrc_from_fd(&src, fd)) {
 		CHECK(false, "secread: a test file", "%s", strerror(errno));
 		return;
 	}
-	secread_init(&w, &src, at, len);
+	secread_init(&r, &src, at, len);
 
 	/* In order, 40 bytes at a time, as sorted FDEs mostly come. */
 	for (uint64_t off = 0; off + 40 <= len; off += 40)
-		bad += !right(secread_get(&w, off, 40), at, off, 40);
-	CHECK(bad == 0 && w.reads <= len / SECREAD_CHUNK_SIZE * 4 / 3 + 2,
-	      "secread: a section read in order comes back byte for byte, a window at a time",
-	      "%zu spans wrong, %zu windows read for %llu bytes", bad,
-	      w.reads, (unsigned long long)len);
+		bad += !right(secread_get(&r, off, 40), at, off, 40);
+	CHECK(bad == 0 && r.reads <= len / SECREAD_CHUNK_SIZE * 4 / 3 + 2,
+	      "secread: a section read in order comes back byte for byte, a chunk at a time",
+	      "%zu spans wrong, %zu chunks read for %llu bytes", bad,
+	      r.reads, (unsigned long long)len);
 
 	/* Two streams far apart (hot and cold code), taken in turn. */
-	reads = w.reads;
+	reads = r.reads;
 	for (uint64_t k = 0; k < 2000; k++) {
 		uint64_t hot = k * 37, cold = len / 2 + k * 29;
 
-		bad += !right(secread_get(&w, hot, 30), at, hot, 30);
-		bad += !right(secread_get(&w, cold, 30), at, cold, 30);
+		bad += !right(secread_get(&r, hot, 30), at, hot, 30);
+		bad += !right(secread_get(&r, cold, 30), at, cold, 30);
 	}
-	CHECK(bad == 0 && w.reads - reads <= 8,
-	      "secread: two interleaved streams are each kept in a window",
-	      "%zu spans wrong, %zu windows read", bad, w.reads - reads);
+	CHECK(bad == 0 && r.reads - reads <= 8,
+	      "secread: two interleaved streams are each kept in a chunk",
+	      "%zu spans wrong, %zu chunks read", bad, r.reads - reads);
 
-	/* Wider than a window, and at the very end. */
-	CHECK(right(secread_get(&w, 1000, SECREAD_CHUNK_SIZE * 3), at, 1000, SECREAD_CHUNK_SIZE * 3),
-	      "secread: a span wider than a window is read whole", "wrong bytes");
-	CHECK(right(secread_get(&w, len - 5, 5), at, len - 5, 5),
+	/* Wider than a chunk, and at the very end. */
+	CHECK(right(secread_get(&r, 1000, SECREAD_CHUNK_SIZE * 3), at, 1000, SECREAD_CHUNK_SIZE * 3),
+	      "secread: a span wider than a chunk is read whole", "wrong bytes");
+	CHECK(right(secread_get(&r, len - 5, 5), at, len - 5, 5),
 	      "secread: the section's last bytes", "wrong bytes");
-	CHECK(!secread_get(&w, len - 5, 6) && !secread_get(&w, len + 1, 0) &&
-		      !secread_get(&w, UINT64_MAX - 2, 4),
+	CHECK(!secread_get(&r, len - 5, 6) && !secread_get(&r, len + 1, 0) &&
+		      !secread_get(&r, UINT64_MAX - 2, 4),
 	      "secread: a span past the section's end is refused", "a pointer given");
 
 	/* The file shrank since the section was read whole: no bytes, no crash. */
 	if (ftruncate(fd, FILE_LEN / 2) == 0) {
-		secread_free(&w);
-		secread_init(&w, &src, at, len);
-		CHECK(right(secread_get(&w, 100, 10), at, 100, 10) &&
-			      !secread_get(&w, len - 64, 32),
+		secread_free(&r);
+		secread_init(&r, &src, at, len);
+		CHECK(right(secread_get(&r, 100, 10), at, 100, 10) &&
+			      !secread_get(&r, len - 64, 32),
 		      "secread: after the file is truncated, what is left reads and what is gone is "
 		      "NULL",
 		      "wrong");
 	}
-	secread_free(&w);
+	secread_free(&r);
 	close(fd);
 	unlink(path);
 }
@@ -192,7 +192,7 @@ static void test_tables(const char *name, const char *path)
 
 int main(void)
 {
-	test_windows();
+	test_chunks();
 	test_tables("secread: cc1's table, its .eh_frame read again, is row for row the one "
 		    "made from the whole file",
 		    "/usr/lib/gcc/x86_64-linux-gnu/12/cc1");
