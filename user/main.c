@@ -41,7 +41,7 @@
 #include "sampling/sampler.h"
 #include "util/stackstore.h"
 #include "agent/summary.h"
-#include "sampling/tables.h"
+#include "sampling/bpftables.h"
 #include "output/window.h"
 
 /*
@@ -155,7 +155,7 @@ static void retire_exits(struct run *r)
 		    kill((pid_t)p->pid, 0) < 0 && errno == ESRCH) {
 			proctab_exited(&r->procs, p->pid, p->gen);
 			if (r->tables)
-				tables_remove_process(r->tables, p->pid);
+				bpftables_remove_process(r->tables, p->pid);
 			if (p->py)
 				sampler_set_python(r->sampler, p->pid, NULL);
 		}
@@ -249,7 +249,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 	if (stackstore_carry(&r->stacks, CPROF_STACK_F_OFFCPU, OFFCPU_CARRY_FRAMES))
 		fprintf(stderr, PROG ": out of memory keeping the stacks of waits in progress\n");
 	if (r->tables)
-		tables_prune(r->tables);
+		bpftables_prune(r->tables);
 	/* What the window freed goes back to the system, so RSS stays flat. */
 	malloc_trim(0);
 }
@@ -282,7 +282,7 @@ static void finish_deferred(struct run *r)
 {
 	if (r->tables && deferred_waiting(&r->deferred)) {
 		events_deferred(r, false);
-		tables_build_pending(r->tables);
+		bpftables_build_pending(r->tables);
 	}
 	events_deferred(r, true);
 }
@@ -350,7 +350,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 			win_start_ns += (int64_t)o->interval * 1000000000LL;
 		}
 		/* no wait while tables are queued: they are built between two looks */
-		sampler_poll(s, r->tables && tables_pending(r->tables) ? 0 : 100,
+		sampler_poll(s, r->tables && bpftables_pending(r->tables) ? 0 : 100,
 			     poll_slice_ms(r, t), events_on_event, r);
 		if (sampler_flip_ready(s)) {
 			priority_step(&r->prio, PRIORITY_DRAIN_MS);
@@ -358,7 +358,7 @@ static void run_loop(struct sampler *s, struct run *r, const struct options *o,
 		}
 		/* Tables asked for are built between polls, so events are never held up long. */
 		if (r->tables)
-			tables_build_pending(r->tables);
+			bpftables_build_pending(r->tables);
 		/* and the samples that waited for them counted */
 		events_deferred(r, false);
 	}
@@ -445,7 +445,7 @@ static void gather(struct run *r, struct summary *sum)
 	sum->processes = r->procs.created;
 	sum->unwind_tables = r->tables != NULL;
 	if (r->tables)
-		tables_get_stats(r->tables, &sum->tables);
+		bpftables_get_stats(r->tables, &sum->tables);
 	sum->deferred = r->deferred.st;
 	sum->procs = r->procs.st;
 	rootfs_roots_stats(r->roots, &sum->roots);
@@ -568,7 +568,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 			return errf(err, -ENOMEM, "out of memory");
 	}
 	if (o->dwarf) {
-		struct tables_maps tm = {
+		struct bpftables_maps tm = {
 			.write_rows = sampler_write_rows,
 			.retire = sampler_retire_rows,
 			.set_proc = sampler_set_proc,
@@ -579,7 +579,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 		};
 
 		if (sampler_unwind_rows(r->sampler, &tm.capacity) ||
-		    tables_new(&r->tables, &tm, r->objs))
+		    bpftables_new(&r->tables, &tm, r->objs))
 			return errf(err, -ENOMEM, "cannot set up unwind tables");
 	}
 	return 0;
@@ -592,7 +592,7 @@ static void run_free(struct run *r)
 	ksymcache_free(&r->ksyms);
 	clockthreads_stop(r->clocks, NULL); /* before the events they set go */
 	sampler_close(r->sampler);
-	tables_free(r->tables);
+	bpftables_free(r->tables);
 	py_tramps_free(r->tramps);
 	if (r->procs_open) {
 		proctab_free(&r->procs);

@@ -2,7 +2,7 @@
 /*
  * The BPF unwinder, walking real stacks: the code of bpf/unwind.bpf.h
  * (built as plain C, user/unwind/bpfunwind.h) over tables the loader's own code
- * built (proctab's snapshot of a live process, tables.c laying them out
+ * built (proctab's snapshot of a live process, bpftables.c laying them out
  * into a rows array) and stacks that process recorded (stackshot.c, built
  * without frame pointers: PIE, non-PIE, static).  Each walk must give
  * exactly the frames glibc's backtrace() gave in the same place: libgcc's
@@ -29,7 +29,7 @@
 #include "elf/objcache.h"
 #include "process/proctab.h"
 #include "stackshot.h"
-#include "sampling/tables.h"
+#include "sampling/bpftables.h"
 #include "testlib.h"
 #include "testutil.h"
 
@@ -117,7 +117,7 @@ static int stop_fixture(struct fixture *f)
 }
 
 /*
- * The BPF side tables.c writes to: the rows array, the files' entries (in
+ * The BPF side bpftables.c writes to: the rows array, the files' entries (in
  * the BPF code's own unwind_files map) and one process's entry; and the
  * loader's side that answers the unwinder's requests for tables.
  */
@@ -127,7 +127,7 @@ struct bpf_side {
 	bool have_pm;
 	struct objcache *oc;
 	struct proctab pt;
-	struct tables *tb;
+	struct bpftables *tb;
 };
 
 static int side_write_rows(void *ctx, uint32_t first, const union cprof_table_slot *rows,
@@ -208,7 +208,7 @@ static int side_retire(void *ctx)
  */
 static bool load_tables(uint32_t pid, struct bpf_side *side, struct errbuf *err)
 {
-	struct tables_maps maps = { .capacity = ROWS_CAP, .set_proc = side_set_proc,
+	struct bpftables_maps maps = { .capacity = ROWS_CAP, .set_proc = side_set_proc,
 				    .write_rows = side_write_rows, .set_file = side_set_file,
 				    .set_file_key = side_set_file_key, .retire = side_retire,
 				    .ctx = side };
@@ -222,13 +222,13 @@ static bool load_tables(uint32_t pid, struct bpf_side *side, struct errbuf *err)
 	bpfu_set_rows(side->rows, ROWS_CAP);
 	if (p && p->have_maps)
 		set_vmas(p);
-	return p && p->have_maps && tables_new(&side->tb, &maps, side->oc) == 0 &&
-	       tables_add_process(side->tb, p, err) == 0 && side->have_pm;
+	return p && p->have_maps && bpftables_new(&side->tb, &maps, side->oc) == 0 &&
+	       bpftables_add_process(side->tb, p, err) == 0 && side->have_pm;
 }
 
 static void unload_tables(struct bpf_side *side)
 {
-	tables_free(side->tb);
+	bpftables_free(side->tb);
 	side->tb = NULL;
 	if (side->oc)
 		proctab_free(&side->pt);
@@ -272,8 +272,8 @@ static int walk_until_built(uint32_t pid, struct bpf_side *side, const struct sh
 		walks++;
 		*asked += w->asked;
 		for (size_t i = 0; i < w->asked && i < 16; i++)
-			tables_want(side->tb, w->asked_file[i]);
-		tables_build_pending(side->tb);
+			bpftables_want(side->tb, w->asked_file[i]);
+		bpftables_build_pending(side->tb);
 	} while (w->asked && walks < 8);
 	return walks;
 }
@@ -573,13 +573,13 @@ static void test_variant(const char *dir, const char *tmp, const char *variant,
 	}
 	CHECK(s.n == 5, fmt("%s: all five places recorded", variant), "%zu", s.n);
 	{
-		struct tables_stats st;
+		struct bpftables_stats st;
 
 		/*
 		 * ld.so, say, is mapped but no frame is in it: its table is never
 		 * built (the static binary maps nothing else)
 		 */
-		tables_get_stats(side->tb, &st);
+		bpftables_get_stats(side->tb, &st);
 		CHECK(st.built > 0 && st.built == st.asked && (st.built < st.files || st.files == 1),
 		      fmt("%s: tables built for the files frames landed in only, once each", variant),
 		      "%zu built, %zu asked for, %zu files", st.built, st.asked, st.files);

@@ -45,14 +45,14 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 
 /*
  * Gives BPF @p's entry.  When it kept mappings BPF added that the snapshot
- * lacks (read while they were being mapped, tables.h), the snapshot is
+ * lacks (read while they were being mapped, bpftables.h), the snapshot is
  * read once more, unless @again is that read: the frames in them are to
  * be named.
  */
 static void tables_of(struct run *r, struct process *p, bool again)
 {
 	/* Unwind tables serve sampling only: none once it is over. */
-	if (r->tables && !*r->stop && tables_add_process(r->tables, p, NULL) == TABLES_RACED &&
+	if (r->tables && !*r->stop && bpftables_add_process(r->tables, p, NULL) == BPFTABLES_RACED &&
 	    !again)
 		refresh_process(r, p, REFRESH_RACED);
 }
@@ -109,15 +109,15 @@ static void exit_file(struct run *r, const struct cprof_exit_file *ev)
 	struct process *p = proctab_exit_file(&r->procs, ev);
 
 	if (p && r->tables && !*r->stop) {
-		tables_add_files(r->tables, p);
-		tables_want_at(r->tables, p, p->first_pc);
+		bpftables_add_files(r->tables, p);
+		bpftables_want_at(r->tables, p, p->first_pc);
 	}
 }
 
 /*
  * Young: exec'd while we sample, within YOUNG_S.  A sample of such a
- * program asking for one of its tables gets all of them (tables.h,
- * tables_want_process): its first samples are what it has.
+ * program asking for one of its tables gets all of them (bpftables.h,
+ * bpftables_want_process): its first samples are what it has.
  */
 #define YOUNG_S 1.0
 
@@ -137,7 +137,7 @@ static int def_entry(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_ma
 		return 0;
 	/* gone, or never read: its mappings as its exit record told them */
 	p = proctab_find(&r->procs, pid);
-	if (p && p->gen == gen && r->tables && tables_entry_of(r->tables, p, out) == 0)
+	if (p && p->gen == gen && r->tables && bpftables_entry_of(r->tables, p, out) == 0)
 		return 0;
 	/* BPF's own, the few mappings its samples found, if any */
 	return sampler_get_entry(r->sampler, pid, out);
@@ -153,7 +153,7 @@ static void def_want(void *ctx, uint32_t file)
 	struct run *r = ctx;
 
 	if (r->tables)
-		tables_want(r->tables, file);
+		bpftables_want(r->tables, file);
 }
 
 static int def_slot(void *ctx, uint32_t idx, union cprof_table_slot *out)
@@ -228,10 +228,10 @@ int events_on_event(void *ctx, const void *data, size_t size)
 		const struct cprof_file_event *fe = data;
 
 		if (r->tables && size >= sizeof(*fe)) {
-			tables_want(r->tables, fe->file);
+			bpftables_want(r->tables, fe->file);
 			p = proctab_find(&r->procs, fe->pid);
 			if (p && young(p))
-				tables_want_process(r->tables, p);
+				bpftables_want_process(r->tables, p);
 		}
 		return 0;
 	}
@@ -268,7 +268,7 @@ int events_on_event(void *ctx, const void *data, size_t size)
 		if (p && created)
 			p->first_pc = ev->addr;
 		if (p && created && r->tables && !*r->stop)
-			tables_want_at(r->tables, p, ev->addr);
+			bpftables_want_at(r->tables, p, ev->addr);
 		break;
 	case CPROF_EV_EXEC:
 		/*
@@ -290,11 +290,11 @@ int events_on_event(void *ctx, const void *data, size_t size)
 		/*
 		 * A new program mapping files no process of the run mapped
 		 * before: its tables are queued now, not at its first samples
-		 * (tables_build_pending drops those of a program gone by then).
+		 * (bpftables_build_pending drops those of a program gone by then).
 		 */
 		refresh_process(r, p, REFRESH_STARTUP);
 		if (p && young(p) && r->tables && !*r->stop)
-			tables_want_process(r->tables, p);
+			bpftables_want_process(r->tables, p);
 		break;
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);
@@ -306,7 +306,7 @@ int events_on_event(void *ctx, const void *data, size_t size)
 		}
 		proctab_exited(&r->procs, ev->pid, ev->gen);
 		if (r->tables && p && p->gen == ev->gen)
-			tables_remove_process(r->tables, ev->pid);
+			bpftables_remove_process(r->tables, ev->pid);
 		if (p && p->py && p->gen == ev->gen)
 			sampler_set_python(r->sampler, ev->pid, NULL);
 		if (p && p->gen == ev->gen)

@@ -25,7 +25,7 @@
 #include "sampling/sampler.h"
 #include "util/stackstore.h"
 #include "agent/summary.h"
-#include "sampling/tables.h"
+#include "sampling/bpftables.h"
 #include "sampling/clockthreads.h"
 
 
@@ -37,7 +37,7 @@ struct run {
 	struct proctab procs;
 	struct stackstore stacks;
 	struct objcache *objs;
-	struct tables *tables; /* NULL: frame pointers only */
+	struct bpftables *tables; /* NULL: frame pointers only */
 	struct deferred deferred; /* samples waiting for a table (deferred.h) */
 	struct sampler *sampler;
 	bool python;                 /* Python frames wanted */

@@ -238,7 +238,7 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 {
 	char line[512];
 	const struct cprof_stats *st = &s->bpf;
-	const struct tables_stats *ts = &s->tables;
+	const struct bpftables_stats *ts = &s->tables;
 
 	cpulist_format(&s->cpus, line, sizeof(line));
 	fprintf(f, PROG ": sampled %.1f s at %u Hz on %d CPU%s (%s): %llu samples of %zu"

@@ -29,7 +29,7 @@
 #include "python/python.h"
 #include "fs/rootfs.h"
 #include "symbols/symbolize.h"
-#include "sampling/tables.h"
+#include "sampling/bpftables.h"
 #include "output/window.h"
 #include "sampling/jitter.h"
 
@@ -71,7 +71,7 @@ struct summary {
 	struct ksymcache_stats ksyms; /* kernel functions kept across windows */
 	struct window_result last;   /* the last window: its hottest processes */
 	bool unwind_tables;          /* --unwind dwarf: @tables is filled */
-	struct tables_stats tables;
+	struct bpftables_stats tables;
 	struct deferred_stats deferred; /* samples walked again once a table was there */
 	struct proctab_stats procs;
 	struct rootfs_roots_stats roots;

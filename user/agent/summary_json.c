@@ -69,7 +69,7 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 		[REFUSED_NO_ROOT] = "no_root",         [REFUSED_OTHER] = "gone",
 	};
 	const struct cprof_stats *st = &s->bpf;
-	const struct tables_stats *ts = &s->tables;
+	const struct bpftables_stats *ts = &s->tables;
 	uint64_t stopped = 0;
 	char list[1024]; /* a longer list of CPUs ends in "..." */
 

@@ -49,7 +49,7 @@ enum proctab_refresh_why {
 	REFRESH_EXEC,     /* a new program in the same record: starts afresh */
 	REFRESH_DEFERRED, /* one the backoff deferred, before a window is written */
 	REFRESH_STARTUP,  /* its libraries mapped at its start (BPF's startup walk): never deferred */
-	REFRESH_RACED,    /* mapped while the last was read (tables.h): never deferred */
+	REFRESH_RACED,    /* mapped while the last was read (bpftables.h): never deferred */
 };
 
 /* Why the file of a mapping was not opened. */
@@ -187,7 +187,7 @@ void proctab_exit_maps(struct proctab *t, const struct cprof_exit_maps *rec);
  * following no symlink, and only if it is the regular file of the record's
  * identity (device, inode, size and mtime).  The object then fills the
  * record's mappings of that file, and the process is returned so that the
- * caller numbers them (tables_add_files); NULL when nothing was filled
+ * caller numbers them (bpftables_add_files); NULL when nothing was filled
  * (counted: proctab_stats.exit_*).
  */
 struct process *proctab_exit_file(struct proctab *t, const struct cprof_exit_file *ev);

@@ -133,17 +133,17 @@ int sampler_drain_flipped(struct sampler *s, const struct sampler_drain_ops *ops
 			  void *ctx, struct errbuf *err);
 
 /*
- * The rows array's capacity, for tables.c.  -ENOENT when unwinding is off
+ * The rows array's capacity, for bpftables.c.  -ENOENT when unwinding is off
  * (unwind_rows == 0).
  */
 int sampler_unwind_rows(struct sampler *s, uint32_t *capacity);
 
 /*
- * Writes the unwind entry of @pid (struct tables_maps.set_proc); @pm NULL
+ * Writes the unwind entry of @pid (struct bpftables_maps.set_proc); @pm NULL
  * removes it.  0 or a negative errno.
  */
 int sampler_set_proc(void *sampler, uint32_t pid, const struct cprof_proc_maps *pm);
-/* Reads it as BPF has it (struct tables_maps.get_proc): 0, or a negative errno. */
+/* Reads it as BPF has it (struct bpftables_maps.get_proc): 0, or a negative errno. */
 int sampler_get_proc(void *sampler, uint32_t pid, struct cprof_proc_maps *pm);
 
 /*
@@ -168,7 +168,7 @@ int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
 int sampler_write_rows(void *sampler, uint32_t first, const union cprof_table_slot *rows,
 		       uint32_t n);
 
-/* Writes the entry of file @file (struct tables_maps.set_file). */
+/* Writes the entry of file @file (struct bpftables_maps.set_file). */
 int sampler_set_file(void *sampler, uint32_t file, const struct cprof_file *f);
 
 /*
@@ -186,7 +186,7 @@ int sampler_get_slot(struct sampler *s, uint32_t idx, union cprof_table_slot *ou
  */
 uint64_t sampler_drained_below(const struct sampler *s);
 
-/* Names a file by its identity, or forgets it (struct tables_maps.set_file_key). */
+/* Names a file by its identity, or forgets it (struct bpftables_maps.set_file_key). */
 int sampler_set_file_key(void *sampler, const struct cprof_file_key *k,
 			 const struct cprof_file_ref *ref);
 

@@ -163,6 +163,6 @@ int sampler_retire_rows(void *sampler)
 	struct sampler *s = sampler;
 
 	__atomic_fetch_add(&s->skel->bss->rows_gen, 1, __ATOMIC_SEQ_CST);
-	/* Blocks: tables.c frees the rows as soon as this returns. */
+	/* Blocks: bpftables.c frees the rows as soon as this returns. */
 	return grace_wait(&s->grace, grace_ask(&s->grace));
 }

@@ -129,7 +129,7 @@ int deferred_park(struct deferred *d, const void *data, size_t size,
 	if (d->bytes > d->st.bytes_peak)
 		d->st.bytes_peak = d->bytes;
 	d->st.parked++;
-	/* built among the first, even once the program is gone (tables.h) */
+	/* built among the first, even once the program is gone (bpftables.h) */
 	if (stack_len && in->file != CPROF_NO_FILE)
 		ops->want(ops->ctx, in->file);
 	return 0;

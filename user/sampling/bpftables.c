@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * tables: the files' side of the unwind tables: numbers given to objects
+ * bpftables: the files' side of the unwind tables: numbers given to objects
  * and told to BPF, the rows array's allocator and eviction, and the
- * building of tables asked for (the processes' entries: tables_procs.c).
+ * building of tables asked for (the processes' entries: bpftables_procs.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "util/clock.h"
 #include "util/grow.h"
 #include "util/hmap.h"
-#include "sampling/tables_internal.h"
+#include "sampling/bpftables_internal.h"
 #include "unwind/unwind.h"
 
 /* Identities of one object told to BPF: the file and a few copies of it. */
@@ -25,9 +25,9 @@ struct obj_entry {
 	uint32_t pad;
 };
 
-int tables_new(struct tables **out, const struct tables_maps *maps, struct objcache *objs)
+int bpftables_new(struct bpftables **out, const struct bpftables_maps *maps, struct objcache *objs)
 {
-	struct tables *t;
+	struct bpftables *t;
 
 	*out = NULL;
 	if (!maps->set_proc || !maps->write_rows || !maps->set_file || !maps->set_file_key ||
@@ -57,7 +57,7 @@ int tables_new(struct tables **out, const struct tables_maps *maps, struct objca
 	return 0;
 }
 
-void tables_free(struct tables *t)
+void bpftables_free(struct bpftables *t)
 {
 	struct proc_entry *pe;
 	size_t it = 0;
@@ -81,7 +81,7 @@ void tables_free(struct tables *t)
 /* ---- the rows array ------------------------------------------------------ */
 
 /* First fit: tables are allocated rarely and freed more rarely. */
-static bool range_alloc(struct tables *t, uint32_t n, uint32_t *first)
+static bool range_alloc(struct bpftables *t, uint32_t n, uint32_t *first)
 {
 	for (size_t i = 0; i < t->nfree; i++) {
 		if (t->free[i].n < n)
@@ -98,7 +98,7 @@ static bool range_alloc(struct tables *t, uint32_t n, uint32_t *first)
 	return false;
 }
 
-static int range_release(struct tables *t, uint32_t first, uint32_t n)
+static int range_release(struct bpftables *t, uint32_t first, uint32_t n)
 {
 	size_t i = 0;
 
@@ -126,7 +126,7 @@ static int range_release(struct tables *t, uint32_t first, uint32_t n)
 }
 
 /* Tells BPF what it may do with file @file now. */
-static void publish(struct tables *t, uint32_t file)
+static void publish(struct bpftables *t, uint32_t file)
 {
 	const struct tfile *f = &t->files[file];
 	struct cprof_file cf = { 0 };
@@ -154,7 +154,7 @@ static void publish(struct tables *t, uint32_t file)
  * Takes file @file's table out of the rows array: BPF is told first, and
  * its slots are given to others only after the next retire (retire()).
  */
-static void unload(struct tables *t, uint32_t file, enum tstate to)
+static void unload(struct bpftables *t, uint32_t file, enum tstate to)
 {
 	struct tfile *f = &t->files[file];
 
@@ -180,7 +180,7 @@ static void unload(struct tables *t, uint32_t file, enum tstate to)
  * Waits until no program can still read what was unloaded (or cached it),
  * then frees its slots for reuse.
  */
-static int retire(struct tables *t)
+static int retire(struct bpftables *t)
 {
 	int rc = t->maps.retire(t->maps.ctx);
 
@@ -205,7 +205,7 @@ static uint64_t slots_in(const struct range *r, size_t n)
  * Frees the least recently used tables that no process uses until @n slots
  * fit.  Returns true when they do.
  */
-static bool evict_for(struct tables *t, uint32_t n, uint32_t *first)
+static bool evict_for(struct bpftables *t, uint32_t n, uint32_t *first)
 {
 	while (!range_alloc(t, n, first)) {
 		struct tfile *victim = NULL;
@@ -240,7 +240,7 @@ static bool evict_for(struct tables *t, uint32_t n, uint32_t *first)
  * without an entry finds its number from the kernel's VMA, or forgets them
  * (before the number is given to another object).
  */
-static void publish_keys(struct tables *t, uint32_t file, bool on)
+static void publish_keys(struct bpftables *t, uint32_t file, bool on)
 {
 	struct tfile *f = &t->files[file];
 	struct objcache_file_id ids[KEYS_MAX];
@@ -278,7 +278,7 @@ static void publish_keys(struct tables *t, uint32_t file, bool on)
  * virtual addresses, given now if it has none; CPROF_NO_FILE when all are
  * taken.
  */
-uint32_t tables_file_of(struct tables *t, struct elfobj *o, int64_t vaddr_off)
+uint32_t bpftables_file_of(struct bpftables *t, struct elfobj *o, int64_t vaddr_off)
 {
 	struct obj_entry *e = hmap_find(&t->by_obj, &o);
 	uint32_t file;
@@ -304,7 +304,7 @@ uint32_t tables_file_of(struct tables *t, struct elfobj *o, int64_t vaddr_off)
 		 * clock tick.
 		 */
 		t->pruned_at = t->clock;
-		tables_prune(t);
+		bpftables_prune(t);
 		for (file = 0; file < t->nfiles && t->files[file].obj; file++)
 			;
 	}
@@ -345,7 +345,7 @@ static int build_rows(struct elfobj *o, struct unwind_table *ut, struct errbuf *
 }
 
 struct sink {
-	struct tables *t;
+	struct bpftables *t;
 	uint32_t first;
 };
 
@@ -357,7 +357,7 @@ static int write_slots(void *ctx, uint32_t off, const union cprof_table_slot *sl
 }
 
 /* Builds file @file's table and loads it, or says why not. */
-static void build(struct tables *t, uint32_t file)
+static void build(struct bpftables *t, uint32_t file)
 {
 	struct tfile *f = &t->files[file];
 	struct unwind_table ut = { 0 };
@@ -405,7 +405,7 @@ out:
 	unwind_table_free(&ut);
 }
 
-void tables_want(struct tables *t, uint32_t file)
+void bpftables_want(struct bpftables *t, uint32_t file)
 {
 	struct tfile *f;
 
@@ -426,7 +426,7 @@ void tables_want(struct tables *t, uint32_t file)
 	publish(t, file);
 }
 
-void tables_want_at(struct tables *t, const struct process *p, uint64_t addr)
+void bpftables_want_at(struct bpftables *t, const struct process *p, uint64_t addr)
 {
 	for (size_t i = 0; p->have_maps && i < p->maps.n; i++) {
 		const struct vma *v = &p->maps.v[i];
@@ -436,7 +436,7 @@ void tables_want_at(struct tables *t, const struct process *p, uint64_t addr)
 			continue;
 		e = p->objs[i] ? hmap_find(&t->by_obj, &p->objs[i]) : NULL;
 		if (e)
-			tables_want(t, e->file);
+			bpftables_want(t, e->file);
 		return;
 	}
 }
@@ -466,7 +466,7 @@ static int along_order(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-void tables_want_process(struct tables *t, const struct process *p)
+void bpftables_want_process(struct bpftables *t, const struct process *p)
 {
 	struct along *q;
 	size_t n = 0;
@@ -496,7 +496,7 @@ void tables_want_process(struct tables *t, const struct process *p)
 	for (size_t i = 0; i < n; i++) {
 		size_t asked = t->st.asked;
 
-		tables_want(t, q[i].file); /* a file mapped twice is queued once */
+		bpftables_want(t, q[i].file); /* a file mapped twice is queued once */
 		if (t->st.asked == asked)
 			continue;
 		t->files[q[i].file].along = true;
@@ -505,18 +505,18 @@ void tables_want_process(struct tables *t, const struct process *p)
 	free(q);
 }
 
-bool tables_pending(const struct tables *t)
+bool bpftables_pending(const struct bpftables *t)
 {
 	return t->nqueue > 0;
 }
 
 /* Whether queue entry @file is still to be built. */
-static bool queued(const struct tables *t, uint32_t file)
+static bool queued(const struct bpftables *t, uint32_t file)
 {
 	return file < t->nfiles && t->files[file].obj && t->files[file].state == T_QUEUED;
 }
 
-void tables_build_pending(struct tables *t)
+void bpftables_build_pending(struct bpftables *t)
 {
 	size_t n = 0;
 	bool one = false;
@@ -557,13 +557,13 @@ void tables_build_pending(struct tables *t)
 
 /* ---- pruning ------------------------------------------------------------- */
 
-/* An entry tables_procs.c emptied: its process exited. */
+/* An entry bpftables_procs.c emptied: its process exited. */
 static bool empty_proc(const void *entry)
 {
 	return ((const struct proc_entry *)entry)->files == NULL;
 }
 
-void tables_prune(struct tables *t)
+void bpftables_prune(struct bpftables *t)
 {
 	bool dead = false;
 
@@ -616,7 +616,7 @@ void tables_prune(struct tables *t)
 	hmap_compact(&t->by_pid, empty_proc);
 }
 
-void tables_get_stats(const struct tables *t, struct tables_stats *st)
+void bpftables_get_stats(const struct bpftables *t, struct bpftables_stats *st)
 {
 	*st = t->st;
 }

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tables_internal: what tables.c (files, numbers, the rows array) and
- * tables_procs.c (the per-process entries) share; not for other modules.
+ * bpftables_internal: what bpftables.c (files, numbers, the rows array) and
+ * bpftables_procs.c (the per-process entries) share; not for other modules.
  */
-#ifndef CPROF_TABLES_INTERNAL_H
-#define CPROF_TABLES_INTERNAL_H
+#ifndef CPROF_BPFTABLES_INTERNAL_H
+#define CPROF_BPFTABLES_INTERNAL_H
 
 #include "util/hmap.h"
-#include "sampling/tables.h"
+#include "sampling/bpftables.h"
 
 /* What the loader knows of a file beyond what BPF sees (struct cprof_file). */
 enum tstate {
@@ -44,8 +44,8 @@ struct range {
 	uint32_t first, n;
 };
 
-struct tables {
-	struct tables_maps maps;
+struct bpftables {
+	struct bpftables_maps maps;
 	struct objcache *objs;
 	struct tfile *files;  /* by number; grows up to CPROF_MAX_FILES */
 	uint32_t nfiles;      /* numbers handed out so far (some may be free again) */
@@ -60,12 +60,12 @@ struct tables {
 	size_t ndying, dying_cap;
 	uint64_t clock;
 	uint64_t pruned_at;   /* clock of the last prune for want of numbers */
-	struct tables_stats st;
+	struct bpftables_stats st;
 	struct cprof_proc_maps scratch; /* the entry being written */
 	struct cprof_proc_maps before;  /* the one it replaces, as BPF had it */
 };
 
-/* The number of @o, given now if it has none (tables.c). */
-uint32_t tables_file_of(struct tables *t, struct elfobj *o, int64_t vaddr_off);
+/* The number of @o, given now if it has none (bpftables.c). */
+uint32_t bpftables_file_of(struct bpftables *t, struct elfobj *o, int64_t vaddr_off);
 
-#endif /* CPROF_TABLES_INTERNAL_H */
+#endif /* CPROF_BPFTABLES_INTERNAL_H */

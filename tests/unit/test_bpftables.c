@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests for tables: files numbered for the processes that map them, their
+ * Tests for bpftables: files numbered for the processes that map them, their
  * tables built when the BPF unwinder asks, placed in the shared rows array,
  * shared, evicted and pruned, against a fake of the BPF side.
  *
@@ -27,7 +27,7 @@
 
 #include "elf/objcache.h"
 #include "process/proctab.h"
-#include "sampling/tables.h"
+#include "sampling/bpftables.h"
 #include "testlib.h"
 #include "testutil.h"
 #include "unwind/unwind.h"
@@ -278,7 +278,7 @@ static void make_process(struct process *p, uint32_t pid, struct obj **obs, size
 }
 
 /* A process's entry written, no table asked for. */
-static int add(struct tables *t, uint32_t pid, struct obj **obs, size_t n)
+static int add(struct bpftables *t, uint32_t pid, struct obj **obs, size_t n)
 {
 	struct vma v[4];
 	struct elfobj *objs[4];
@@ -286,7 +286,7 @@ static int add(struct tables *t, uint32_t pid, struct obj **obs, size_t n)
 	struct errbuf err = { 0 };
 
 	make_process(&p, pid, obs, n, v, objs);
-	return tables_add_process(t, &p, &err);
+	return bpftables_add_process(t, &p, &err);
 }
 
 /* The file of mapping @i of @pid's entry, or CPROF_NO_FILE. */
@@ -298,14 +298,14 @@ static uint32_t file_at(const struct fake *f, uint32_t pid, uint32_t i)
 }
 
 /* As samples landing in each of @pid's mappings: their tables asked for and built. */
-static int add_sampled(struct tables *t, const struct fake *f, uint32_t pid, struct obj **obs,
+static int add_sampled(struct bpftables *t, const struct fake *f, uint32_t pid, struct obj **obs,
 		       size_t n)
 {
 	int rc = add(t, pid, obs, n);
 
 	for (uint32_t i = 0; !rc && i < n; i++)
-		tables_want(t, file_at(f, pid, i));
-	tables_build_pending(t);
+		bpftables_want(t, file_at(f, pid, i));
+	bpftables_build_pending(t);
 	return rc;
 }
 
@@ -349,18 +349,18 @@ int main(void)
 	struct obj *a = &ob[0], *b = &ob[1], *c = &ob[2];
 	struct objcache *oc = objcache_new();
 	static struct fake f;
-	struct tables_maps maps = { .write_rows = fake_write_rows, .retire = fake_retire,
+	struct bpftables_maps maps = { .write_rows = fake_write_rows, .retire = fake_retire,
 				    .set_proc = fake_set_proc, .get_proc = fake_get_proc,
 				    .set_file = fake_set_file,
 				    .set_file_key = fake_set_file_key,
 				    .ctx = &f };
-	struct tables *t = NULL;
-	struct tables_stats st;
+	struct bpftables *t = NULL;
+	struct bpftables_stats st;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (size_t i = 0; i < sizeof(ob) / sizeof(ob[0]); i++) {
 		if (!oc || obj_open(&ob[i], oc)) {
-			T_SKIP("tables", "%s: not there or no CFI", ob[i].path);
+			T_SKIP("bpftables", "%s: not there or no CFI", ob[i].path);
 			return T_EXIT();
 		}
 	}
@@ -378,37 +378,37 @@ int main(void)
 	memset(f.drop_retire, 0xff, f.cap * sizeof(*f.drop_retire));
 	maps.capacity = f.cap;
 	{
-		struct tables_maps no_set_file = maps;
+		struct bpftables_maps no_set_file = maps;
 
 		no_set_file.set_file = NULL;
-		CHECK(tables_new(&t, &no_set_file, oc) == -EINVAL && !t,
-		      "tables_new: every callback is required", "accepted no set_file");
+		CHECK(bpftables_new(&t, &no_set_file, oc) == -EINVAL && !t,
+		      "bpftables_new: every callback is required", "accepted no set_file");
 	}
-	CHECK(tables_new(&t, &maps, oc) == 0, "tables_new", "failed");
+	CHECK(bpftables_new(&t, &maps, oc) == 0, "bpftables_new", "failed");
 	if (!t)
 		return T_EXIT();
 
 	/* A process's entry names its files; nothing is built until a sample asks. */
 	CHECK(add(t, 1, (struct obj *[]){ a }, 1) == 0 && f.writes == 0 &&
-		      entry_without(&f, 1, 0, CPROF_FILE_UNBUILT) && !tables_pending(t),
+		      entry_without(&f, 1, 0, CPROF_FILE_UNBUILT) && !bpftables_pending(t),
 	      "a new process's files are numbered, their tables not built",
 	      "%zu writes, file %u", f.writes, file_at(&f, 1, 0));
 	CHECK(file_at(&f, 1, 0) != CPROF_NO_FILE &&
 		      file_by_identity(&f, a->path) == file_at(&f, 1, 0),
 	      "a numbered file is named to BPF by its identity in the kernel",
 	      "entry's file %u, by identity %u", file_at(&f, 1, 0), file_by_identity(&f, a->path));
-	tables_want(t, file_at(&f, 1, 0));
-	CHECK(tables_pending(t) && entry_without(&f, 1, 0, CPROF_FILE_QUEUED),
+	bpftables_want(t, file_at(&f, 1, 0));
+	CHECK(bpftables_pending(t) && entry_without(&f, 1, 0, CPROF_FILE_QUEUED),
 	      "a table asked for is queued, and BPF told so", "state %u",
 	      f.file[file_at(&f, 1, 0)].state);
-	tables_want(t, file_at(&f, 1, 0));
-	tables_build_pending(t);
-	tables_get_stats(t, &st);
-	CHECK(entry_holds(&f, 1, 0, a) && st.built == 1 && st.asked == 1 && !tables_pending(t),
+	bpftables_want(t, file_at(&f, 1, 0));
+	bpftables_build_pending(t);
+	bpftables_get_stats(t, &st);
+	CHECK(entry_holds(&f, 1, 0, a) && st.built == 1 && st.asked == 1 && !bpftables_pending(t),
 	      "asked for twice, built once", "built %zu, asked %zu", st.built, st.asked);
-	tables_want(t, 4000); /* a number never given: ignored */
-	tables_want(t, CPROF_NO_FILE);
-	CHECK(!tables_pending(t), "numbers never given are not queued", "queued");
+	bpftables_want(t, 4000); /* a number never given: ignored */
+	bpftables_want(t, CPROF_NO_FILE);
+	CHECK(!bpftables_pending(t), "numbers never given are not queued", "queued");
 
 	CHECK(add_sampled(t, &f, 2, (struct obj *[]){ b }, 1) == 0 && entry_holds(&f, 1, 0, a) &&
 		      entry_holds(&f, 2, 0, b),
@@ -422,8 +422,8 @@ int main(void)
 	      "%zu writes", f.writes);
 
 	/* ls unused: cat evicts it, after a retire, into its slots. */
-	tables_remove_process(t, 1);
-	tables_remove_process(t, 3);
+	bpftables_remove_process(t, 1);
+	bpftables_remove_process(t, 3);
 	CHECK(!f.proc[1].live && !f.proc[3].live, "removed processes lose their entries",
 	      "entries still there");
 	/* Rows that cannot be retired are not reused: cat goes without. */
@@ -431,18 +431,18 @@ int main(void)
 	f.rewrites = 0;
 	CHECK(add_sampled(t, &f, 4, (struct obj *[]){ c }, 1) == 0, "cat's process, retire failing",
 	      "failed");
-	tables_get_stats(t, &st);
+	bpftables_get_stats(t, &st);
 	CHECK(st.no_room == 1 && f.rewrites == 0 && f.proc[4].live &&
 	      entry_without(&f, 4, 0, CPROF_FILE_NONE) && entry_holds(&f, 2, 0, b),
 	      "a failed retire frees nothing: the object is left to frame pointers",
 	      "evicted %zu, no_room %zu, rewrites %zu", st.evicted, st.no_room, f.rewrites);
-	tables_prune(t);
-	tables_get_stats(t, &st);
+	bpftables_prune(t);
+	bpftables_get_stats(t, &st);
 	CHECK(st.files == 3, "a failed retire prunes nothing", "%zu files", st.files);
 	f.fail_retire = false;
 	/* The prune told BPF ls and its table were gone, so cat may be asked for again. */
-	tables_prune(t);
-	tables_get_stats(t, &st);
+	bpftables_prune(t);
+	bpftables_get_stats(t, &st);
 	CHECK(st.objects == 1 && st.files == 2 && entry_without(&f, 4, 0, CPROF_FILE_UNBUILT),
 	      "pruned: ls's file and table freed, cat's to be asked for again",
 	      "%zu objects, %zu files, cat's state %u", st.objects, st.files,
@@ -451,9 +451,9 @@ int main(void)
 		      file_by_identity(&f, c->path) == file_at(&f, 4, 0),
 	      "a pruned file's identity is forgotten, a live one's kept", "ls %u, cat %u",
 	      file_by_identity(&f, a->path), file_by_identity(&f, c->path));
-	tables_want(t, file_at(&f, 4, 0));
-	tables_build_pending(t);
-	tables_get_stats(t, &st);
+	bpftables_want(t, file_at(&f, 4, 0));
+	bpftables_build_pending(t);
+	bpftables_get_stats(t, &st);
 	CHECK(f.rewrites > 0 && f.retires > 0 && entry_holds(&f, 4, 0, c),
 	      "cat's table goes into the slots ls's table had", "rewrites %zu, retires %u",
 	      f.rewrites, f.retires);
@@ -462,27 +462,27 @@ int main(void)
 	/* ls again: no room beside sort and cat, both in use. */
 	CHECK(add_sampled(t, &f, 5, (struct obj *[]){ a, b }, 2) == 0,
 	      "a process when the budget is full", "failed");
-	tables_get_stats(t, &st);
+	bpftables_get_stats(t, &st);
 	CHECK(st.no_room == 2 && f.proc[5].live && f.proc[5].pm.n == 2 &&
 	      entry_without(&f, 5, 0, CPROF_FILE_NONE) && entry_holds(&f, 5, 1, b),
 	      "an object without room is left to frame pointers, the rest keep their tables",
 	      "no_room %zu", st.no_room);
 
 	/* cat exits: ls, asked for again, evicts its table. */
-	tables_remove_process(t, 4);
-	tables_prune(t); /* cat's file goes; ls may be asked for again */
-	tables_want(t, file_at(&f, 5, 0));
-	tables_build_pending(t);
-	tables_get_stats(t, &st);
+	bpftables_remove_process(t, 4);
+	bpftables_prune(t); /* cat's file goes; ls may be asked for again */
+	bpftables_want(t, file_at(&f, 5, 0));
+	bpftables_build_pending(t);
+	bpftables_get_stats(t, &st);
 	CHECK(entry_holds(&f, 5, 0, a) && entry_holds(&f, 5, 1, b),
 	      "once room is freed, a file without room is built when asked for again",
 	      "ls state %u", f.file[file_at(&f, 5, 0)].state);
 
 	/* Everything exits; pruning frees every row. */
-	tables_remove_process(t, 2);
-	tables_remove_process(t, 5);
-	tables_prune(t);
-	tables_get_stats(t, &st);
+	bpftables_remove_process(t, 2);
+	bpftables_remove_process(t, 5);
+	bpftables_prune(t);
+	bpftables_get_stats(t, &st);
 	CHECK(st.rows_used == 0 && st.objects == 0 && st.processes == 0 && st.files == 0,
 	      "pruning after the last exit frees every row and number",
 	      "rows_used %llu, objects %zu, processes %zu, files %zu",
@@ -513,7 +513,7 @@ int main(void)
 			      entry_holds(&f, 7, 0, &forged) && entry_holds(&f, 6, 0, a),
 			      "a forged build ID gets its own file and table, not the real object's",
 			      "files %u and %u", file_at(&f, 7, 0), file_at(&f, 6, 0));
-			tables_remove_process(t, 7);
+			bpftables_remove_process(t, 7);
 			objcache_put(oc, forged.o);
 		}
 		free(img);
@@ -536,17 +536,17 @@ int main(void)
 						.prot = VMA_EXEC, .kind = VMA_ANON };
 		p.maps.v = many;
 		p.maps.n = CPROF_MAX_PROC_MAPS + 44;
-		CHECK(tables_add_process(t, &p, &err) == 0 && f.proc[7].pm.n == CPROF_MAX_PROC_MAPS &&
+		CHECK(bpftables_add_process(t, &p, &err) == 0 && f.proc[7].pm.n == CPROF_MAX_PROC_MAPS &&
 		      (f.proc[7].pm.flags & CPROF_PROC_MAPS_TRUNCATED),
 		      "an entry cut at CPROF_MAX_PROC_MAPS says so", "n %u, flags %#x",
 		      f.proc[7].pm.n, f.proc[7].pm.flags);
 		p.maps.n = 2;
-		tables_get_stats(t, &st);
-		CHECK(tables_add_process(t, &p, &err) == 0 && f.proc[7].pm.n == 2 &&
+		bpftables_get_stats(t, &st);
+		CHECK(bpftables_add_process(t, &p, &err) == 0 && f.proc[7].pm.n == 2 &&
 		      !f.proc[7].pm.flags && st.truncated == 1,
 		      "an entry that fits is not marked", "flags %#x, truncated %zu",
 		      f.proc[7].pm.flags, st.truncated);
-		tables_remove_process(t, 7);
+		bpftables_remove_process(t, 7);
 	}
 
 	/*
@@ -567,7 +567,7 @@ int main(void)
 		pm->m[pm->n++] = lib;
 		pm->flags |= CPROF_PROC_MAPS_GROWN;
 		rc = add(t, 7, two, 2);
-		CHECK(rc == TABLES_RACED && pm->n == 3 && pm->flags == CPROF_PROC_MAPS_GROWN &&
+		CHECK(rc == BPFTABLES_RACED && pm->n == 3 && pm->flags == CPROF_PROC_MAPS_GROWN &&
 			      pm->m[2].start == lib.start &&
 			      pm->m[2].flags == (CPROF_MAP_ADDED | CPROF_MAP_KEPT),
 		      "a mapping BPF added that the new snapshot lacks: kept as added, read again",
@@ -582,7 +582,7 @@ int main(void)
 		pm->m[1] = lib;
 		pm->n = 3;
 		rc = add(t, 7, two, 2);
-		CHECK(rc == TABLES_RACED && pm->n == 3 && pm->m[0].end <= pm->m[1].start &&
+		CHECK(rc == BPFTABLES_RACED && pm->n == 3 && pm->m[0].end <= pm->m[1].start &&
 			      pm->m[1].start == lib.start && pm->m[1].end <= pm->m[2].start,
 		      "an addition between the snapshot's mappings: kept in order", "n %u", pm->n);
 		/* BPF adds another since: that one is kept, the old one goes */
@@ -591,7 +591,7 @@ int main(void)
 		pm->m[pm->n].end = 0x600001000ULL;
 		pm->n++;
 		rc = add(t, 7, two, 2);
-		CHECK(rc == TABLES_RACED && pm->n == 3 && pm->m[2].start == 0x600000000ULL,
+		CHECK(rc == BPFTABLES_RACED && pm->n == 3 && pm->m[2].start == 0x600000000ULL,
 		      "a later addition kept, the one kept before gone", "rc %d, n %u", rc, pm->n);
 		rc = add(t, 7, two, 2);
 		pm->m[1].flags = CPROF_MAP_ADDED;
@@ -604,7 +604,7 @@ int main(void)
 		f.proc[6].pm.m[0] = lib;
 		f.proc[6].pm.m[0].flags = 0;
 		rc = add(t, 6, two, 2);
-		CHECK(rc == TABLES_RACED && f.proc[6].pm.n == 3,
+		CHECK(rc == BPFTABLES_RACED && f.proc[6].pm.n == 3,
 		      "a kernel entry's mapping the snapshot lacks: kept, read again", "rc %d", rc);
 		f.proc[6].pm = (struct cprof_proc_maps){ .n = 1, .flags = CPROF_PROC_MAPS_KERNEL };
 		f.proc[6].pm.m[0] = lib;
@@ -614,8 +614,8 @@ int main(void)
 		rc = add(t, 6, two, 2);
 		CHECK(rc == 0 && f.proc[6].pm.n == 2,
 		      "a kernel entry's mapping inside the snapshot's: nothing lost", "rc %d", rc);
-		tables_remove_process(t, 7);
-		tables_remove_process(t, 6);
+		bpftables_remove_process(t, 7);
+		bpftables_remove_process(t, 6);
 		CHECK(!f.proc[7].live && !f.proc[6].live, "removed entries go from BPF", "%d %d",
 		      f.proc[7].live, f.proc[6].live);
 	}
@@ -633,8 +633,8 @@ int main(void)
 	 */
 	for (int promote = 0; promote < 2; promote++) {
 		static struct fake g;
-		struct tables_maps gm = maps;
-		struct tables *y = NULL;
+		struct bpftables_maps gm = maps;
+		struct bpftables *y = NULL;
 		struct vma v[4];
 		struct elfobj *objs[4];
 		struct process p;
@@ -653,19 +653,19 @@ int main(void)
 		memset(g.drop_retire, 0xff, g.cap * sizeof(*g.drop_retire));
 		gm.ctx = &g;
 		gm.capacity = g.cap;
-		if (tables_new(&y, &gm, oc) || !y) {
-			CHECK(0, "a young program's tables", "tables_new failed");
+		if (bpftables_new(&y, &gm, oc) || !y) {
+			CHECK(0, "a young program's tables", "bpftables_new failed");
 			break;
 		}
 		make_process(&p, 1, (struct obj *[]){ a, b, c }, 3, v, objs);
 		if (!promote)
 			v[0].end += 8 << 20; /* ls maps more code than cat's 1 MiB, but cat is small */
-		tables_add_process(y, &p, NULL);
-		tables_want(y, file_at(&g, 1, 1));
-		tables_want_process(y, &p);
+		bpftables_add_process(y, &p, NULL);
+		bpftables_want(y, file_at(&g, 1, 1));
+		bpftables_want_process(y, &p);
 		if (promote)
-			tables_want(y, file_at(&g, 1, 2)); /* a sample in c before the build */
-		tables_get_stats(y, &st);
+			bpftables_want(y, file_at(&g, 1, 2)); /* a sample in c before the build */
+		bpftables_get_stats(y, &st);
 		CHECK(st.asked == 3 && st.asked_with == (promote ? 1u : 2u) &&
 			      entry_without(&g, 1, 0, CPROF_FILE_QUEUED) &&
 			      entry_without(&g, 1, 2, CPROF_FILE_QUEUED),
@@ -673,43 +673,43 @@ int main(void)
 				" counted as queued along" :
 				"a young program: a sample's table asked for queues its other files'",
 		      "asked %zu, along %zu", st.asked, st.asked_with);
-		tables_build_pending(y);
+		bpftables_build_pending(y);
 		first_round = entry_holds(&g, 1, 1, b) && entry_holds(&g, 1, 2, c) &&
-			      (promote ? entry_holds(&g, 1, 0, a) && !tables_pending(y) :
-					 entry_without(&g, 1, 0, CPROF_FILE_QUEUED) && tables_pending(y));
+			      (promote ? entry_holds(&g, 1, 0, a) && !bpftables_pending(y) :
+					 entry_without(&g, 1, 0, CPROF_FILE_QUEUED) && bpftables_pending(y));
 		CHECK(first_round,
 		      promote ? "a young program: the tables samples asked for, then one other" :
 				"a young program: the table asked for and the small other before the"
 				" one of more code in a round, the rest still queued",
 		      "states %u %u %u, pending %d", state_at(&g, 1, 0), state_at(&g, 1, 1),
-		      state_at(&g, 1, 2), tables_pending(y));
+		      state_at(&g, 1, 2), bpftables_pending(y));
 		if (!promote) {
 			/* the program exits before ls's turn: no one wants ls's table */
 			uint32_t fa = file_at(&g, 1, 0);
 
-			tables_remove_process(y, 1);
-			tables_build_pending(y);
-			tables_get_stats(y, &st);
-			CHECK(!tables_pending(y) && st.built == 2 && st.along_dropped == 1 &&
+			bpftables_remove_process(y, 1);
+			bpftables_build_pending(y);
+			bpftables_get_stats(y, &st);
+			CHECK(!bpftables_pending(y) && st.built == 2 && st.along_dropped == 1 &&
 				      st.asked == 2 && st.asked_with == 1 &&
 				      fa < MAX_FILES && g.file[fa].state == CPROF_FILE_UNBUILT,
 			      "a young program gone before its files' turn: their tables dropped,"
 			      " to be asked for again",
 			      "built %zu, dropped %zu, asked %zu (%zu along), pending %d",
 			      st.built, st.along_dropped, st.asked, st.asked_with,
-			      tables_pending(y));
+			      bpftables_pending(y));
 		} else {
-			tables_build_pending(y);
+			bpftables_build_pending(y);
 			all = entry_holds(&g, 1, 0, a) && entry_holds(&g, 1, 1, b) &&
-			      entry_holds(&g, 1, 2, c) && !tables_pending(y);
-			tables_get_stats(y, &st);
+			      entry_holds(&g, 1, 2, c) && !bpftables_pending(y);
+			bpftables_get_stats(y, &st);
 			CHECK(all && st.built == 3 && g.violations == 0,
 			      "a young program: all its tables built in the end, once each",
 			      "built %zu, pending %d, %zu violations", st.built,
-			      tables_pending(y), g.violations);
-			tables_remove_process(y, 1);
+			      bpftables_pending(y), g.violations);
+			bpftables_remove_process(y, 1);
 		}
-		tables_free(y);
+		bpftables_free(y);
 		if (promote) {
 			free(g.rows);
 			free(g.refs);
@@ -717,8 +717,8 @@ int main(void)
 		}
 	}
 
-	tables_remove_process(t, 6);
-	tables_free(t);
+	bpftables_remove_process(t, 6);
+	bpftables_free(t);
 	for (size_t i = 0; i < sizeof(ob) / sizeof(ob[0]); i++) {
 		objcache_put(oc, ob[i].o);
 		free(ob[i].slots);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tables: the unwind tables in the BPF maps.
+ * bpftables: the unwind tables in the BPF maps.
  *
  * Tables belong to files.  Every object a profiled process maps gets a
  * number (its entry in the unwind_files array) when the process's entry is
  * written; its table is built only when a sample lands in it and the BPF
- * unwinder asks for it (tables_want), queued and built once, and from then
+ * unwinder asks for it (bpftables_want), queued and built once, and from then
  * on serves every process mapping the file, a new one from its first
  * sample: BPF finds the number from the file's identity in the kernel
  * before the process has an entry.  The rows array is a fixed budget: when it is full, tables of
@@ -13,8 +13,8 @@
  * if that is not enough the object goes without a table and its frames are
  * walked by frame pointers.
  */
-#ifndef CPROF_TABLES_H
-#define CPROF_TABLES_H
+#ifndef CPROF_BPFTABLES_H
+#define CPROF_BPFTABLES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,9 +24,9 @@
 #include "elf/objcache.h"
 #include "process/proctab.h"
 
-struct tables;
+struct bpftables;
 
-struct tables_maps {
+struct bpftables_maps {
 	uint32_t capacity;             /* slots the rows array holds */
 	/* writes a process's entry (unwind_procs); @pm NULL removes it */
 	int (*set_proc)(void *ctx, uint32_t pid, const struct cprof_proc_maps *pm);
@@ -48,7 +48,7 @@ struct tables_maps {
 	void *ctx;                     /* for all of them, required but get_proc */
 };
 
-struct tables_stats {
+struct bpftables_stats {
 	size_t files;        /* objects with a number now */
 	size_t objects;      /* tables loaded now */
 	size_t asked;        /* tables the BPF unwinder asked for */
@@ -66,20 +66,20 @@ struct tables_stats {
 	double build_seconds; /* spent building tables */
 };
 
-int tables_new(struct tables **out, const struct tables_maps *maps,
+int bpftables_new(struct bpftables **out, const struct bpftables_maps *maps,
 	       struct objcache *objs);
-void tables_free(struct tables *t);
+void bpftables_free(struct bpftables *t);
 
 /*
  * Writes @p's entry for the BPF unwinder (its mappings and the numbers of
  * their files), replacing an older one of the same pid.  Builds nothing.
- * TABLES_RACED: mappings BPF had added to the older one (an mmap since)
+ * BPFTABLES_RACED: mappings BPF had added to the older one (an mmap since)
  * that @p's snapshot lacks were kept, as read while ld.so was mapping a
  * new program's libraries; the snapshot is to be read again (once: what a
  * later one lacks too was unmapped, and goes).
  */
-#define TABLES_RACED 1
-int tables_add_process(struct tables *t, struct process *p, struct errbuf *err);
+#define BPFTABLES_RACED 1
+int bpftables_add_process(struct bpftables *t, struct process *p, struct errbuf *err);
 
 /*
  * Numbers the files of @p's mappings, writing no entry: for a process that
@@ -87,28 +87,28 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err);
  * finds them by their identity from its first sample (none counts as its
  * user: the files go at the next prune unless a process maps them by then).
  */
-void tables_add_files(struct tables *t, struct process *p);
+void bpftables_add_files(struct bpftables *t, struct process *p);
 
 /*
- * The entry tables_add_process() would write for @p, into @pm, written
+ * The entry bpftables_add_process() would write for @p, into @pm, written
  * nowhere and holding no file (numbers are given as there): for a deferred
  * sample of a process gone (deferred.h), named from its exit record.
  * -ENOENT: no mappings known.
  */
-int tables_entry_of(struct tables *t, struct process *p, struct cprof_proc_maps *pm);
+int bpftables_entry_of(struct bpftables *t, struct process *p, struct cprof_proc_maps *pm);
 
 /* Removes the entry of @pid (the process exited) and releases its files. */
-void tables_remove_process(struct tables *t, uint32_t pid);
+void bpftables_remove_process(struct bpftables *t, uint32_t pid);
 
 /* The BPF unwinder asked for the table of file @file: it is queued. */
-void tables_want(struct tables *t, uint32_t file);
+void bpftables_want(struct bpftables *t, uint32_t file);
 
 /*
  * Queues the table of the file @p maps at @addr, as a walk that landed
  * there asks for it: for the pc of a process's first sample or block,
  * walked before the process's files had numbers to ask by.
  */
-void tables_want_at(struct tables *t, const struct process *p, uint64_t addr);
+void bpftables_want_at(struct bpftables *t, const struct process *p, uint64_t addr);
 
 /*
  * Queues the tables of every file @p maps executable that has none: a
@@ -120,25 +120,25 @@ void tables_want_at(struct tables *t, const struct process *p, uint64_t addr);
  * built after those samples ask for, the largest code first, and dropped
  * if no process maps the file by its turn (a program that lived a few ms).
  */
-void tables_want_process(struct tables *t, const struct process *p);
+void bpftables_want_process(struct bpftables *t, const struct process *p);
 
 /* Whether tables are queued. */
-bool tables_pending(const struct tables *t);
+bool bpftables_pending(const struct bpftables *t);
 
 /*
  * Builds and loads the queued tables: all asked for by samples, and one of
- * those queued along with a young program's (tables_want_process); while
- * tables_pending(), the caller calls again soon.
+ * those queued along with a young program's (bpftables_want_process); while
+ * bpftables_pending(), the caller calls again soon.
  */
-void tables_build_pending(struct tables *t);
+void bpftables_build_pending(struct bpftables *t);
 
 /*
  * Releases the files no process uses any more (continuous mode, between
  * windows), with their tables and objects, so memory follows the live
  * processes.
  */
-void tables_prune(struct tables *t);
+void bpftables_prune(struct bpftables *t);
 
-void tables_get_stats(const struct tables *t, struct tables_stats *st);
+void bpftables_get_stats(const struct bpftables *t, struct bpftables_stats *st);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tables_procs: the per-process entries written to BPF's unwind_procs, each
+ * bpftables_procs: the per-process entries written to BPF's unwind_procs, each
  * mapping of a process with the number of its file, and the files each
  * entry holds, counted out when it is replaced or its process exits.
  */
@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "util/addrsearch.h"
-#include "sampling/tables_internal.h"
+#include "sampling/bpftables_internal.h"
 
-static void release_entry(struct tables *t, struct proc_entry *pe)
+static void release_entry(struct bpftables *t, struct proc_entry *pe)
 {
 	for (size_t i = 0; i < pe->n; i++)
 		if (pe->files[i] < t->nfiles && t->files[pe->files[i]].users)
@@ -21,7 +21,7 @@ static void release_entry(struct tables *t, struct proc_entry *pe)
 	pe->n = 0;
 }
 
-void tables_remove_process(struct tables *t, uint32_t pid)
+void bpftables_remove_process(struct bpftables *t, uint32_t pid)
 {
 	uint64_t key = pid;
 	struct proc_entry *pe = hmap_find(&t->by_pid, &key);
@@ -38,20 +38,20 @@ void tables_remove_process(struct tables *t, uint32_t pid)
  * if it has none, with the ELF virtual address of its start in *@v0;
  * CPROF_NO_FILE when it gets none.
  */
-static uint32_t number_mapping(struct tables *t, const struct vma *v, struct elfobj *o,
+static uint32_t number_mapping(struct bpftables *t, const struct vma *v, struct elfobj *o,
 			       uint64_t *v0)
 {
 	uint32_t file;
 
 	if (!o || elfobj_file_to_vaddr(o, v->offset, v0))
 		return CPROF_NO_FILE;
-	file = tables_file_of(t, o, (int64_t)(*v0 - v->offset));
+	file = bpftables_file_of(t, o, (int64_t)(*v0 - v->offset));
 	if (file == CPROF_NO_FILE)
 		t->st.no_number++;
 	return file;
 }
 
-void tables_add_files(struct tables *t, struct process *p)
+void bpftables_add_files(struct bpftables *t, struct process *p)
 {
 	uint64_t v0;
 
@@ -68,7 +68,7 @@ void tables_add_files(struct tables *t, struct process *p)
  * file's with its bias, the rest with CPROF_NO_FILE.  With @used, each
  * file named gains a user and is noted there (*@nused of them).
  */
-static void entry_from_maps(struct tables *t, const struct process *p,
+static void entry_from_maps(struct bpftables *t, const struct process *p,
 			    struct cprof_proc_maps *pm, uint32_t *used, size_t *nused)
 {
 	pm->n = 0;
@@ -97,7 +97,7 @@ static void entry_from_maps(struct tables *t, const struct process *p,
 	}
 }
 
-int tables_entry_of(struct tables *t, struct process *p, struct cprof_proc_maps *pm)
+int bpftables_entry_of(struct bpftables *t, struct process *p, struct cprof_proc_maps *pm)
 {
 	pm->n = 0;
 	pm->flags = 0;
@@ -128,7 +128,7 @@ static bool overlaps(const struct cprof_proc_maps *pm, uint64_t start, uint64_t 
  * too was unmapped: it goes, or it would stand for a file mapped there
  * later.  Whether any was kept.
  */
-static bool keep_additions(struct tables *t, uint32_t pid, struct cprof_proc_maps *pm,
+static bool keep_additions(struct bpftables *t, uint32_t pid, struct cprof_proc_maps *pm,
 			   uint32_t *used, size_t *nused)
 {
 	const struct cprof_proc_maps *old = &t->before;
@@ -159,7 +159,7 @@ static bool keep_additions(struct tables *t, uint32_t pid, struct cprof_proc_map
 	return kept;
 }
 
-int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
+int bpftables_add_process(struct bpftables *t, struct process *p, struct errbuf *err)
 {
 	struct cprof_proc_maps *pm = &t->scratch;
 	struct proc_entry *pe, old = { 0 };
@@ -173,7 +173,7 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 		return 0;
 	used = calloc(CPROF_MAX_PROC_MAPS, sizeof(*used));
 	if (!used) {
-		tables_remove_process(t, p->pid);
+		bpftables_remove_process(t, p->pid);
 		return errf(err, -ENOMEM, "out of memory");
 	}
 
@@ -205,7 +205,7 @@ int tables_add_process(struct tables *t, struct process *p, struct errbuf *err)
 		release_entry(t, &old);
 	else
 		t->st.processes++;
-	return raced ? TABLES_RACED : 0;
+	return raced ? BPFTABLES_RACED : 0;
 fail:
 	for (size_t i = 0; i < nused; i++)
 		t->files[used[i]].users--;
