@@ -49,7 +49,7 @@ int bpftables_new(struct bpftables **out, const struct bpftables_maps *maps, str
 		return -ENOMEM;
 	}
 	/* Slot 0 is never given out: a table's first slot names it, 0 names none. */
-	t->free[0] = (struct range){ 1, maps->capacity ? maps->capacity - 1 : 0 };
+	t->free[0] = (struct slot_range){ 1, maps->capacity ? maps->capacity - 1 : 0 };
 	t->nfree = maps->capacity > 1 ? 1 : 0;
 	t->free_cap = 1;
 	t->st.rows_capacity = maps->capacity;
@@ -81,7 +81,7 @@ void bpftables_free(struct bpftables *t)
 /* ---- the rows array ------------------------------------------------------ */
 
 /* First fit: tables are allocated rarely and freed more rarely. */
-static bool range_alloc(struct bpftables *t, uint32_t n, uint32_t *first)
+static bool slots_alloc(struct bpftables *t, uint32_t n, uint32_t *first)
 {
 	for (size_t i = 0; i < t->nfree; i++) {
 		if (t->free[i].n < n)
@@ -98,7 +98,7 @@ static bool range_alloc(struct bpftables *t, uint32_t n, uint32_t *first)
 	return false;
 }
 
-static int range_release(struct bpftables *t, uint32_t first, uint32_t n)
+static int slots_release(struct bpftables *t, uint32_t first, uint32_t n)
 {
 	size_t i = 0;
 
@@ -109,7 +109,7 @@ static int range_release(struct bpftables *t, uint32_t first, uint32_t n)
 		 2 * (size_t)CPROF_MAX_FILES + 1))
 		return -ENOMEM; /* the range is leaked, not corrupted */
 	memmove(&t->free[i + 1], &t->free[i], (t->nfree - i) * sizeof(*t->free));
-	t->free[i] = (struct range){ first, n };
+	t->free[i] = (struct slot_range){ first, n };
 	t->nfree++;
 	/* coalesce with the neighbours */
 	if (i + 1 < t->nfree && t->free[i].first + t->free[i].n == t->free[i + 1].first) {
@@ -167,7 +167,7 @@ static void unload(struct bpftables *t, uint32_t file, enum tstate to)
 	publish(t, file);
 	if (!grow((void **)&t->dying, &t->dying_cap, t->ndying, sizeof(*t->dying), 16,
 		  CPROF_MAX_FILES))
-		t->dying[t->ndying++] = (struct range){ f->first, f->nslots };
+		t->dying[t->ndying++] = (struct slot_range){ f->first, f->nslots };
 	/* else the slots are leaked, never reused while a program may read them */
 	t->st.rows_used -= f->nslots;
 	t->st.rows -= f->desc.nrows;
@@ -187,12 +187,12 @@ static int retire(struct bpftables *t)
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < t->ndying; i++)
-		range_release(t, t->dying[i].first, t->dying[i].n);
+		slots_release(t, t->dying[i].first, t->dying[i].n);
 	t->ndying = 0;
 	return 0;
 }
 
-static uint64_t slots_in(const struct range *r, size_t n)
+static uint64_t slots_in(const struct slot_range *r, size_t n)
 {
 	uint64_t sum = 0;
 
@@ -207,7 +207,7 @@ static uint64_t slots_in(const struct range *r, size_t n)
  */
 static bool evict_for(struct bpftables *t, uint32_t n, uint32_t *first)
 {
-	while (!range_alloc(t, n, first)) {
+	while (!slots_alloc(t, n, first)) {
 		struct tfile *victim = NULL;
 
 		/* Enough on its way to free: wait for it (one retire for them all). */
@@ -215,7 +215,7 @@ static bool evict_for(struct bpftables *t, uint32_t n, uint32_t *first)
 		    slots_in(t->free, t->nfree) + slots_in(t->dying, t->ndying) >= n) {
 			if (retire(t))
 				return false;
-			if (range_alloc(t, n, first))
+			if (slots_alloc(t, n, first))
 				return true;
 		}
 		for (uint32_t i = 0; i < t->nfiles; i++) {
@@ -384,7 +384,7 @@ static void build(struct bpftables *t, uint32_t file)
 	rc = unwind_emit(&ut, &lay, write_slots, &(struct sink){ t, first });
 	t->maps.write_rows(t->maps.ctx, 0, NULL, 0); /* the writer may let go of what it holds */
 	if (rc) {
-		range_release(t, first, lay.nslots);
+		slots_release(t, first, lay.nslots);
 		f->state = T_FAILED;
 		t->st.failed++;
 		goto out;

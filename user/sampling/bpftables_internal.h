@@ -40,7 +40,7 @@ struct proc_entry {
 };
 
 /* A free range of the rows array. */
-struct range {
+struct slot_range {
 	uint32_t first, n;
 };
 
@@ -54,9 +54,9 @@ struct bpftables {
 	struct hmap by_pid;   /* pid -> struct proc_entry */
 	uint32_t *queue;      /* numbers of the tables to build, in order asked */
 	size_t nqueue;
-	struct range *free;   /* sorted by first, coalesced */
+	struct slot_range *free;   /* sorted by first, coalesced */
 	size_t nfree, free_cap;
-	struct range *dying;  /* unloaded, free after the next retire */
+	struct slot_range *dying;  /* unloaded, free after the next retire */
 	size_t ndying, dying_cap;
 	uint64_t clock;
 	uint64_t pruned_at;   /* clock of the last prune for want of numbers */
