@@ -44,9 +44,9 @@ fuzz_elfsyms_SRCS   := $(ELFOBJ_SRCS)
 fuzz_elfsyms_OPTS   := -max_len=65600
 fuzz_procmaps_SRCS  := user/fs/procmaps.c user/util/errbuf.c
 fuzz_procmaps_OPTS  := -max_len=65536 -dict=tests/fuzz/procmaps.dict
-fuzz_kallsyms_SRCS  := user/symbols/kallsyms.c user/symbols/kcatalog.c user/util/arena.c user/util/errbuf.c
+fuzz_kallsyms_SRCS  := user/symbols/kallsyms.c user/symbols/kcatalog.c user/util/membudget.c user/util/errbuf.c
 fuzz_kallsyms_OPTS  := -max_len=16384 -dict=tests/fuzz/kallsyms.dict
-fuzz_pprof_SRCS     := $(wildcard proto/*.c) user/util/arena.c user/util/hmap.c
+fuzz_pprof_SRCS     := $(wildcard proto/*.c) user/util/arena.c user/util/membudget.c user/util/hmap.c
 fuzz_pprof_OPTS     := -max_len=16384
 fuzz_perfmap_SRCS   := user/symbols/perfmap.c user/fs/rootfs.c user/fs/fdlru.c user/util/errbuf.c
 fuzz_perfmap_OPTS   := -max_len=65536 -dict=tests/fuzz/perfmap.dict
@@ -57,7 +57,7 @@ fuzz_cgroup_OPTS    := -max_len=8192
 fuzz_dwarfinfo_SRCS := user/dwarf/dwarfinfo.c user/dwarf/dwarfimage.c $(ELFOBJ_SRCS)
 fuzz_dwarfinfo_OPTS := -max_len=65700
 fuzz_dwarfinfo_LIBS := -ldw
-fuzz_symbolize_SRCS := user/symbols/symbolize.c user/util/strpool.c user/util/arena.c user/dwarf/dwarfworker.c \
+fuzz_symbolize_SRCS := user/symbols/symbolize.c user/util/strpool.c user/util/arena.c user/util/membudget.c user/dwarf/dwarfworker.c \
                        user/dwarf/dwarfchild.c user/dwarf/dwarfkeep.c user/dwarf/sandbox.c user/dwarf/dwarfinfo.c user/dwarf/dwarfimage.c \
                        user/util/demangle.c $(ELFOBJ_SRCS) user/util/hmap.c user/fs/procmaps.c \
                        user/util/stackstore.c user/process/aggregate.c user/symbols/perfmap.c \

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/arena.h"
+#include "util/membudget.h"
 #include "symbols/kallsyms.h"
 
 #define KCATALOG_BLOCK 64

@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "util/arena.h"
+#include "util/membudget.h"
 #include "util/errbuf.h"
 #include "symbols/kallsyms.h"
 #include "symbols/kcatalog.h"

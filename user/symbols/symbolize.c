@@ -25,6 +25,7 @@
 #include "dwarf/dwarfworker.h"
 #include "elf/elfobj.h"
 #include "fs/rootfs.h"
+#include "util/membudget.h"
 #include "util/strpool.h"
 #include "symbols/symbolize.h"
 

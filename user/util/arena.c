@@ -10,23 +10,6 @@ struct arena_block {
 	char data[];
 };
 
-bool membudget_take(struct membudget *b, uint64_t n)
-{
-	if (n > b->max || b->used > b->max - n) {
-		b->refused++;
-		return false;
-	}
-	b->used += n;
-	if (b->used > b->peak)
-		b->peak = b->used;
-	return true;
-}
-
-void membudget_give(struct membudget *b, uint64_t n)
-{
-	b->used -= n < b->used ? n : b->used;
-}
-
 void arena_init(struct arena *a, size_t block_size, struct membudget *budget)
 {
 	*a = (struct arena){ .block_size = block_size, .budget = budget };

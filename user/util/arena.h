@@ -7,19 +7,10 @@
 #ifndef CPROF_ARENA_H
 #define CPROF_ARENA_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes that may be taken, by arenas and by anything else that asks. */
-struct membudget {
-	uint64_t used, max, peak;
-	size_t refused; /* takes turned away */
-};
-
-/* Takes @n bytes if they fit; false (and counted) when over max. */
-bool membudget_take(struct membudget *b, uint64_t n);
-void membudget_give(struct membudget *b, uint64_t n);
+#include "util/membudget.h"
 
 struct arena {
 	struct arena_block *blocks; /* the newest (being filled) first */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "util/arena.h"
+#include "util/membudget.h"
 #include "util/hmap.h"
 
 struct strpool {
