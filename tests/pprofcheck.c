@@ -284,9 +284,9 @@ int pprofcheck_setup(const char *name)
 		printf("not ok - pprof: mkdtemp %s: %s\n", tmpdir, strerror(errno));
 		return -1;
 	}
-	dirfd_out = output_open_dir(tmpdir, &err);
+	dirfd_out = outdir_open_fd(tmpdir, &err);
 	if (dirfd_out < 0) {
-		printf("not ok - pprof: output_open_dir: %s\n", err.msg);
+		printf("not ok - pprof: outdir_open_fd: %s\n", err.msg);
 		return -1;
 	}
 	have_protoc = run_cmd("command -v protoc >/dev/null 2>&1", &out) == 0;

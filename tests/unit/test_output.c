@@ -165,23 +165,23 @@ static void test_open_dir(void)
 	int fd;
 
 	path_join(path, sizeof(path), tmpdir, "a/b//c/");
-	fd = output_open_dir(path, &err);
+	fd = outdir_open_fd(path, &err);
 	CHECK(fd >= 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode),
-	      "output_open_dir: creates nested directories", "fd=%d: %s", fd,
+	      "outdir_open_fd: creates nested directories", "fd=%d: %s", fd,
 	      err.msg);
 	if (fd >= 0) {
 		int fl = fcntl(fd, F_GETFD);
 		int acc = fcntl(fd, F_GETFL);
 
 		CHECK(fl >= 0 && (fl & FD_CLOEXEC) && (acc & O_DIRECTORY),
-		      "output_open_dir: O_DIRECTORY|O_CLOEXEC fd", "fd flags %#x fl %#x", fl,
+		      "outdir_open_fd: O_DIRECTORY|O_CLOEXEC fd", "fd flags %#x fl %#x", fl,
 		      acc);
 		CHECK_STR(list_dir(path), "",
-			  "output_open_dir: write probe leaves nothing behind");
+			  "outdir_open_fd: write probe leaves nothing behind");
 		close(fd);
 	}
-	fd = output_open_dir(path, &err);
-	CHECK(fd >= 0, "output_open_dir: existing directory is fine", "%s",
+	fd = outdir_open_fd(path, &err);
+	CHECK(fd >= 0, "outdir_open_fd: existing directory is fine", "%s",
 	      err.msg);
 	if (fd >= 0)
 		close(fd);
@@ -191,22 +191,22 @@ static void test_open_dir(void)
 	write_small(file, "x");
 	path_join(path, sizeof(path), tmpdir, "plainfile/sub/dir");
 	err.msg[0] = '\0';
-	fd = output_open_dir(path, &err);
+	fd = outdir_open_fd(path, &err);
 	CHECK(fd == -ENOTDIR && strstr(err.msg, path) &&
 		      strstr(err.msg, strerror(ENOTDIR)),
-	      "output_open_dir: parent is a regular file", "fd=%d msg=\"%s\"", fd,
+	      "outdir_open_fd: parent is a regular file", "fd=%d msg=\"%s\"", fd,
 	      err.msg);
 
 	err.msg[0] = '\0';
-	fd = output_open_dir(file, &err);
+	fd = outdir_open_fd(file, &err);
 	CHECK(fd == -ENOTDIR && strstr(err.msg, file) &&
 		      strstr(err.msg, "not a directory"),
-	      "output_open_dir: path is a regular file", "fd=%d msg=\"%s\"", fd,
+	      "outdir_open_fd: path is a regular file", "fd=%d msg=\"%s\"", fd,
 	      err.msg);
 
 	err.msg[0] = '\0';
-	fd = output_open_dir("", &err);
-	CHECK(fd == -EINVAL && err.msg[0], "output_open_dir: empty path",
+	fd = outdir_open_fd("", &err);
+	CHECK(fd == -EINVAL && err.msg[0], "outdir_open_fd: empty path",
 	      "fd=%d msg=\"%s\"", fd, err.msg);
 }
 
@@ -225,16 +225,16 @@ static void test_open_dir_readonly(void)
 	if (geteuid() == 0) {
 		if (!have_private_mounts ||
 		    mount("tmpfs", path, "tmpfs", MS_RDONLY, "size=64k") < 0) {
-			T_SKIP("output_open_dir: read-only directory is refused",
+			T_SKIP("outdir_open_fd: read-only directory is refused",
 			       "cannot mount tmpfs: %s", strerror(errno));
 			return;
 		}
 	} else {
 		chmod(path, 0555);
 	}
-	fd = output_open_dir(path, &err);
+	fd = outdir_open_fd(path, &err);
 	CHECK(fd < 0 && strstr(err.msg, path) && strstr(err.msg, "not writable"),
-	      "output_open_dir: read-only directory is refused",
+	      "outdir_open_fd: read-only directory is refused",
 	      "fd=%d msg=\"%s\"", fd, err.msg);
 	if (fd >= 0)
 		close(fd);
@@ -255,16 +255,16 @@ static void test_private_dir(void)
 	path_join(path, sizeof(path), tmpdir, "world");
 	mkdir(path, 0700);
 	chmod(path, 0777);
-	fd = output_open_dir(path, &err);
+	fd = outdir_open_fd(path, &err);
 	CHECK(fd == -EPERM && strstr(err.msg, path) && strstr(err.msg, "sticky"),
-	      "output_open_dir: writable by others without the sticky bit: refused",
+	      "outdir_open_fd: writable by others without the sticky bit: refused",
 	      "fd=%d msg=\"%s\"", fd, err.msg);
 	chmod(path, 0775);
-	fd = output_open_dir(path, &err);
-	CHECK(fd == -EPERM, "output_open_dir: writable by the group: refused", "fd=%d", fd);
+	fd = outdir_open_fd(path, &err);
+	CHECK(fd == -EPERM, "outdir_open_fd: writable by the group: refused", "fd=%d", fd);
 	chmod(path, 01777);
-	fd = output_open_dir(path, &err);
-	CHECK(fd >= 0, "output_open_dir: world-writable with the sticky bit (as /tmp): fine",
+	fd = outdir_open_fd(path, &err);
+	CHECK(fd >= 0, "outdir_open_fd: world-writable with the sticky bit (as /tmp): fine",
 	      "fd=%d msg=\"%s\"", fd, err.msg);
 	if (fd >= 0)
 		close(fd);
@@ -272,18 +272,18 @@ static void test_private_dir(void)
 		path_join(path, sizeof(path), tmpdir, "theirs");
 		mkdir(path, 0755);
 		if (chown(path, 65534, 65534) == 0) {
-			fd = output_open_dir(path, &err);
+			fd = outdir_open_fd(path, &err);
 			CHECK(fd == -EPERM && strstr(err.msg, "owned by uid 65534"),
-			      "output_open_dir: another user's directory: refused",
+			      "outdir_open_fd: another user's directory: refused",
 			      "fd=%d msg=\"%s\"", fd, err.msg);
 		}
 	} else {
-		T_SKIP("output_open_dir: another user's directory: refused", "needs root");
+		T_SKIP("outdir_open_fd: another user's directory: refused", "needs root");
 	}
 	path_join(path, sizeof(path), tmpdir, "new/private");
-	fd = output_open_dir(path, &err);
+	fd = outdir_open_fd(path, &err);
 	CHECK(fd >= 0 && stat(path, &st) == 0 && (st.st_mode & 07777) == 0700,
-	      "output_open_dir: directories made for 0600 profiles are 0700", "mode %04o",
+	      "outdir_open_fd: directories made for 0600 profiles are 0700", "mode %04o",
 	      (unsigned)(st.st_mode & 07777));
 	if (fd >= 0)
 		close(fd);
@@ -599,7 +599,7 @@ static void test_enospc(void)
 		       "cannot mount tmpfs: %s", strerror(errno));
 		return;
 	}
-	dirfd = output_open_dir(dir, &err);
+	dirfd = outdir_open_fd(dir, &err);
 	data = malloc(len);
 	if (dirfd < 0 || !data) {
 		CHECK(0, "gzfile: open the small tmpfs", "%s", err.msg);
@@ -690,8 +690,8 @@ int main(void)
 	test_outdir();
 
 	path_join(dir, sizeof(dir), tmpdir, "out");
-	dirfd = output_open_dir(dir, &err);
-	CHECK(dirfd >= 0, "output_open_dir: test directory", "%s", err.msg);
+	dirfd = outdir_open_fd(dir, &err);
+	CHECK(dirfd >= 0, "outdir_open_fd: test directory", "%s", err.msg);
 	if (dirfd >= 0) {
 		test_roundtrip(dirfd, dir);
 		test_bad_names(dirfd);

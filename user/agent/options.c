@@ -351,7 +351,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.dwarf_kb = DEFAULT_DWARF_KB,
 		.symbol_kb = SYMBOLIZE_SYMBOL_MEMORY / 1024,
 		.max_files = DEFAULT_MAX_FILES,
-		.file_mode = OUTPUT_FILE_MODE,
+		.file_mode = GZFILE_MODE,
 		.priority_boost = true,
 		.jitter = true,
 		.off_cpu_min_ns = CPROF_OFFCPU_MIN_NS,
@@ -491,10 +491,10 @@ int options_parse(int argc, char **argv, struct options *o)
 
 			errno = 0;
 			v = strtoul(optarg, &end, 8);
-			if (errno || !*optarg || *end || (v & ~(unsigned long)OUTPUT_MODE_MASK) ||
+			if (errno || !*optarg || *end || (v & ~(unsigned long)OUTDIR_MODE_MASK) ||
 			    !(v & 0400)) {
 				fprintf(stderr, PROG ": --file-mode: '%s' is not an octal mode the owner"
-					" can read, with no more than %04o\n", optarg, OUTPUT_MODE_MASK);
+					" can read, with no more than %04o\n", optarg, OUTDIR_MODE_MASK);
 				return -1;
 			}
 			o->file_mode = (unsigned int)v;

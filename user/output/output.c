@@ -182,9 +182,9 @@ static int open_dir(const char *path, unsigned int dir_mode, struct errbuf *err)
 	return fd;
 }
 
-int output_open_dir(const char *path, struct errbuf *err)
+int outdir_open_fd(const char *path, struct errbuf *err)
 {
-	return open_dir(path, dir_mode_of(OUTPUT_FILE_MODE), err);
+	return open_dir(path, dir_mode_of(GZFILE_MODE), err);
 }
 
 /* Records the first error and what was being done. */
@@ -325,7 +325,7 @@ static int gz_create(struct gzfile **out, int dirfd, const char *name, unsigned 
 
 int gzfile_create(struct gzfile **out, int dirfd, const char *name, struct errbuf *err)
 {
-	return gz_create(out, dirfd, name, OUTPUT_FILE_MODE, NULL, err);
+	return gz_create(out, dirfd, name, GZFILE_MODE, NULL, err);
 }
 
 int outdir_create(struct outdir *d, const char *name, struct gzfile **out, struct errbuf *err)
@@ -564,9 +564,9 @@ int outdir_open(struct outdir *d, const char *path, unsigned int mode, bool trac
 
 	memset(d, 0, sizeof(*d));
 	d->fd = -1;
-	if (mode & ~OUTPUT_MODE_MASK)
+	if (mode & ~OUTDIR_MODE_MASK)
 		return errf(err, -EINVAL, "file mode %04o: only read by others and read-write by"
-			    " the owner are allowed (at most %04o)", mode, OUTPUT_MODE_MASK);
+			    " the owner are allowed (at most %04o)", mode, OUTDIR_MODE_MASK);
 	fd = open_dir(path, dir_mode_of(mode), err);
 	if (fd < 0)
 		return fd;

@@ -21,9 +21,9 @@
  * Profiles hold other users' function names, paths and command names:
  * readable by their owner only, unless told otherwise.
  */
-#define OUTPUT_FILE_MODE 0600
+#define GZFILE_MODE 0600
 /* The bits a profile's mode may have: no execution, no writing by others. */
-#define OUTPUT_MODE_MASK 0644
+#define OUTDIR_MODE_MASK 0644
 
 /*
  * Creates @path if missing, checks it is a directory we can write and that
@@ -32,7 +32,7 @@
  * our files), and returns an O_DIRECTORY fd for it, or a negative errno
  * with a message.
  */
-int output_open_dir(const char *path, struct errbuf *err);
+int outdir_open_fd(const char *path, struct errbuf *err);
 
 struct gzfile;
 
@@ -71,7 +71,7 @@ int outdir_create(struct outdir *d, const char *name, struct gzfile **out,
  */
 int outdir_prune(struct outdir *d, unsigned int keep, struct errbuf *err);
 
-/* Starts writing @name (no '/') inside @dirfd, under a temporary name (OUTPUT_FILE_MODE). */
+/* Starts writing @name (no '/') inside @dirfd, under a temporary name (GZFILE_MODE). */
 int gzfile_create(struct gzfile **out, int dirfd, const char *name,
 		  struct errbuf *err);
 
