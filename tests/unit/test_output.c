@@ -306,7 +306,7 @@ static int outdir_put(struct outdir *d, const char *name, bool batch)
 	}
 	if (!batch)
 		return gzfile_commit(f, &err);
-	if (gzbatch_new(&b, d->fd) || gzfile_commit_batch(f, b, &err))
+	if (gzbatch_new(&b, d->fd) || gzbatch_add(b, f, &err))
 		return -EIO;
 	return gzbatch_publish(b, &err) == 1 ? 0 : -EIO;
 }

@@ -483,10 +483,10 @@ int gzbatch_new(struct gzbatch **out, int dirfd)
 	return 0;
 }
 
-int gzfile_commit_batch(struct gzfile *f, struct gzbatch *b, struct errbuf *err)
+int gzbatch_add(struct gzbatch *b, struct gzfile *f, struct errbuf *err)
 {
 	if (!f || !b)
-		return errf(err, -EINVAL, "gzfile_commit_batch: no file or batch");
+		return errf(err, -EINVAL, "gzbatch_add: no file or batch");
 	if (f->err || finish_stream(f))
 		goto fail;
 	if (grow((void **)&b->files, &b->cap, b->n, sizeof(*b->files), 64, GROW_NO_MAX)) {

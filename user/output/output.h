@@ -98,7 +98,7 @@ int gzbatch_new(struct gzbatch **out, int dirfd);
  * Finishes the gzip stream and queues @f for gzbatch_publish().  On failure
  * the temporary file is removed.  Frees @f either way.
  */
-int gzfile_commit_batch(struct gzfile *f, struct gzbatch *b, struct errbuf *err);
+int gzbatch_add(struct gzbatch *b, struct gzfile *f, struct errbuf *err);
 
 /*
  * Makes every queued file appear under its final name.  If they cannot be

@@ -744,7 +744,7 @@ int profile_write(struct outdir *out, const char *name, struct process *p,
 		errf(err, ret, "%s: %s", name, strerror(-ret));
 		goto out;
 	}
-	ret = meta->batch ? gzfile_commit_batch(gz, meta->batch, err) : gzfile_commit(gz, err);
+	ret = meta->batch ? gzbatch_add(meta->batch, gz, err) : gzfile_commit(gz, err);
 	gz = NULL;
 out:
 	if (gz)
