@@ -9,7 +9,7 @@
  * when added, a sample when added.  The encoder keeps only what it needs to
  * de-duplicate (the string and function tables) and one small buffer, so
  * memory is bounded by the unique data, never by a second copy of the
- * profile.  Bytes go to a caller-supplied sink (gzip + file in output.c).
+ * profile.  Bytes go to a caller-supplied sink (gzip + file in gzfile.c).
  *
  * Ids are 1-based as profile.proto requires; 0 means "none".  Errors are
  * sticky: after the first failure every call returns the same error and

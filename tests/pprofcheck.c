@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "util/grow.h"
-#include "output/output.h"
+#include "output/gzfile.h"
+#include "output/outdir.h"
 #include "pprofcheck.h"
 #include "testlib.h"
 

@@ -32,7 +32,7 @@
 #include "symbols/kallsyms.h"
 #include "elf/objcache.h"
 #include "agent/options.h"
-#include "output/output.h"
+#include "output/outdir.h"
 #include "agent/priority.h"
 #include "fs/procstat.h"
 #include "process/proctab.h"

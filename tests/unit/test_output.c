@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests for user/output/output.c: the output directory (refused when others could
- * replace files in it), atomic gzip files with the mode asked for, and
+ * Tests for user/output/outdir.c, gzfile.c and gzbatch.c: the output
+ * directory (refused when others could replace files in it), atomic gzip
+ * files with the mode asked for, published one by one or in a batch, and
  * --keep removing only what this run wrote.
  *
  * Root-only checks (a full filesystem, a read-only mount) run in a private
@@ -23,7 +24,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "output/output.h"
+#include "output/gzbatch.h"
+#include "output/gzfile.h"
+#include "output/outdir.h"
 #include "testlib.h"
 
 static char tmpdir[1024];

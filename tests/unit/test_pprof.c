@@ -2,7 +2,7 @@
 /*
  * Tests for the pprof encoder (proto/): a full profile and its edge cases
  * (test_pprof_limits.c has strings, many samples and errors), written through the gzip
- * file writer (user/output/output.c) and read back by two independent readers:
+ * file writer (user/output/gzfile.c) and read back by two independent readers:
  * `protoc --decode` with proto/profile.proto, and `go tool pprof`.  A small
  * wire-format walker here also checks what neither reader can: that every
  * string_table entry comes before the first message that refers to it.
@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/output.h"
 #include "pprofcheck.h"
 #include "testlib.h"
 

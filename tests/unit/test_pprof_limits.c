@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/output.h"
+#include "output/gzfile.h"
 #include "pprofcheck.h"
 #include "testlib.h"
 

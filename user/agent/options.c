@@ -12,7 +12,8 @@
 #include "cprof.h"
 #include "dwarf/dwarfinfo.h"
 #include "agent/options.h"
-#include "output/output.h"
+#include "output/gzfile.h"
+#include "output/outdir.h"
 #include "symbols/symbolize.h"
 
 #define MAX_FREQUENCY 20000

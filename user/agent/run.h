@@ -17,7 +17,7 @@
 #include "symbols/ksymcache.h"
 #include "elf/objcache.h"
 #include "agent/options.h"
-#include "output/output.h"
+#include "output/outdir.h"
 #include "agent/priority.h"
 #include "process/proctab.h"
 #include "python/python_tramp.h"

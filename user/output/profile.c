@@ -7,7 +7,9 @@
 #include "util/escape.h"
 #include "util/grow.h"
 #include "output/collect.h"
-#include "output/output.h"
+#include "output/gzbatch.h"
+#include "output/gzfile.h"
+#include "output/outdir.h"
 #include "pprof.h"
 #include "output/profile.h"
 
