@@ -45,7 +45,7 @@ static size_t reference(struct symrec *v, size_t n)
 {
 	size_t out = 0;
 
-	qsort(v, n, sizeof(*v), symrec_cmp);
+	qsort(v, n, sizeof(*v), symsel_rec_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (out && v[out - 1].start == v[i].start) {
 			if (!v[out - 1].size)

@@ -175,7 +175,7 @@ static int collect(struct recs *r, struct symsel *sel, const struct table *t, ui
 				.start = sym.st_value,
 				.size = sym.st_size,
 				.name_off = sym.st_name,
-				.rank = symrec_rank(ELF64_ST_BIND(sym.st_info)),
+				.rank = symsel_rec_rank(ELF64_ST_BIND(sym.st_info)),
 				.tab = tab,
 			};
 			if (sel) {
@@ -346,7 +346,7 @@ static void dedupe(struct recs *r)
 {
 	size_t out = 0;
 
-	qsort(r->v, r->n, sizeof(r->v[0]), symrec_cmp);
+	qsort(r->v, r->n, sizeof(r->v[0]), symsel_rec_cmp);
 	for (size_t i = 0; i < r->n; i++) {
 		if (out && r->v[out - 1].start == r->v[i].start) {
 			if (!r->v[out - 1].size)

@@ -17,7 +17,7 @@
 #include "util/addrsearch.h"
 #include "elf/symsel.h"
 
-int symrec_cmp(const void *pa, const void *pb)
+int symsel_rec_cmp(const void *pa, const void *pb)
 {
 	const struct symrec *a = pa, *b = pb;
 
@@ -32,7 +32,7 @@ int symrec_cmp(const void *pa, const void *pb)
 	return a->name_off < b->name_off ? -1 : a->name_off > b->name_off;
 }
 
-uint8_t symrec_rank(unsigned char bind)
+uint8_t symsel_rec_rank(unsigned char bind)
 {
 	switch (bind) {
 	case STB_GLOBAL:
@@ -68,11 +68,11 @@ void symsel_offer(struct symsel *s, const struct symrec *r)
 		g->best = *r;
 		g->have = true;
 		g->have_sized = false;
-	} else if (symrec_cmp(r, &g->best) < 0) {
+	} else if (symsel_rec_cmp(r, &g->best) < 0) {
 		g->best = *r;
 	}
 	/* The size of the first sized record in preference order, as a full table dedupes. */
-	if (r->size && (!g->have_sized || symrec_cmp(r, &g->sized) < 0)) {
+	if (r->size && (!g->have_sized || symsel_rec_cmp(r, &g->sized) < 0)) {
 		g->sized = *r;
 		g->have_sized = true;
 	}

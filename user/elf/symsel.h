@@ -9,7 +9,7 @@
  * object.  Streaming the symbol table once through a symsel keeps, for
  * each sampled address, only the symbol a full table would have named it
  * with: the one starting nearest below it, the preferred of those
- * starting at the same address (symrec_cmp()), with the size of the
+ * starting at the same address (symsel_rec_cmp()), with the size of the
  * first that has one when the preferred has none.
  */
 #ifndef CPROF_SYMSEL_H
@@ -32,10 +32,10 @@ struct symrec {
  * qsort order: by address, then the record that names the address first:
  * rank, then one with a size before one without, then table, then name.
  */
-int symrec_cmp(const void *a, const void *b);
+int symsel_rec_cmp(const void *a, const void *b);
 
 /* Rank of an ELF symbol binding (STB_*), as symrec.rank. */
-uint8_t symrec_rank(unsigned char bind);
+uint8_t symsel_rec_rank(unsigned char bind);
 
 /* One per address asked about: the best symbol starting since the last one. */
 struct symsel_gap {
