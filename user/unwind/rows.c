@@ -175,13 +175,3 @@ void rows_free(struct rowbuf *b)
 	free(b->slots);
 	memset(b, 0, sizeof(*b));
 }
-
-void unwind_table_free(struct unwind_table *t)
-{
-	if (!t)
-		return;
-	free(t->pcs);
-	free(t->ids);
-	free(t->rules);
-	memset(t, 0, sizeof(*t));
-}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * unwind_table: rows as the CFA programs give them, in pc order, made into
+ * rows: the rows the CFA programs give, in pc order, made into
  * the table the BPF unwinder searches: repeats merged, pcs relative to a
  * base, each distinct rule kept once and rows naming it by number.
  *
@@ -11,8 +11,8 @@
  * 4-byte slots.
  * The layout for BPF (bpf/cprof.h) is made from them by unwind_layout.c.
  */
-#ifndef CPROF_UNWIND_TABLE_H
-#define CPROF_UNWIND_TABLE_H
+#ifndef CPROF_ROWS_H
+#define CPROF_ROWS_H
 
 #include <stdbool.h>
 #include <stddef.h>

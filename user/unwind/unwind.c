@@ -12,7 +12,7 @@
  *     the FDEs' start addresses;
  *  3. unwind_x86.c: the x86-64 registers' rules at each location made into
  *     a row;
- *  4. unwind_table.c: the rows merged and their rules numbered;
+ *  4. rows.c: the rows merged and their rules numbered;
  *  5. unwind_layout.c: the table laid out as the BPF side reads it.
  *
  * .debug_frame is read only when .eh_frame is absent or covers less than
@@ -149,4 +149,14 @@ int unwind_build_mem(const void *image, size_t len, struct unwind_table *out,
 	if (!image)
 		return errf(err, -EINVAL, "no image");
 	return build(&(struct elfsrc){ .fd = -1, .mem = image, .size = len }, out, err);
+}
+
+void unwind_table_free(struct unwind_table *t)
+{
+	if (!t)
+		return;
+	free(t->pcs);
+	free(t->ids);
+	free(t->rules);
+	memset(t, 0, sizeof(*t));
 }

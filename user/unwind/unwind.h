@@ -6,8 +6,8 @@
  * binary-search by pc.
  *
  * Built by unwind.c from unwind_elf (the sections), unwind_cfi (CIEs, FDEs,
- * CFA programs), unwind_x86 (the registers that matter, made into rows) and
- * unwind_table (rows merged, their rules numbered) and unwind_layout (the
+ * CFA programs), unwind_x86 (the registers that matter, made into rows),
+ * rows (rows merged, their rules numbered) and unwind_layout (the
  * table as BPF reads it).
  */
 #ifndef CPROF_UNWIND_H
