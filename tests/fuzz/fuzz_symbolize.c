@@ -155,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	p.objs = &o;
 	view = collect_view(&p);
-	agg_init(&p.samples);
+	aggregate_init(&p.samples);
 	stackstore_init(&stacks);
 	for (size_t i = 0; i < naddr; i++) {
 		struct cprof_sample_key k = { .pid = 7, .tid = 7, .ustack = CPROF_STACK_HASHED | i };
@@ -164,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i + depth > naddr)
 			depth = (uint32_t)(naddr - i);
 		stackstore_add(&stacks, k.ustack, &addrs[i], depth, 0);
-		agg_add(&p.samples, &stacks, &k, 1);
+		aggregate_add(&p.samples, &stacks, &k, 1);
 	}
 
 	for (int pass = 0; pass < 2; pass++) {
@@ -198,7 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		symbolizer_done(&sym, &view);
 		symbolizer_free(&sym);
 	}
-	agg_free(&p.samples);
+	aggregate_free(&p.samples);
 	stackstore_free(&stacks);
 	procmaps_free(&p.maps);
 	elfobj_free(o);

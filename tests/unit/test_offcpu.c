@@ -26,8 +26,8 @@
 
 static void test_values(void)
 {
-	const struct agg_entry both = { .count = 3, .off_cpu_ns = 5000000 };
-	const struct agg_entry waits = { .off_cpu_ns = 7 };
+	const struct aggregate_entry both = { .count = 3, .off_cpu_ns = 5000000 };
+	const struct aggregate_entry waits = { .off_cpu_ns = 7 };
 	int64_t v[PROFILE_MAX_VALUES] = { -1, -1, -1 };
 	size_t n;
 
@@ -49,20 +49,20 @@ static void test_aggregate(void)
 {
 	struct cprof_sample_key k = { .pid = 1, .tid = 2, .ustack = CPROF_STACK_HASHED | 5 };
 	struct cprof_sample_key other = k;
-	struct agg a;
-	struct agg_entry *e;
+	struct aggregate a;
+	struct aggregate_entry *e;
 	size_t it = 0, n = 0;
 
 	other.kstack = CPROF_STACK_HASHED | 9;
-	agg_init(&a);
-	CHECK(agg_empty(&a), "aggregate: empty at first", "not empty");
-	agg_add_off_cpu(&a, NULL, &k, 1500);
-	CHECK(!agg_empty(&a) && a.samples == 0 && a.off_cpu_ns == 1500,
+	aggregate_init(&a);
+	CHECK(aggregate_empty(&a), "aggregate: empty at first", "not empty");
+	aggregate_add_off_cpu(&a, NULL, &k, 1500);
+	CHECK(!aggregate_empty(&a) && a.samples == 0 && a.off_cpu_ns == 1500,
 	      "aggregate: waits alone make a process worth a file", "%llu %llu",
 	      (unsigned long long)a.samples, (unsigned long long)a.off_cpu_ns);
-	agg_add(&a, NULL, &k, 4);
-	agg_add_off_cpu(&a, NULL, &k, 500);
-	agg_add_off_cpu(&a, NULL, &other, 10);
+	aggregate_add(&a, NULL, &k, 4);
+	aggregate_add_off_cpu(&a, NULL, &k, 500);
+	aggregate_add_off_cpu(&a, NULL, &other, 10);
 	while ((e = hmap_next(&a.map, &it))) {
 		n++;
 		if (e->key.kstack == k.kstack)
@@ -74,10 +74,10 @@ static void test_aggregate(void)
 	CHECK(n == 2 && a.off_cpu_ns == 2010 && a.samples == 4,
 	      "aggregate: totals of both kinds", "%zu %llu %llu", n,
 	      (unsigned long long)a.off_cpu_ns, (unsigned long long)a.samples);
-	agg_reset(&a);
-	CHECK(agg_empty(&a) && a.off_cpu_ns == 0, "aggregate: reset forgets waits", "%llu",
+	aggregate_reset(&a);
+	CHECK(aggregate_empty(&a) && a.off_cpu_ns == 0, "aggregate: reset forgets waits", "%llu",
 	      (unsigned long long)a.off_cpu_ns);
-	agg_free(&a);
+	aggregate_free(&a);
 }
 
 static void test_times(void)

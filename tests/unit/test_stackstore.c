@@ -2,7 +2,7 @@
 /*
  * Tests for a sample's user stack stored apart from its leaf pc
  * (cprof_sample_key.uleaf), and its Python stack apart from its innermost
- * position (pyleaf): stackstore_leaf() joins them, and agg_add() counts
+ * position (pyleaf): stackstore_leaf() joins them, and aggregate_add() counts
  * the joined stacks as BPF would have counted the whole ones.
  */
 #include <stdint.h>
@@ -76,8 +76,8 @@ static void test_aggregate(void)
 	struct cprof_sample_key k = { .pid = 1, .tid = 2, .ustack = REST, .uleaf = 0x1111 };
 	struct cprof_sample_key other = k, whole = k;
 	struct stackstore s;
-	struct agg_entry *e;
-	struct agg a;
+	struct aggregate_entry *e;
+	struct aggregate a;
 	size_t it = 0, n = 0;
 	bool right = true;
 
@@ -85,9 +85,9 @@ static void test_aggregate(void)
 	whole.uleaf = 0;
 	stackstore_init(&s);
 	store_rest(&s);
-	agg_init(&a);
-	CHECK(agg_add(&a, &s, &k, 1) == 0 && agg_add(&a, &s, &k, 2) == 0 &&
-		      agg_add(&a, &s, &other, 5) == 0 && agg_add(&a, &s, &whole, 7) == 0,
+	aggregate_init(&a);
+	CHECK(aggregate_add(&a, &s, &k, 1) == 0 && aggregate_add(&a, &s, &k, 2) == 0 &&
+		      aggregate_add(&a, &s, &other, 5) == 0 && aggregate_add(&a, &s, &whole, 7) == 0,
 	      "aggregate: samples with leaves apart added", "failed");
 	while ((e = hmap_next(&a.map, &it))) {
 		n++;
@@ -103,7 +103,7 @@ static void test_aggregate(void)
 	CHECK(n == 3 && right && a.samples == 15,
 	      "aggregate: one entry a whole stack, named by its joined frames", "%zu entries, %s",
 	      n, right ? "right" : "wrong stacks or counts");
-	agg_free(&a);
+	aggregate_free(&a);
 	stackstore_free(&s);
 }
 
@@ -133,8 +133,8 @@ static void test_python_leaf(void)
 	const uint64_t one[] = { 0xc0de9 };
 	uint64_t h = 0, lone = CPROF_STACK_HASHED | 0x9abc;
 	struct stackstore s;
-	struct agg_entry *e;
-	struct agg a;
+	struct aggregate_entry *e;
+	struct aggregate a;
 	size_t it = 0, n = 0;
 	bool right = true;
 	uint32_t nr;
@@ -152,10 +152,10 @@ static void test_python_leaf(void)
 	      "python leaf: frame 1 filled in, the stored callers unchanged", "differ");
 	CHECK(stackstore_leaf(&s, lone, 1, 0x1a, &h) == 0 && !stackstore_get(&s, h, &nr, NULL),
 	      "python leaf: a stack with no frame 1 gives a hash of nothing", "found %u", nr);
-	agg_init(&a);
-	CHECK(agg_add(&a, &s, &k, 1) == 0 && agg_add(&a, &s, &k, 2) == 0 &&
-		      agg_add(&a, &s, &other, 5) == 0 && agg_add(&a, &s, &whole, 7) == 0 &&
-		      agg_add(&a, &s, &both, 11) == 0,
+	aggregate_init(&a);
+	CHECK(aggregate_add(&a, &s, &k, 1) == 0 && aggregate_add(&a, &s, &k, 2) == 0 &&
+		      aggregate_add(&a, &s, &other, 5) == 0 && aggregate_add(&a, &s, &whole, 7) == 0 &&
+		      aggregate_add(&a, &s, &both, 11) == 0,
 	      "python leaf: samples with positions apart added", "failed");
 	while ((e = hmap_next(&a.map, &it))) {
 		n++;
@@ -174,7 +174,7 @@ static void test_python_leaf(void)
 	CHECK(n == 4 && right && a.samples == 26,
 	      "python leaf: one entry a whole Python stack, named by its joined frames",
 	      "%zu entries, %s", n, right ? "right" : "wrong stacks or counts");
-	agg_free(&a);
+	aggregate_free(&a);
 	stackstore_free(&s);
 }
 

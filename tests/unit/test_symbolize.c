@@ -89,7 +89,7 @@ static bool make_world(struct world *w)
 		return false;
 	w->p.pid = 4242;
 	w->p.objs = calloc(2, sizeof(*w->p.objs));
-	agg_init(&w->p.samples);
+	aggregate_init(&w->p.samples);
 	stackstore_init(&w->stacks);
 	for (int i = 0; i < 2; i++) {
 		int fd = open(fmt("%s/fx%s", tmp, names[i]), O_RDONLY | O_CLOEXEC);
@@ -108,7 +108,7 @@ static bool make_world(struct world *w)
 
 				stackstore_add(&w->stacks, hash, &ip, 1, 0);
 				k.ustack = hash;
-				agg_add(&w->p.samples, &w->stacks, &k, 1);
+				aggregate_add(&w->p.samples, &w->stacks, &k, 1);
 				w->addrs[w->naddrs++] = ip;
 				w->per_obj[i]++;
 			}
@@ -123,7 +123,7 @@ static void free_world(struct world *w)
 		elfobj_free(w->objs[i]);
 	free(w->p.objs);
 	procmaps_free(&w->p.maps);
-	agg_free(&w->p.samples);
+	aggregate_free(&w->p.samples);
 	stackstore_free(&w->stacks);
 }
 

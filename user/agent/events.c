@@ -352,7 +352,7 @@ static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t
 	r->samples_drained += count;
 	if (p->py)
 		py_stats_sample(&r->py, k->pystack, count);
-	return agg_add(&p->samples, &r->stacks, k, count);
+	return aggregate_add(&p->samples, &r->stacks, k, count);
 }
 
 static int on_off_cpu(void *ctx, const struct cprof_sample_key *k, uint64_t ns)
@@ -362,7 +362,7 @@ static int on_off_cpu(void *ctx, const struct cprof_sample_key *k, uint64_t ns)
 
 	if (!p)
 		return -ENOMEM;
-	return agg_add_off_cpu(&p->samples, &r->stacks, k, ns);
+	return aggregate_add_off_cpu(&p->samples, &r->stacks, k, ns);
 }
 
 /* Lost counts are per pid: they go to its current image. */
@@ -375,7 +375,7 @@ static int on_lost(void *ctx, uint32_t pid, const struct cprof_lost *l)
 		p = process_of(r, pid, 0, NULL, NULL);
 	if (!p)
 		return -ENOMEM;
-	agg_add_lost(&p->samples, l);
+	aggregate_add_lost(&p->samples, l);
 	return 0;
 }
 

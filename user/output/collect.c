@@ -23,7 +23,7 @@ typedef int (*addr_fn)(void *ctx, uint64_t addr);
 static int walk(const struct process *p, const struct stackstore *stacks, bool kernel,
 		addr_fn fn, void *ctx)
 {
-	struct agg_entry *e;
+	struct aggregate_entry *e;
 	size_t it = 0;
 	int ret = 0;
 
@@ -98,7 +98,7 @@ int collect_prepare(struct symbolizer *s, struct process *const *procs, size_t n
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct adding a = { s, collect_view(procs[i]) };
 
-		if (!agg_empty(&procs[i]->samples))
+		if (!aggregate_empty(&procs[i]->samples))
 			ret = walk(procs[i], stacks, false, add_user, &a);
 	}
 	if (ret)
@@ -106,7 +106,7 @@ int collect_prepare(struct symbolizer *s, struct process *const *procs, size_t n
 	for (size_t i = 0; i < n; i++) {
 		struct sym_process view = collect_view(procs[i]);
 
-		if (!agg_empty(&procs[i]->samples))
+		if (!aggregate_empty(&procs[i]->samples))
 			symbolizer_expect(s, &view);
 	}
 	return symbolizer_prepare(s, err);

@@ -352,7 +352,7 @@ static int note_frame(struct writer *w, enum frame_kind kind, uint64_t addr, uin
 /* Pass 1: symbolize every distinct frame of the process. */
 static int symbolize_all(struct writer *w)
 {
-	struct agg_entry *e;
+	struct aggregate_entry *e;
 	size_t it = 0;
 	int ret;
 
@@ -366,7 +366,7 @@ static int symbolize_all(struct writer *w)
 		if (ret)
 			return ret;
 	}
-	if (agg_lost_total(&w->p->samples))
+	if (aggregate_lost_total(&w->p->samples))
 		return note_frame(w, FRAME_PSEUDO, PSEUDO_LOST, 0);
 	return 0;
 }
@@ -613,7 +613,7 @@ static size_t process_labels(struct writer *w, const char *proc_comm, struct ppr
 	return n;
 }
 
-size_t profile_values(const struct agg_entry *e, int64_t period, bool off_cpu,
+size_t profile_values(const struct aggregate_entry *e, int64_t period, bool off_cpu,
 		      int64_t values[PROFILE_MAX_VALUES])
 {
 	values[0] = (int64_t)e->count;
@@ -628,7 +628,7 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 {
 	struct pprof_label labels[MAX_LABELS];
 	size_t nproc = process_labels(w, proc_comm, labels);
-	struct agg_entry *e;
+	struct aggregate_entry *e;
 	size_t it = 0;
 	int ret;
 
@@ -667,10 +667,10 @@ static int emit_samples(struct writer *w, const char *proc_comm)
 /* Samples that never made it into a count still show, on one pseudo-frame. */
 static int emit_lost(struct writer *w, const char *proc_comm)
 {
-	uint64_t lost = agg_lost_total(&w->p->samples);
+	uint64_t lost = aggregate_lost_total(&w->p->samples);
 	struct pprof_label labels[MAX_LABELS];
 	size_t nlabels = process_labels(w, proc_comm, labels);
-	const struct agg_entry e = { .count = lost };
+	const struct aggregate_entry e = { .count = lost };
 	int64_t values[PROFILE_MAX_VALUES];
 	size_t nvalues = profile_values(&e, w->period, w->off_cpu, values);
 	int ret;

@@ -42,7 +42,7 @@ struct profile_stats {
  * Returns the number of values (2 or 3).
  */
 #define PROFILE_MAX_VALUES 3
-size_t profile_values(const struct agg_entry *e, int64_t period, bool off_cpu,
+size_t profile_values(const struct aggregate_entry *e, int64_t period, bool off_cpu,
 		      int64_t values[PROFILE_MAX_VALUES]);
 
 /* "<comm>-<pid>.pb.gz" with comm made safe for a file name. */

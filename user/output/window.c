@@ -198,7 +198,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		struct profile_stats st;
 		char name[NAME_MAX_LEN];
 
-		if (agg_empty(&p->samples))
+		if (aggregate_empty(&p->samples))
 			continue;
 		if (unique_name(&used, p, prefix, name, sizeof(name))) {
 			say(o, "pid %u: no file name left", p->pid);
@@ -216,7 +216,7 @@ void window_write(struct proctab *procs, const struct stackstore *stacks,
 		queued++;
 		keep_top(res, p, name, st.samples);
 		res->samples += st.samples;
-		res->lost += agg_lost_total(&p->samples);
+		res->lost += aggregate_lost_total(&p->samples);
 	}
 	if (meta.batch) {
 		ret = gzbatch_publish(meta.batch, &err);

@@ -4,13 +4,13 @@
 
 #include "process/aggregate.h"
 
-void agg_init(struct agg *a)
+void aggregate_init(struct aggregate *a)
 {
 	memset(a, 0, sizeof(*a));
-	hmap_init(&a->map, sizeof(struct agg_key), sizeof(struct agg_entry));
+	hmap_init(&a->map, sizeof(struct aggregate_key), sizeof(struct aggregate_entry));
 }
 
-void agg_free(struct agg *a)
+void aggregate_free(struct aggregate *a)
 {
 	hmap_free(&a->map);
 }
@@ -21,11 +21,11 @@ void agg_free(struct agg *a)
  * Python stack apart from its innermost position (pyleaf), is joined to
  * it in @stacks.
  */
-static int add(struct agg *a, struct stackstore *stacks, const struct cprof_sample_key *k,
+static int add(struct aggregate *a, struct stackstore *stacks, const struct cprof_sample_key *k,
 	       uint64_t count, uint64_t ns)
 {
-	struct agg_key key;
-	struct agg_entry *e;
+	struct aggregate_key key;
+	struct aggregate_entry *e;
 
 	memset(&key, 0, sizeof(key));
 	key.tid = k->tid;
@@ -51,30 +51,30 @@ static int add(struct agg *a, struct stackstore *stacks, const struct cprof_samp
 	return 0;
 }
 
-int agg_add(struct agg *a, struct stackstore *stacks, const struct cprof_sample_key *k,
+int aggregate_add(struct aggregate *a, struct stackstore *stacks, const struct cprof_sample_key *k,
 	    uint64_t count)
 {
 	return add(a, stacks, k, count, 0);
 }
 
-int agg_add_off_cpu(struct agg *a, struct stackstore *stacks, const struct cprof_sample_key *k,
+int aggregate_add_off_cpu(struct aggregate *a, struct stackstore *stacks, const struct cprof_sample_key *k,
 		    uint64_t ns)
 {
 	return add(a, stacks, k, 0, ns);
 }
 
-bool agg_empty(const struct agg *a)
+bool aggregate_empty(const struct aggregate *a)
 {
-	return !a->samples && !a->off_cpu_ns && !agg_lost_total(a);
+	return !a->samples && !a->off_cpu_ns && !aggregate_lost_total(a);
 }
 
-void agg_add_lost(struct agg *a, const struct cprof_lost *l)
+void aggregate_add_lost(struct aggregate *a, const struct cprof_lost *l)
 {
 	for (int i = 0; i < CPROF_LOST_REASON_MAX; i++)
 		a->lost[i] += l->n[i];
 }
 
-uint64_t agg_lost_total(const struct agg *a)
+uint64_t aggregate_lost_total(const struct aggregate *a)
 {
 	uint64_t n = 0;
 
@@ -83,7 +83,7 @@ uint64_t agg_lost_total(const struct agg *a)
 	return n;
 }
 
-void agg_reset(struct agg *a)
+void aggregate_reset(struct aggregate *a)
 {
 	hmap_clear(&a->map);
 	memset(a->lost, 0, sizeof(a->lost));

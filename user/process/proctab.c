@@ -48,7 +48,7 @@ static void process_free(struct proctab *t, struct process *p)
 		return;
 	release_objs(t, p);
 	procmaps_free(&p->maps);
-	agg_free(&p->samples);
+	aggregate_free(&p->samples);
 	perfmap_file_close(&p->perfmap);
 	pyproc_free(p->py);
 	if (t->roots)
@@ -373,7 +373,7 @@ static struct process *new_process(struct proctab *t, uint32_t pid, uint64_t gen
 		return NULL;
 	p->pid = pid;
 	p->gen = gen;
-	agg_init(&p->samples);
+	aggregate_init(&p->samples);
 	perfmap_file_init(&p->perfmap, t->lru);
 	if (comm && *comm)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
@@ -691,7 +691,7 @@ void proctab_end_window(struct proctab *t)
 			process_free(t, e->proc);
 			e->proc = NULL;
 		} else if (e->proc) {
-			agg_reset(&e->proc->samples);
+			aggregate_reset(&e->proc->samples);
 		}
 	}
 	hmap_compact(&t->by_pid, empty_entry);

@@ -93,7 +93,7 @@ struct process {
 	uint32_t ns_pid;        /* pid in its own namespace; 0 if unknown */
 	uint64_t first_pc;      /* the pc BPF first found it at (its table is wanted) */
 	double exec_s;          /* CLOCK_MONOTONIC s of its exec, seen while sampling; 0: none */
-	struct agg samples;
+	struct aggregate samples;
 };
 
 struct proctab_stats {
