@@ -21,8 +21,8 @@ void aggregate_free(struct aggregate *a)
  * Python stack apart from its innermost position (pyleaf), is joined to
  * it in @stacks.
  */
-static int add(struct aggregate *a, struct stackstore *stacks, const struct cprof_sample_key *k,
-	       uint64_t count, uint64_t ns)
+static int add(struct aggregate *a, struct stackstore *stacks,
+	       const struct cprof_sample_key *k, uint64_t count, uint64_t ns)
 {
 	struct aggregate_key key;
 	struct aggregate_entry *e;
@@ -51,14 +51,14 @@ static int add(struct aggregate *a, struct stackstore *stacks, const struct cpro
 	return 0;
 }
 
-int aggregate_add(struct aggregate *a, struct stackstore *stacks, const struct cprof_sample_key *k,
-	    uint64_t count)
+int aggregate_add(struct aggregate *a, struct stackstore *stacks,
+		  const struct cprof_sample_key *k, uint64_t count)
 {
 	return add(a, stacks, k, count, 0);
 }
 
-int aggregate_add_off_cpu(struct aggregate *a, struct stackstore *stacks, const struct cprof_sample_key *k,
-		    uint64_t ns)
+int aggregate_add_off_cpu(struct aggregate *a, struct stackstore *stacks,
+			  const struct cprof_sample_key *k, uint64_t ns)
 {
 	return add(a, stacks, k, 0, ns);
 }

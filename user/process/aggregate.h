@@ -44,12 +44,12 @@ void aggregate_free(struct aggregate *a);
  * (drained before the counts that name them: a user stack stored without
  * its leaf pc is joined to it there).  0 or -ENOMEM.
  */
-int aggregate_add(struct aggregate *a, struct stackstore *stacks, const struct cprof_sample_key *k,
-	    uint64_t count);
+int aggregate_add(struct aggregate *a, struct stackstore *stacks,
+		  const struct cprof_sample_key *k, uint64_t count);
 
 /* Adds @ns of waiting to the stacks in @k, as aggregate_add() does samples. */
-int aggregate_add_off_cpu(struct aggregate *a, struct stackstore *stacks, const struct cprof_sample_key *k,
-		    uint64_t ns);
+int aggregate_add_off_cpu(struct aggregate *a, struct stackstore *stacks,
+			  const struct cprof_sample_key *k, uint64_t ns);
 
 /* Nothing to write: no sample, no wait, nothing lost. */
 bool aggregate_empty(const struct aggregate *a);
