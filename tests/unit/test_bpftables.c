@@ -536,8 +536,9 @@ int main(void)
 						.prot = VMA_EXEC, .kind = VMA_ANON };
 		p.maps.v = many;
 		p.maps.n = CPROF_MAX_PROC_MAPS + 44;
-		CHECK(bpftables_add_process(t, &p, &err) == 0 && f.proc[7].pm.n == CPROF_MAX_PROC_MAPS &&
-		      (f.proc[7].pm.flags & CPROF_PROC_MAPS_TRUNCATED),
+		CHECK(bpftables_add_process(t, &p, &err) == 0 &&
+			      f.proc[7].pm.n == CPROF_MAX_PROC_MAPS &&
+			      (f.proc[7].pm.flags & CPROF_PROC_MAPS_TRUNCATED),
 		      "an entry cut at CPROF_MAX_PROC_MAPS says so", "n %u, flags %#x",
 		      f.proc[7].pm.n, f.proc[7].pm.flags);
 		p.maps.n = 2;
@@ -676,7 +677,8 @@ int main(void)
 		bpftables_build_pending(y);
 		first_round = entry_holds(&g, 1, 1, b) && entry_holds(&g, 1, 2, c) &&
 			      (promote ? entry_holds(&g, 1, 0, a) && !bpftables_pending(y) :
-					 entry_without(&g, 1, 0, CPROF_FILE_QUEUED) && bpftables_pending(y));
+					 entry_without(&g, 1, 0, CPROF_FILE_QUEUED) &&
+					 bpftables_pending(y));
 		CHECK(first_round,
 		      promote ? "a young program: the tables samples asked for, then one other" :
 				"a young program: the table asked for and the small other before the"

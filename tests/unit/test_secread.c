@@ -94,7 +94,8 @@ static void test_chunks(void)
 	      "%zu spans wrong, %zu chunks read", bad, r.reads - reads);
 
 	/* Wider than a chunk, and at the very end. */
-	CHECK(right(secread_get(&r, 1000, SECREAD_CHUNK_SIZE * 3), at, 1000, SECREAD_CHUNK_SIZE * 3),
+	CHECK(right(secread_get(&r, 1000, SECREAD_CHUNK_SIZE * 3), at, 1000,
+		    SECREAD_CHUNK_SIZE * 3),
 	      "secread: a span wider than a chunk is read whole", "wrong bytes");
 	CHECK(right(secread_get(&r, len - 5, 5), at, len - 5, 5),
 	      "secread: the section's last bytes", "wrong bytes");
@@ -108,8 +109,8 @@ static void test_chunks(void)
 		secread_init(&r, &src, at, len);
 		CHECK(right(secread_get(&r, 100, 10), at, 100, 10) &&
 			      !secread_get(&r, len - 64, 32),
-		      "secread: after the file is truncated, what is left reads and what is gone is "
-		      "NULL",
+		      "secread: after the file is truncated, what is left reads and what is gone "
+		      "is NULL",
 		      "wrong");
 	}
 	secread_free(&r);

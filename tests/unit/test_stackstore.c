@@ -87,7 +87,8 @@ static void test_aggregate(void)
 	store_rest(&s);
 	aggregate_init(&a);
 	CHECK(aggregate_add(&a, &s, &k, 1) == 0 && aggregate_add(&a, &s, &k, 2) == 0 &&
-		      aggregate_add(&a, &s, &other, 5) == 0 && aggregate_add(&a, &s, &whole, 7) == 0,
+		      aggregate_add(&a, &s, &other, 5) == 0 &&
+		      aggregate_add(&a, &s, &whole, 7) == 0,
 	      "aggregate: samples with leaves apart added", "failed");
 	while ((e = hmap_next(&a.map, &it))) {
 		n++;
@@ -154,7 +155,8 @@ static void test_python_leaf(void)
 	      "python leaf: a stack with no frame 1 gives a hash of nothing", "found %u", nr);
 	aggregate_init(&a);
 	CHECK(aggregate_add(&a, &s, &k, 1) == 0 && aggregate_add(&a, &s, &k, 2) == 0 &&
-		      aggregate_add(&a, &s, &other, 5) == 0 && aggregate_add(&a, &s, &whole, 7) == 0 &&
+		      aggregate_add(&a, &s, &other, 5) == 0 &&
+		      aggregate_add(&a, &s, &whole, 7) == 0 &&
 		      aggregate_add(&a, &s, &both, 11) == 0,
 	      "python leaf: samples with positions apart added", "failed");
 	while ((e = hmap_next(&a.map, &it))) {

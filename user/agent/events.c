@@ -52,8 +52,8 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 static void tables_of(struct run *r, struct process *p, bool again)
 {
 	/* Unwind tables serve sampling only: none once it is over. */
-	if (r->tables && !*r->stop && bpftables_add_process(r->tables, p, NULL) == BPFTABLES_RACED &&
-	    !again)
+	if (r->tables && !*r->stop &&
+	    bpftables_add_process(r->tables, p, NULL) == BPFTABLES_RACED && !again)
 		refresh_process(r, p, REFRESH_RACED);
 }
 
