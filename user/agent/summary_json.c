@@ -61,21 +61,37 @@ static void write_top(FILE *f, const struct window_result *r)
 	fprintf(f, "%s]\n", r->ntop ? "\n  " : "");
 }
 
-static void write_all(FILE *f, const struct summary *s, const struct options *o)
+/* A string or null. */
+static void jstr_or_null(FILE *f, const char *s)
 {
-	static const char *const refused[REFUSED_MAX] = {
-		[REFUSED_NOT_REGULAR] = "not_regular", [REFUSED_NOT_MAPPED] = "not_mapped",
-		[REFUSED_DELETED] = "deleted",         [REFUSED_NO_OPENAT2] = "no_openat2",
-		[REFUSED_NO_ROOT] = "no_root",         [REFUSED_OTHER] = "gone",
-	};
-	const struct cprof_stats *st = &s->bpf;
-	const struct bpftables_stats *ts = &s->tables;
-	uint64_t stopped = 0;
+	if (s)
+		jstr(f, s);
+	else
+		fprintf(f, "null");
+}
+
+static void jbool(FILE *f, const char *key, bool v)
+{
+	fprintf(f, "\"%s\": %s, ", key, v ? "true" : "false");
+}
+
+/* Each object of the top level begins on a line of its own; jclose() ends it. */
+static void jopen(FILE *f, const char *key)
+{
+	fprintf(f, ",\n  \"%s\": { ", key);
+}
+
+static void jclose(FILE *f)
+{
+	fprintf(f, " }");
+}
+
+/* The first line: what ran, where, how long, on which CPUs. */
+static void write_run(FILE *f, const struct summary *s, const struct options *o)
+{
 	char list[1024]; /* a longer list of CPUs ends in "..." */
 
-	for (int i = 1; i < CPROF_UNWIND_STATUS_MAX; i++)
-		stopped += st->unwind_status[i];
-	fprintf(f, "{\n  \"version\": \"%s\", \"output_dir\": ", CPROF_VERSION);
+	fprintf(f, "  \"version\": \"%s\", \"output_dir\": ", CPROF_VERSION);
 	jstr(f, o->output_dir);
 	fprintf(f, ",\n  ");
 	jd(f, "sampled_s", s->sampled_s, false);
@@ -87,13 +103,24 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	jstr(f, list);
 	fprintf(f, ", ");
 	ju(f, "processes", s->processes, true);
-	fprintf(f, ",\n  \"clock\": { \"varied\": %s, ", o->jitter ? "true" : "false");
+}
+
+static void write_clock(FILE *f, const struct summary *s, const struct options *o)
+{
+	jopen(f, "clock");
+	jbool(f, "varied", o->jitter);
 	ju(f, "periods_set", s->jitter.changes, false);
 	ju(f, "refused", s->jitter.failed, false);
 	jd(f, "rate_min_hz", s->jitter.rate_min, false);
 	jd(f, "rate_max_hz", s->jitter.rate_max, true);
-	fprintf(f, " }");
-	fprintf(f, ",\n  \"samples\": { ");
+	jclose(f);
+}
+
+static void write_samples(FILE *f, const struct summary *s)
+{
+	const struct cprof_stats *st = &s->bpf;
+
+	jopen(f, "samples");
 	ju(f, "sampled", st->samples, false);
 	ju(f, "written", s->samples, false);
 	ju(f, "idle", st->idle, false);
@@ -101,9 +128,17 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "lost", s->lost + st->lost_no_pidmap, false);
 	ju(f, "lost_counts_map_full", s->lost, false);
 	ju(f, "lost_no_room_to_count", st->lost_no_pidmap, true);
-	fprintf(f, " },\n  ");
+	jclose(f);
+	fprintf(f, ",\n  ");
 	ju(f, "process_events_dropped", st->events_dropped, true);
-	fprintf(f, ",\n  \"exit_records\": { ");
+}
+
+/* What exiting processes left for their profiles to be named. */
+static void write_exits(FILE *f, const struct summary *s)
+{
+	const struct cprof_stats *st = &s->bpf;
+
+	jopen(f, "exit_records");
 	ju(f, "sent", st->exit_maps, false);
 	ju(f, "not_sent", st->exit_maps_capped, false);
 	ju(f, "processes_named", s->procs.exit_named, false);
@@ -113,25 +148,45 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "files_opened", s->procs.exit_opened, false);
 	ju(f, "files_other_root", s->procs.exit_other_root, false);
 	ju(f, "files_refused", s->procs.exit_refused, true);
-	fprintf(f, " }");
-	fprintf(f, ",\n  \"perf_maps\": { ");
+	jclose(f);
+	jopen(f, "perf_maps");
 	ju(f, "stale", s->procs.perfmap_stale, true);
-	fprintf(f, " }");
-	fprintf(f, ",\n  \"output\": { ");
+	jclose(f);
+}
+
+static void write_output(FILE *f, const struct summary *s)
+{
+	jopen(f, "output");
 	ju(f, "windows", s->windows, false);
 	ju(f, "profiles", s->files, false);
 	ju(f, "failed", s->failed, false);
 	jd(f, "last_write_s", s->write_s, true);
-	fprintf(f, " },\n  \"phases\": { ");
-	fprintf(f, "\"main_ms\": %lld, \"raised_ms\": %lld, ", (long long)s->phases.main_ms,
-		(long long)s->phases.raised_ms);
-	jd(f, "raise_cpu_ms", s->phases.raise_cpu_ms, false);
-	jd(f, "raise_wait_ms", s->phases.raise_wait_ms, false);
-	jd(f, "load_ms", s->phases.load_ms, false);
-	ju(f, "drains", s->phases.drains, false);
-	jd(f, "drain_max_ms", s->phases.drain_max_ms, false);
-	jd(f, "teardown_ms", s->phases.teardown_ms, true);
-	fprintf(f, " },\n  \"unwind\": { ");
+	jclose(f);
+}
+
+static void write_phases(FILE *f, const struct summary_phases *p)
+{
+	jopen(f, "phases");
+	fprintf(f, "\"main_ms\": %lld, \"raised_ms\": %lld, ", (long long)p->main_ms,
+		(long long)p->raised_ms);
+	jd(f, "raise_cpu_ms", p->raise_cpu_ms, false);
+	jd(f, "raise_wait_ms", p->raise_wait_ms, false);
+	jd(f, "load_ms", p->load_ms, false);
+	ju(f, "drains", p->drains, false);
+	jd(f, "drain_max_ms", p->drain_max_ms, false);
+	jd(f, "teardown_ms", p->teardown_ms, true);
+	jclose(f);
+}
+
+/* How the stacks were walked: by BPF, and again later for deferred samples. */
+static void write_unwind(FILE *f, const struct summary *s)
+{
+	const struct cprof_stats *st = &s->bpf;
+	uint64_t stopped = 0;
+
+	for (int i = 1; i < CPROF_UNWIND_STATUS_MAX; i++)
+		stopped += st->unwind_status[i];
+	jopen(f, "unwind");
 	ju(f, "cfi", st->unwind_dwarf, false);
 	ju(f, "fp_only", st->unwind_fp_only, false);
 	ju(f, "stopped", stopped, false);
@@ -150,8 +205,13 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "deferred_malformed", s->deferred.bad, false);
 	ju(f, "deferred_dropped", s->deferred.dropped, false);
 	ju(f, "deferred_peak_bytes", s->deferred.bytes_peak, true);
-	fprintf(f, " },\n  \"off_cpu\": { ");
-	fprintf(f, "\"enabled\": %s, ", o->off_cpu ? "true" : "false");
+	jclose(f);
+}
+
+static void write_off_cpu(FILE *f, const struct cprof_stats *st, const struct options *o)
+{
+	jopen(f, "off_cpu");
+	jbool(f, "enabled", o->off_cpu);
 	ju(f, "min_ns", o->off_cpu ? o->off_cpu_min_ns : 0, false);
 	ju(f, "walks_per_s_per_cpu", CPROF_OFFCPU_UNWINDS, false);
 	ju(f, "waits", st->offcpu_waits, false);
@@ -161,7 +221,12 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "short_ns", st->offcpu_short_ns, false);
 	ju(f, "walks_over_budget", st->offcpu_capped, false);
 	ju(f, "lost", st->offcpu_lost, true);
-	fprintf(f, " },\n  \"unwind_tables\": { ");
+	jclose(f);
+}
+
+static void write_tables(FILE *f, const struct bpftables_stats *ts)
+{
+	jopen(f, "unwind_tables");
 	ju(f, "built", ts->built, false);
 	jd(f, "build_s", ts->build_seconds, false);
 	ju(f, "failed", ts->failed, false);
@@ -178,7 +243,13 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	jd(f, "peak_mb", ts->rows_peak * sizeof(union cprof_table_slot) / 1048576.0, false);
 	jd(f, "capacity_mb", ts->rows_capacity * sizeof(union cprof_table_slot) / 1048576.0,
 	   true);
-	fprintf(f, " },\n  \"symbols\": { ");
+	jclose(f);
+}
+
+/* User frames' names (the last window's) and the kernel's. */
+static void write_symbols(FILE *f, const struct summary *s)
+{
+	jopen(f, "symbols");
 	ju(f, "dwarf_too_big", s->sym.dwarf_too_big, false);
 	fprintf(f, "\"dwarf_too_big_objects\": [");
 	for (size_t i = 0; i < s->sym.dwarf_too_big && i < SYMBOLIZE_NAMED_MAX; i++) {
@@ -194,14 +265,23 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "kallsyms_catalog_kb", s->ksyms.catalog_bytes / 1024, false);
 	ju(f, "kallsyms_catalog_answers", s->ksyms.catalog_answers, false);
 	fprintf(f, "\"kallsyms_catalog_none\": ");
-	if (s->ksyms.catalog_none)
-		jstr(f, s->ksyms.catalog_none);
-	else
-		fprintf(f, "null");
+	jstr_or_null(f, s->ksyms.catalog_none);
 	fprintf(f, ", ");
 	ju(f, "kernel_functions_kept", s->ksyms.kept, false);
 	ju(f, "peak_kb", s->sym.symbol_peak / 1024, true);
-	fprintf(f, " },\n  \"bounds\": { ");
+	jclose(f);
+}
+
+/* What the bounds on files, roots and refreshes held back. */
+static void write_bounds(FILE *f, const struct summary *s)
+{
+	static const char *const refused[REFUSED_MAX] = {
+		[REFUSED_NOT_REGULAR] = "not_regular", [REFUSED_NOT_MAPPED] = "not_mapped",
+		[REFUSED_DELETED] = "deleted",         [REFUSED_NO_OPENAT2] = "no_openat2",
+		[REFUSED_NO_ROOT] = "no_root",         [REFUSED_OTHER] = "gone",
+	};
+
+	jopen(f, "bounds");
 	ju(f, "max_files", s->files_max, false);
 	ju(f, "files_closed", s->files_evicted, false);
 	ju(f, "reopened", s->objs.reopened, false);
@@ -215,11 +295,26 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	fprintf(f, "\"not_opened\": { ");
 	for (int i = 0; i < REFUSED_MAX; i++)
 		ju(f, refused[i], s->procs.refused[i], i == REFUSED_MAX - 1);
-	fprintf(f, " } },\n  \"drain_error\": ");
-	if (s->drain_error)
-		jstr(f, s->drain_error);
-	else
-		fprintf(f, "null");
+	jclose(f);
+	jclose(f);
+}
+
+static void write_all(FILE *f, const struct summary *s, const struct options *o)
+{
+	fprintf(f, "{\n");
+	write_run(f, s, o);
+	write_clock(f, s, o);
+	write_samples(f, s);
+	write_exits(f, s);
+	write_output(f, s);
+	write_phases(f, &s->phases);
+	write_unwind(f, s);
+	write_off_cpu(f, &s->bpf, o);
+	write_tables(f, &s->tables);
+	write_symbols(f, s);
+	write_bounds(f, s);
+	fprintf(f, ",\n  \"drain_error\": ");
+	jstr_or_null(f, s->drain_error);
 	fprintf(f, ",\n");
 	write_top(f, &s->last);
 	fprintf(f, "}\n");

@@ -268,6 +268,162 @@ static int poll_set(struct sampler *s)
 	return 0;
 }
 
+/* The sampler's memory and the BPF object, opened but not loaded. */
+static int sampler_new(struct sampler **out, struct errbuf *err)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+
+	*out = s;
+	if (!s)
+		return errf(err, -ENOMEM, "out of memory");
+	s->epfd = -1;
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0)
+		return errf(err, s->ncpus ? s->ncpus : -ENODEV, "cannot count CPUs");
+	/* zeroed: valgrind cannot see the kernel fill them in a batch drain */
+	s->keys = calloc(DRAIN_BATCH, sizeof(struct cprof_sample_key));
+	s->vals = calloc(DRAIN_BATCH, sizeof(struct cprof_stack));
+	s->skel = cprof_bpf__open();
+	if (!s->keys || !s->vals || !s->skel)
+		return errf(err, -ENOMEM, "cannot open the BPF object: %s", strerror(errno));
+	return 0;
+}
+
+/* What the program is built for (its read-only data) and the maps' sizes, before loading. */
+static int configure(struct sampler *s, const struct sampler_opts *opts, struct errbuf *err)
+{
+	struct cprof_bpf *skel = s->skel;
+
+	skel->rodata->self_tgid = getpid();
+	skel->rodata->filter_pids = opts->pids && opts->n_pids;
+	skel->rodata->filter_comms = opts->n_comms > 0;
+	skel->rodata->filter_cgroups = opts->n_cgroups > 0;
+	skel->rodata->kernel_stacks = opts->kernel_stacks;
+	skel->rodata->file_tables = opts->unwind_rows > 0;
+	skel->rodata->defer_walks = opts->unwind_rows > 0;
+	/* asked for, and with tables: entries for the libraries' mmaps to fill */
+	bpf_program__set_autoload(skel->progs.on_ld_state, opts->ld_probe && opts->unwind_rows > 0);
+	skel->rodata->python_stacks = opts->python_stacks;
+
+	if (opts->counts_max &&
+	    (bpf_map__set_max_entries(skel->maps.counts0, opts->counts_max) ||
+	     bpf_map__set_max_entries(skel->maps.counts1, opts->counts_max)))
+		return errf(err, -EINVAL, "cannot size the counts maps");
+	s->log_slots = countlog_slots(opts->frequency, s->ncpus, opts->counts_max);
+	skel->rodata->count_log_slots = s->log_slots;
+	/* (an array has one entry at least: unused without a log) */
+	if (bpf_map__set_max_entries(skel->maps.count_log0,
+				     s->log_slots ? s->ncpus * s->log_slots : 1) ||
+	    bpf_map__set_max_entries(skel->maps.count_log1,
+				     s->log_slots ? s->ncpus * s->log_slots : 1))
+		return errf(err, -EINVAL, "cannot size the count logs");
+	if (setup_off_cpu(skel, opts))
+		return errf(err, -EINVAL, "cannot size the off-CPU maps");
+	/* Frame-pointer mode keeps a one-row array: nothing to look up. */
+	s->rows_cap = opts->unwind_rows;
+	/*
+	 * One row more than tables may use: the BPF search may read one past a
+	 * table's end, which must still be inside the array.
+	 */
+	if (bpf_map__set_max_entries(skel->maps.unwind_rows, s->rows_cap + 1))
+		return errf(err, -EINVAL, "cannot size the unwind rows map");
+	return 0;
+}
+
+static int load(struct sampler *s, struct errbuf *err)
+{
+	if (!cprof_bpf__load(s->skel))
+		return 0;
+	/* The capabilities are there: EPERM is a filter's (seccomp, an LSM). */
+	return errf(err, -errno ? -errno : -EINVAL, "loading the BPF program failed: %s (%s)",
+		    strerror(errno),
+		    errno == EPERM ? "a seccomp profile or LSM may forbid bpf();"
+				     " in a container, run it unconfined" :
+				     "run with -v for the verifier log");
+}
+
+/* Puts @key in the filter map @m: 0 or -errno. */
+static int filter_add(struct bpf_map *m, const void *key, size_t size)
+{
+	__u8 one = 1;
+
+	return bpf_map__update_elem(m, key, size, &one, sizeof(one), BPF_ANY) ? -errno : 0;
+}
+
+/* The processes, names and cgroups sampled, once the program is loaded. */
+static int fill_filters(struct sampler *s, const struct sampler_opts *opts, struct errbuf *err)
+{
+	int ret;
+
+	for (size_t i = 0; i < opts->n_pids; i++) {
+		ret = filter_add(s->skel->maps.pid_filter, &opts->pids[i], sizeof(opts->pids[i]));
+		if (ret)
+			return errf(err, ret, "adding pid %u to the filter: %s", opts->pids[i],
+				    strerror(-ret));
+	}
+	for (size_t i = 0; i < opts->n_comms; i++) {
+		char comm[CPROF_COMM_LEN] = { 0 };
+
+		strncpy(comm, opts->comms[i], sizeof(comm) - 1);
+		ret = filter_add(s->skel->maps.comm_filter, comm, sizeof(comm));
+		if (ret)
+			return errf(err, ret, "adding comm '%s' to the filter: %s", comm,
+				    strerror(-ret));
+	}
+	for (size_t i = 0; i < opts->n_cgroups; i++) {
+		ret = filter_add(s->skel->maps.cgroup_filter, &opts->cgroups[i],
+				 sizeof(opts->cgroups[i]));
+		if (ret)
+			return errf(err, ret, "adding a cgroup to the filter: %s", strerror(-ret));
+	}
+	return 0;
+}
+
+/*
+ * What the loaded program's data comes through: the count logs, the
+ * rings, the grace period worker and the epoll set sampler_poll() waits on.
+ */
+static int open_channels(struct sampler *s, const struct sampler_opts *opts, struct errbuf *err)
+{
+	int ret = map_count_logs(s);
+
+	if (ret)
+		return errf(err, ret, "mapping the count logs: %s", strerror(-ret));
+	warm_stack_caches(s);
+	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
+	/* deferred samples: their records start with their type too */
+	s->dring = ring_buffer__new(bpf_map__fd(s->skel->maps.deferred), on_ring_event, s, NULL);
+	if (!s->ring || !s->dring)
+		return errf(err, -errno, "creating the event ring buffer: %s", strerror(errno));
+	ret = grace_start(&s->grace, wait_for_writers, s, opts->waiter);
+	if (ret)
+		return errf(err, ret, "starting a thread: %s", strerror(-ret));
+	ret = poll_set(s);
+	if (ret)
+		return errf(err, ret, "creating an epoll instance: %s", strerror(-ret));
+	return 0;
+}
+
+/* Tracepoints first, so no process event is missed once sampling starts. */
+static int attach(struct sampler *s, const struct sampler_opts *opts, struct errbuf *err)
+{
+	struct cprof_bpf *skel = s->skel;
+
+	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
+	skel->links.on_exit = bpf_program__attach(skel->progs.on_exit);
+	if (!skel->links.on_exec || !skel->links.on_exit)
+		return errf(err, -errno, "attaching to sched tracepoints: %s", strerror(errno));
+	if (opts->ld_probe && skel->rodata->file_tables)
+		attach_ld_state(s);
+	if (opts->off_cpu) {
+		skel->links.on_switch = bpf_program__attach(skel->progs.on_switch);
+		if (!skel->links.on_switch)
+			return errf(err, -errno, "--off-cpu: attaching to sched_switch: %s",
+				    strerror(errno));
+	}
+	return attach_cpus(s, opts->frequency, opts->cpus, err);
+}
+
 int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		 struct errbuf *err)
 {
@@ -282,155 +438,23 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts,
 		return errf(err, -ENOENT,
 			    "no kernel BTF at %s: needs a kernel built with CONFIG_DEBUG_INFO_BTF"
 			    " and, in a container, the host's /sys/kernel/btf mounted", KERNEL_BTF_PATH);
-
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return errf(err, -ENOMEM, "out of memory");
-	s->epfd = -1;
-	s->ncpus = libbpf_num_possible_cpus();
-	if (s->ncpus <= 0) {
-		ret = errf(err, s->ncpus ? s->ncpus : -ENODEV, "cannot count CPUs");
-		goto fail;
-	}
-	/* zeroed: valgrind cannot see the kernel fill them in a batch drain */
-	s->keys = calloc(DRAIN_BATCH, sizeof(struct cprof_sample_key));
-	s->vals = calloc(DRAIN_BATCH, sizeof(struct cprof_stack));
-	s->skel = cprof_bpf__open();
-	if (!s->keys || !s->vals || !s->skel) {
-		ret = errf(err, -ENOMEM, "cannot open the BPF object: %s", strerror(errno));
-		goto fail;
-	}
-	s->skel->rodata->self_tgid = getpid();
-	s->skel->rodata->filter_pids = opts->pids && opts->n_pids;
-	s->skel->rodata->filter_comms = opts->n_comms > 0;
-	s->skel->rodata->filter_cgroups = opts->n_cgroups > 0;
-	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
-	s->skel->rodata->file_tables = opts->unwind_rows > 0;
-	s->skel->rodata->defer_walks = opts->unwind_rows > 0;
-	/* asked for, and with tables: entries for the libraries' mmaps to fill */
-	bpf_program__set_autoload(s->skel->progs.on_ld_state,
-				  opts->ld_probe && opts->unwind_rows > 0);
-	s->skel->rodata->python_stacks = opts->python_stacks;
-
-	if (opts->counts_max &&
-	    (bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_max) ||
-	     bpf_map__set_max_entries(s->skel->maps.counts1, opts->counts_max))) {
-		ret = errf(err, -EINVAL, "cannot size the counts maps");
-		goto fail;
-	}
-	s->log_slots = countlog_slots(opts->frequency, s->ncpus, opts->counts_max);
-	s->skel->rodata->count_log_slots = s->log_slots;
-	/* (an array has one entry at least: unused without a log) */
-	if (bpf_map__set_max_entries(s->skel->maps.count_log0,
-				     s->log_slots ? s->ncpus * s->log_slots : 1) ||
-	    bpf_map__set_max_entries(s->skel->maps.count_log1,
-				     s->log_slots ? s->ncpus * s->log_slots : 1)) {
-		ret = errf(err, -EINVAL, "cannot size the count logs");
-		goto fail;
-	}
-	if (setup_off_cpu(s->skel, opts)) {
-		ret = errf(err, -EINVAL, "cannot size the off-CPU maps");
-		goto fail;
-	}
-	/* Frame-pointer mode keeps a one-row array: nothing to look up. */
-	s->rows_cap = opts->unwind_rows;
-	/*
-	 * One row more than tables may use: the BPF search may read one past a
-	 * table's end, which must still be inside the array.
-	 */
-	if (bpf_map__set_max_entries(s->skel->maps.unwind_rows, s->rows_cap + 1)) {
-		ret = errf(err, -EINVAL, "cannot size the unwind rows map");
-		goto fail;
-	}
-	ret = cprof_bpf__load(s->skel);
+	ret = sampler_new(&s, err);
+	if (!ret)
+		ret = configure(s, opts, err);
+	if (!ret)
+		ret = load(s, err);
+	if (!ret)
+		ret = fill_filters(s, opts, err);
+	if (!ret)
+		ret = open_channels(s, opts, err);
+	if (!ret)
+		ret = attach(s, opts, err);
 	if (ret) {
-		/* The capabilities are there: EPERM is a filter's (seccomp, an LSM). */
-		ret = errf(err, -errno ? -errno : -EINVAL,
-			   "loading the BPF program failed: %s (%s)", strerror(errno),
-			   errno == EPERM ? "a seccomp profile or LSM may forbid bpf();"
-					    " in a container, run it unconfined" :
-					    "run with -v for the verifier log");
-		goto fail;
+		sampler_close(s);
+		return ret;
 	}
-	for (size_t i = 0; i < opts->n_pids; i++) {
-		__u8 one = 1;
-
-		if (bpf_map__update_elem(s->skel->maps.pid_filter, &opts->pids[i],
-					 sizeof(opts->pids[i]), &one, sizeof(one), BPF_ANY)) {
-			ret = errf(err, -errno, "adding pid %u to the filter: %s",
-				   opts->pids[i], strerror(errno));
-			goto fail;
-		}
-	}
-	for (size_t i = 0; i < opts->n_comms; i++) {
-		char comm[CPROF_COMM_LEN] = { 0 };
-		__u8 one = 1;
-
-		strncpy(comm, opts->comms[i], sizeof(comm) - 1);
-		if (bpf_map__update_elem(s->skel->maps.comm_filter, comm, sizeof(comm), &one,
-					 sizeof(one), BPF_ANY)) {
-			ret = errf(err, -errno, "adding comm '%s' to the filter: %s", comm,
-				   strerror(errno));
-			goto fail;
-		}
-	}
-	for (size_t i = 0; i < opts->n_cgroups; i++) {
-		__u8 one = 1;
-
-		if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &opts->cgroups[i],
-					 sizeof(opts->cgroups[i]), &one, sizeof(one), BPF_ANY)) {
-			ret = errf(err, -errno, "adding a cgroup to the filter: %s", strerror(errno));
-			goto fail;
-		}
-	}
-	ret = map_count_logs(s);
-	if (ret) {
-		ret = errf(err, ret, "mapping the count logs: %s", strerror(-ret));
-		goto fail;
-	}
-	warm_stack_caches(s);
-	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
-	/* deferred samples: their records start with their type too */
-	s->dring = ring_buffer__new(bpf_map__fd(s->skel->maps.deferred), on_ring_event, s, NULL);
-	if (!s->ring || !s->dring) {
-		ret = errf(err, -errno, "creating the event ring buffer: %s", strerror(errno));
-		goto fail;
-	}
-	ret = grace_start(&s->grace, wait_for_writers, s, opts->waiter);
-	if (ret) {
-		ret = errf(err, ret, "starting a thread: %s", strerror(-ret));
-		goto fail;
-	}
-	ret = poll_set(s);
-	if (ret) {
-		ret = errf(err, ret, "creating an epoll instance: %s", strerror(-ret));
-		goto fail;
-	}
-	/* Tracepoints first, so no process event is missed once sampling starts. */
-	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
-	s->skel->links.on_exit = bpf_program__attach(s->skel->progs.on_exit);
-	if (!s->skel->links.on_exec || !s->skel->links.on_exit) {
-		ret = errf(err, -errno, "attaching to sched tracepoints: %s", strerror(errno));
-		goto fail;
-	}
-	if (opts->ld_probe && s->skel->rodata->file_tables)
-		attach_ld_state(s);
-	if (opts->off_cpu) {
-		s->skel->links.on_switch = bpf_program__attach(s->skel->progs.on_switch);
-		if (!s->skel->links.on_switch) {
-			ret = errf(err, -errno, "--off-cpu: attaching to sched_switch: %s",
-				   strerror(errno));
-			goto fail;
-		}
-	}
-	ret = attach_cpus(s, opts->frequency, opts->cpus, err);
-	if (ret)
-		goto fail;
 	*out = s;
 	return 0;
-fail:
-	sampler_close(s);
-	return ret;
 }
 
 void sampler_pause(struct sampler *s)

@@ -255,6 +255,267 @@ static bool pe_supported(uint8_t enc)
 /* ---- the CFA program --------------------------------------------------- */
 
 /*
+ * A CFA program as it runs.  The helpers below are inlined into
+ * run_op()'s one switch, so that an instruction is dispatched once.
+ */
+struct cfa_run {
+	struct cur *c;            /* apart, since rd_ptr() takes it: the rest stays in registers */
+	const struct cie *ci;
+	const struct fde *f;      /* NULL: a CIE's initial instructions */
+	const struct cfisec *s;
+	const struct unwind_x86_state *init; /* what DW_CFA_restore goes back to */
+	struct unwind_x86_state *st;
+	uint64_t loc;             /* where the state begins to hold */
+	unsigned depth;           /* states remembered in @stack */
+	struct unwind_x86_state *stack;      /* STATE_DEPTH of them */
+};
+
+/* The one place a state becomes a row. */
+static inline int emit_row(struct rowbuf *rows, uint64_t loc, const struct unwind_x86_state *st,
+			   bool signal)
+{
+	return rows_emit(rows, loc, unwind_x86_make_rule(st, signal));
+}
+
+/* -- advancing the location -- */
+
+/* DW_CFA_set_loc: code alignment units to the new location (0: none, or unknown). */
+static inline uint64_t op_set_loc(struct cfa_run *r)
+{
+	uint64_t to = rd_ptr(r->c, r->ci->fde_enc, r->s, r->ci->addr_size);
+
+	if (r->f && !r->c->bad && to < r->loc)
+		r->c->bad = true; /* locations only go forward */
+	else if (r->f)
+		return to - r->loc;
+	return 0;
+}
+
+/*
+ * The state holds from the location up to @delta code alignment units on:
+ * its row, then the new location (saturated: past any FDE's end).
+ */
+static inline int advance(struct cfa_run *r, struct rowbuf *rows, uint64_t delta)
+{
+	uint64_t step, to;
+	int rc = emit_row(rows, r->loc, r->st, r->ci->signal);
+
+	if (rc)
+		return rc;
+	if (__builtin_mul_overflow(delta, r->ci->code_align, &step) ||
+	    __builtin_add_overflow(r->loc, step, &to))
+		to = UINT64_MAX;
+	r->loc = to;
+	return 0;
+}
+
+/* -- register rules -- */
+
+static inline void reg_rule(struct cfa_run *r, uint64_t reg, enum rule_kind k, int64_t off)
+{
+	unwind_x86_set_rule(r->st, r->ci->ra_reg, r->init, reg, k, off);
+}
+
+/* What follows the register of an extended register rule. */
+enum reg_operand {
+	OPND_NONE,
+	OPND_ULEB,     /* a factored offset */
+	OPND_SLEB,     /* likewise, signed */
+	OPND_NEG_ULEB, /* likewise, negated */
+	OPND_SKIP,     /* a number that does not matter */
+	OPND_BLOCK,    /* a block that does not matter */
+};
+
+/* The extended register rules: what each says of its register, and how its operand is read. */
+static const struct {
+	uint8_t kind; /* enum rule_kind */
+	uint8_t how;  /* enum reg_operand */
+} reg_ops[] = {
+	[CFA_offset_extended] = { RK_OFFSET, OPND_ULEB },
+	[CFA_offset_extended_sf] = { RK_OFFSET, OPND_SLEB },
+	[CFA_GNU_negative_offset_extended] = { RK_OFFSET, OPND_NEG_ULEB },
+	[CFA_restore_extended] = { RK_RESTORE, OPND_NONE },
+	[CFA_undefined] = { RK_UNDEF, OPND_NONE },
+	[CFA_same_value] = { RK_SAME, OPND_NONE },
+	[CFA_register] = { RK_OTHER, OPND_SKIP },
+	/* the caller's value is CFA+N itself: not a saved slot */
+	[CFA_val_offset] = { RK_OTHER, OPND_SKIP },
+	[CFA_val_offset_sf] = { RK_OTHER, OPND_SKIP },
+	[CFA_expression] = { RK_OTHER, OPND_BLOCK },
+	[CFA_val_expression] = { RK_OTHER, OPND_BLOCK },
+};
+
+/* An extended register rule (one of reg_ops): a ULEB128 register, then its operand. */
+static inline void op_reg(struct cfa_run *r, uint8_t op)
+{
+	struct cur *c = r->c;
+	int64_t align = r->ci->data_align, off = 0;
+	uint64_t reg = rd_uleb(c), len;
+
+	switch (reg_ops[op].how) {
+	case OPND_NONE:
+		break;
+	case OPND_ULEB:
+		off = factor(uleb_i64(rd_uleb(c)), align);
+		break;
+	case OPND_SLEB:
+		off = factor(rd_sleb(c), align);
+		break;
+	case OPND_NEG_ULEB:
+		off = factor(-uleb_i64(rd_uleb(c)), align);
+		break;
+	case OPND_SKIP:
+		(void)rd_uleb(c);
+		break;
+	case OPND_BLOCK:
+		if (!rd_block(c, &len))
+			return;
+		break;
+	}
+	reg_rule(r, reg, reg_ops[op].kind, off);
+}
+
+/* -- CFA rules -- */
+
+/* A CFA offset operand: a ULEB128, or with @sf a factored SLEB128. */
+static inline int64_t cfa_offset(struct cfa_run *r, bool sf)
+{
+	return sf ? factor(rd_sleb(r->c), r->ci->data_align) : uleb_i64(rd_uleb(r->c));
+}
+
+/* DW_CFA_def_cfa(_sf): a register plus an offset. */
+static inline void op_def_cfa(struct cfa_run *r, bool sf)
+{
+	r->st->cfa_reg = rd_uleb(r->c);
+	r->st->cfa_off = cfa_offset(r, sf);
+	r->st->cfa = CFA_REG;
+}
+
+/* A CFA rule given in parts is valid only as register+offset (DWARF 5 6.4.2.2). */
+static inline void cfa_part_set(struct unwind_x86_state *st)
+{
+	if (st->cfa != CFA_REG)
+		st->cfa = CFA_OTHER;
+}
+
+static inline void op_def_cfa_register(struct cfa_run *r)
+{
+	r->st->cfa_reg = rd_uleb(r->c);
+	cfa_part_set(r->st);
+}
+
+static inline void op_def_cfa_offset(struct cfa_run *r, bool sf)
+{
+	r->st->cfa_off = cfa_offset(r, sf);
+	cfa_part_set(r->st);
+}
+
+static inline void op_def_cfa_expression(struct cfa_run *r)
+{
+	uint64_t len;
+	const uint8_t *blk = rd_block(r->c, &len);
+
+	if (blk)
+		unwind_x86_def_cfa_expression(r->st, blk, len);
+}
+
+/* -- remembered states -- */
+
+/* The CFA is saved too, as GCC's and binutils' readers do. */
+static inline void op_remember_state(struct cfa_run *r)
+{
+	if (r->depth == STATE_DEPTH)
+		r->c->bad = true;
+	else
+		r->stack[r->depth++] = *r->st;
+}
+
+static inline void op_restore_state(struct cfa_run *r)
+{
+	if (r->depth == 0)
+		r->c->bad = true;
+	else
+		*r->st = r->stack[--r->depth];
+}
+
+/*
+ * Runs the instruction @op, its operands read: how many code alignment
+ * units it advances the location by (0: none).  An unknown one makes the
+ * cursor bad, since its operands cannot be skipped.
+ */
+static inline uint64_t run_op(struct cfa_run *r, uint8_t op)
+{
+	switch (op >> 6) {
+	case 1: /* DW_CFA_advance_loc */
+		return op & 0x3f;
+	case 2: /* DW_CFA_offset */
+		reg_rule(r, op & 0x3f, RK_OFFSET,
+			 factor(uleb_i64(rd_uleb(r->c)), r->ci->data_align));
+		return 0;
+	case 3: /* DW_CFA_restore */
+		reg_rule(r, op & 0x3f, RK_RESTORE, 0);
+		return 0;
+	}
+	switch (op) {
+	case CFA_nop:
+		return 0;
+	case CFA_set_loc:
+		return op_set_loc(r);
+	case CFA_advance_loc1:
+		return rd_u8(r->c);
+	case CFA_advance_loc2:
+		return rd_u16(r->c);
+	case CFA_advance_loc4:
+		return rd_u32(r->c);
+	case CFA_MIPS_advance_loc8:
+		return rd_u64(r->c);
+	case CFA_offset_extended:
+	case CFA_offset_extended_sf:
+	case CFA_GNU_negative_offset_extended:
+	case CFA_restore_extended:
+	case CFA_undefined:
+	case CFA_same_value:
+	case CFA_register:
+	case CFA_val_offset:
+	case CFA_val_offset_sf:
+	case CFA_expression:
+	case CFA_val_expression:
+		op_reg(r, op);
+		return 0;
+	case CFA_def_cfa:
+		op_def_cfa(r, false);
+		return 0;
+	case CFA_def_cfa_sf:
+		op_def_cfa(r, true);
+		return 0;
+	case CFA_def_cfa_register:
+		op_def_cfa_register(r);
+		return 0;
+	case CFA_def_cfa_offset:
+		op_def_cfa_offset(r, false);
+		return 0;
+	case CFA_def_cfa_offset_sf:
+		op_def_cfa_offset(r, true);
+		return 0;
+	case CFA_def_cfa_expression:
+		op_def_cfa_expression(r);
+		return 0;
+	case CFA_remember_state:
+		op_remember_state(r);
+		return 0;
+	case CFA_restore_state:
+		op_restore_state(r);
+		return 0;
+	case CFA_GNU_args_size:
+		(void)rd_uleb(r->c);
+		return 0;
+	default:
+		r->c->bad = true;
+		return 0;
+	}
+}
+
+/*
  * Runs the CFA instructions [p, end).  With @f NULL they are a CIE's
  * initial instructions: there are no locations and nothing is emitted, and
  * -EINVAL says they are malformed.  With an FDE, a row is emitted for each
@@ -266,170 +527,38 @@ static int run_cfa(struct cfi *b, struct rowbuf *rows, const struct cie *ci,
 		   const struct fde *f, struct unwind_x86_state *st, const struct cfisec *s,
 		   const uint8_t *p, const uint8_t *end)
 {
-	const struct unwind_x86_state *init = f ? &ci->init : &unwind_x86_initial_state;
 	struct unwind_x86_state stack[STATE_DEPTH];
 	struct cur c = { p, end, false };
-	uint64_t loc = f ? f->start : 0;
-	unsigned depth = 0;
+	struct cfa_run r = {
+		.c = &c,
+		.ci = ci,
+		.f = f,
+		.s = s,
+		.init = f ? &ci->init : &unwind_x86_initial_state,
+		.st = st,
+		.loc = f ? f->start : 0,
+		.stack = stack,
+	};
 
 	while (c.p < c.end && !c.bad) {
-		uint8_t op = *c.p++;
-		uint64_t reg, delta = 0, len;
-		const uint8_t *blk;
+		uint64_t delta = run_op(&r, *c.p++);
+		int rc;
 
-		switch (op >> 6) {
-		case 1:
-			delta = op & 0x3f;
-			break;
-		case 2:
-			unwind_x86_set_rule(st, ci->ra_reg, init, op & 0x3f, RK_OFFSET,
-				 factor(uleb_i64(rd_uleb(&c)), ci->data_align));
-			break;
-		case 3:
-			unwind_x86_set_rule(st, ci->ra_reg, init, op & 0x3f, RK_RESTORE, 0);
-			break;
-		default:
-			switch (op) {
-			case CFA_nop:
-				break;
-			case CFA_set_loc: {
-				uint64_t to = rd_ptr(&c, ci->fde_enc, s, ci->addr_size);
-
-				if (f && !c.bad && to < loc)
-					c.bad = true; /* locations only go forward */
-				else if (f)
-					delta = to - loc;
-				break;
-			}
-			case CFA_advance_loc1:
-				delta = rd_u8(&c);
-				break;
-			case CFA_advance_loc2:
-				delta = rd_u16(&c);
-				break;
-			case CFA_advance_loc4:
-				delta = rd_u32(&c);
-				break;
-			case CFA_MIPS_advance_loc8:
-				delta = rd_u64(&c);
-				break;
-			case CFA_offset_extended:
-				reg = rd_uleb(&c);
-				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OFFSET,
-					 factor(uleb_i64(rd_uleb(&c)), ci->data_align));
-				break;
-			case CFA_offset_extended_sf:
-				reg = rd_uleb(&c);
-				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OFFSET,
-					 factor(rd_sleb(&c), ci->data_align));
-				break;
-			case CFA_GNU_negative_offset_extended:
-				reg = rd_uleb(&c);
-				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OFFSET,
-					 factor(-uleb_i64(rd_uleb(&c)), ci->data_align));
-				break;
-			case CFA_restore_extended:
-				unwind_x86_set_rule(st, ci->ra_reg, init, rd_uleb(&c), RK_RESTORE, 0);
-				break;
-			case CFA_undefined:
-				unwind_x86_set_rule(st, ci->ra_reg, init, rd_uleb(&c), RK_UNDEF, 0);
-				break;
-			case CFA_same_value:
-				unwind_x86_set_rule(st, ci->ra_reg, init, rd_uleb(&c), RK_SAME, 0);
-				break;
-			case CFA_register:
-				reg = rd_uleb(&c);
-				(void)rd_uleb(&c);
-				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OTHER, 0);
-				break;
-			case CFA_val_offset:
-			case CFA_val_offset_sf:
-				/* The caller's value is CFA+N itself: not a saved slot. */
-				reg = rd_uleb(&c);
-				(void)rd_uleb(&c);
-				unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OTHER, 0);
-				break;
-			case CFA_expression:
-			case CFA_val_expression:
-				reg = rd_uleb(&c);
-				if (rd_block(&c, &len))
-					unwind_x86_set_rule(st, ci->ra_reg, init, reg, RK_OTHER, 0);
-				break;
-			case CFA_remember_state:
-				/* The CFA is saved too, as GCC's and binutils' readers do. */
-				if (depth == STATE_DEPTH)
-					c.bad = true;
-				else
-					stack[depth++] = *st;
-				break;
-			case CFA_restore_state:
-				if (depth == 0)
-					c.bad = true;
-				else
-					*st = stack[--depth];
-				break;
-			case CFA_def_cfa:
-				st->cfa_reg = rd_uleb(&c);
-				st->cfa_off = uleb_i64(rd_uleb(&c));
-				st->cfa = CFA_REG;
-				break;
-			case CFA_def_cfa_sf:
-				st->cfa_reg = rd_uleb(&c);
-				st->cfa_off = factor(rd_sleb(&c), ci->data_align);
-				st->cfa = CFA_REG;
-				break;
-			case CFA_def_cfa_register:
-				/* Valid only on a register+offset rule (DWARF 5 6.4.2.2). */
-				st->cfa_reg = rd_uleb(&c);
-				if (st->cfa != CFA_REG)
-					st->cfa = CFA_OTHER;
-				break;
-			case CFA_def_cfa_offset:
-				st->cfa_off = uleb_i64(rd_uleb(&c));
-				if (st->cfa != CFA_REG)
-					st->cfa = CFA_OTHER;
-				break;
-			case CFA_def_cfa_offset_sf:
-				st->cfa_off = factor(rd_sleb(&c), ci->data_align);
-				if (st->cfa != CFA_REG)
-					st->cfa = CFA_OTHER;
-				break;
-			case CFA_def_cfa_expression:
-				blk = rd_block(&c, &len);
-				if (blk)
-					unwind_x86_def_cfa_expression(st, blk, len);
-				break;
-			case CFA_GNU_args_size:
-				(void)rd_uleb(&c);
-				break;
-			default:
-				c.bad = true; /* unknown: its operands cannot be skipped */
-				break;
-			}
-		}
 		if (c.bad || !delta || !f)
 			continue; /* in a CIE, advances have nothing to advance */
-
-		/* The state holds from loc up to the new location. */
-		uint64_t step, to;
-		int rc = rows_emit(rows, loc, unwind_x86_make_rule(st, ci->signal));
-
+		rc = advance(&r, rows, delta);
 		if (rc)
 			return rc;
-		if (__builtin_mul_overflow(delta, ci->code_align, &step) ||
-		    __builtin_add_overflow(loc, step, &to))
-			to = UINT64_MAX;
-		loc = to;
-		if (loc >= fde_end(f))
+		if (r.loc >= fde_end(f))
 			return 0; /* the rest describes code past the FDE */
 	}
 	if (c.bad && !f)
 		return -EINVAL; /* the caller counts the CIE as skipped */
 	if (c.bad) {
 		b->skipped++;
-		return rows_emit(rows, loc, unwind_x86_make_rule(&unwind_x86_initial_state, false));
+		return emit_row(rows, r.loc, &unwind_x86_initial_state, false);
 	}
-	return f ? rows_emit(rows, loc, unwind_x86_make_rule(st, ci->signal)) : 0;
+	return f ? emit_row(rows, r.loc, st, ci->signal) : 0;
 }
 
 /* ---- collecting CIEs and FDEs ----------------------------------------- */
