@@ -15,12 +15,9 @@
 #define NAME_BYTES 4096u   /* longest symbol name kept, NUL included */
 #define CHUNK      65536u  /* pread granularity for streamed data */
 
-/* Name storage: blocks never move, so names can point straight into them. */
-struct elfsyms_block {
-	struct elfsyms_block *next;
-	size_t used, cap;
-	char data[];
-};
+/* Name blocks: the first, and what they double up to as the table grows. */
+#define NAMES_FIRST (16u << 10)
+#define NAMES_MAX   (1u << 20)
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -234,31 +231,6 @@ static int table_name(struct table *t, uint64_t off, const char **name, size_t *
 	return 0;
 }
 
-static char *arena_alloc(struct elfsyms_block **head, size_t n, uint64_t *bytes)
-{
-	struct elfsyms_block *b = *head;
-
-	if (!b || b->cap - b->used < n) {
-		/* Grow block sizes with the table: few blocks, little slack. */
-		size_t cap = b ? b->cap * 2 : 16384;
-
-		if (cap > (1u << 20))
-			cap = 1u << 20;
-		if (cap < n)
-			cap = n;
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->next = *head;
-		b->used = 0;
-		b->cap = cap;
-		*head = b;
-		*bytes += sizeof(*b) + cap;
-	}
-	b->used += n;
-	return b->data + b->used - n;
-}
-
 /*
  * Length of a symbol name without its version suffix ("memcpy@@GLIBC_2.14",
  * "foo@VERS" in .symtab of versioned libraries), which readers (perf,
@@ -288,7 +260,7 @@ static size_t unversioned_len(const char *p, size_t len)
 static int build_symbols(struct elfsyms *t, struct recs *r, struct table *tabs,
 			 size_t ntabs)
 {
-	uint64_t budget = 1u << 20, prev_off = 0, bytes = r->n * sizeof(struct elfobj_sym);
+	uint64_t budget = 1u << 20, prev_off = 0, table = r->n * sizeof(struct elfobj_sym);
 	struct elfobj_sym *syms = (struct elfobj_sym *)r->v;
 	const char *prev_name = NULL;
 	int prev_tab = -1;
@@ -312,13 +284,11 @@ static int build_symbols(struct elfsyms *t, struct recs *r, struct table *tabs,
 				return rc;
 			len = unversioned_len(p, len);
 			if (len && len + 1 <= budget &&
-			    (copy = arena_alloc(&t->names, len + 1, &bytes))) {
-				memcpy(copy, p, len);
-				copy[len] = '\0';
+			    (copy = arena_strndup(&t->names, p, len))) {
 				budget -= len + 1;
 				name = copy;
 			}
-			if (bytes > r->max_bytes)
+			if (table + t->names.bytes > r->max_bytes)
 				return -EFBIG;
 			prev_tab = x.tab;
 			prev_off = x.name_off;
@@ -334,7 +304,7 @@ static int build_symbols(struct elfsyms *t, struct recs *r, struct table *tabs,
 	else if (!r->n)
 		free(syms);
 	t->n = r->n;
-	t->bytes = bytes;
+	t->bytes = table + t->names.bytes;
 	r->v = NULL;
 	r->n = r->cap = 0;
 	return 0;
@@ -384,6 +354,8 @@ int elfsyms_load(struct elfsyms *t, const struct elfsrc *s, const char *label,
 	int rc;
 
 	*t = (struct elfsyms){ 0 };
+	/* Names never move in an arena, so symbols point straight into it. */
+	arena_init_growing(&t->names, NAMES_FIRST, NAMES_MAX, NULL);
 	rc = elfsrc_begin(s, EM_NONE, ELFSRC_LOADABLE, &e, err);
 	if (rc)
 		return errf_prefix(err, rc, label);
@@ -445,14 +417,7 @@ int elfsyms_load(struct elfsyms *t, const struct elfsrc *s, const char *label,
 
 void elfsyms_free(struct elfsyms *t)
 {
-	struct elfsyms_block *b = t->names;
-
-	while (b) {
-		struct elfsyms_block *next = b->next;
-
-		free(b);
-		b = next;
-	}
+	arena_free(&t->names);
 	free(t->v);
 	*t = (struct elfsyms){ 0 };
 }

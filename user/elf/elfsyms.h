@@ -18,6 +18,7 @@
 
 #include "elf/debugfile.h"
 #include "elf/elfsrc.h"
+#include "util/arena.h"
 #include "util/errbuf.h"
 
 struct elfobj_sym {
@@ -26,12 +27,10 @@ struct elfobj_sym {
 	const char *name;
 };
 
-struct elfsyms_block;
-
 struct elfsyms {
 	struct elfobj_sym *v; /* sorted by start, one per address */
 	size_t n;
-	struct elfsyms_block *names;
+	struct arena names;
 	uint64_t bytes;       /* what v and names take */
 	bool from_debug_file;
 };
