@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "elf/elfobj.h"
+#include "util/hexnum.h"
 
 #define MAX_SEGS 64
 /*
@@ -115,12 +116,7 @@ static int parse_headers(struct elfobj **out, const struct elfsrc *s, uint8_t *i
 			o->entry = (struct elfobj_sym){ eh.e_entry, ENTRY_SPAN, "_start" };
 	}
 	o->build_id_len = elfsrc_build_id(e, s, false, o->build_id);
-	for (size_t i = 0; i < o->build_id_len; i++) {
-		static const char hex[] = "0123456789abcdef";
-
-		o->build_id_hex[2 * i] = hex[o->build_id[i] >> 4];
-		o->build_id_hex[2 * i + 1] = hex[o->build_id[i] & 15];
-	}
+	hexnum_write(o->build_id_hex, o->build_id, o->build_id_len);
 	o->pagesz = pg > 0 ? (uint64_t)pg : 4096;
 	o->src = *s;
 	o->image = image;
