@@ -292,6 +292,14 @@ int elfobj_file_to_vaddr(const struct elfobj *o, uint64_t file_off, uint64_t *va
 
 /* --- symbols ---------------------------------------------------------------- */
 
+/* src_ready(), saying what failed. */
+static int src_ready_err(struct elfobj *o, struct errbuf *err)
+{
+	int rc = src_ready(o);
+
+	return rc ? errf(err, rc, "%s: reopening: %s", o->label, strerror(-rc)) : 0;
+}
+
 /* Reads the function symbols: all of them, or those naming the @n @vaddrs. */
 static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 			const uint64_t *vaddrs, size_t n, uint64_t max_bytes,
@@ -300,9 +308,9 @@ static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 	struct debugfile_query q;
 	int rc;
 
-	rc = src_ready(o);
+	rc = src_ready_err(o, err);
 	if (rc)
-		return errf(err, rc, "%s: reopening: %s", o->label, strerror(-rc));
+		return rc;
 	if (opts)
 		q = (struct debugfile_query){
 			.debug_root = opts->debug_root,
@@ -314,6 +322,14 @@ static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 		};
 	return elfsyms_load(&o->syms, &o->src, o->label, opts ? &q : NULL, vaddrs, n, max_bytes,
 			    err);
+}
+
+int elfobj_find_dynamic(struct elfobj *o, struct elfsyms_named *want, size_t n,
+			struct errbuf *err)
+{
+	int rc = src_ready_err(o, err);
+
+	return rc ? rc : elfsyms_find_dynamic(&o->src, o->label, want, n, err);
 }
 
 void elfobj_unload_symbols(struct elfobj *o)
