@@ -33,7 +33,7 @@ FUZZ_HDRS    := $(wildcard tests/fuzz/*.h tests/*.h user/*/*.h proto/*.h bpf/*.h
 # The ELF layer (elfsrc.c) and the debug-file finder serve every reader of ELF.
 ELF_SRCS            := user/elf/elfsrc.c user/util/errbuf.c
 ELFOBJ_SRCS         := user/elf/elfobj.c user/elf/elfsyms.c user/elf/debugfile.c user/elf/symsel.c \
-                       user/fs/rootfs.c $(ELF_SRCS)
+                       user/fs/rootfs.c user/util/arena.c user/util/membudget.c $(ELF_SRCS)
 UNWIND_SRCS         := $(wildcard user/unwind/unwind*.c) user/unwind/rows.c user/elf/secread.c user/util/ranges.c \
                        tests/unwindcheck.c user/unwind/bpfunwind.c
 fuzz_elf_SRCS       := $(ELFOBJ_SRCS) $(UNWIND_SRCS)
@@ -57,7 +57,7 @@ fuzz_cgroup_OPTS    := -max_len=8192
 fuzz_dwarfinfo_SRCS := user/dwarf/dwarfinfo.c user/dwarf/dwarfimage.c $(ELFOBJ_SRCS)
 fuzz_dwarfinfo_OPTS := -max_len=65700
 fuzz_dwarfinfo_LIBS := -ldw
-fuzz_symbolize_SRCS := user/symbols/symbolize.c user/util/strpool.c user/util/arena.c user/util/membudget.c user/dwarf/dwarfworker.c \
+fuzz_symbolize_SRCS := user/symbols/symbolize.c user/util/strpool.c user/dwarf/dwarfworker.c \
                        user/dwarf/dwarfchild.c user/dwarf/dwarfkeep.c user/dwarf/sandbox.c user/dwarf/dwarfinfo.c user/dwarf/dwarfimage.c \
                        user/util/demangle.c $(ELFOBJ_SRCS) user/util/hmap.c user/fs/procmaps.c \
                        user/util/stackstore.c user/process/aggregate.c user/symbols/perfmap.c \

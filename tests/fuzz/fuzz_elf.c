@@ -2,8 +2,9 @@
 /*
  * fuzz_elf: any bytes as a whole ELF file, through everything cprof does
  * with an object a process hands it: elfobj (ELF and program headers, build
- * ID notes, symbol tables, debuglink) and unwind (section headers, .eh_frame
- * and .debug_frame to rows), from memory and from a file descriptor.
+ * ID notes, symbol tables by address and by name, debuglink) and unwind
+ * (section headers, .eh_frame and .debug_frame to rows), from memory and
+ * from a file descriptor.
  *
  * Seeds are real binaries and libraries of the machine (tests/fuzz/seed.sh),
  * so the mutator starts from valid headers and corrupts them.
@@ -60,6 +61,10 @@ static void exercise_obj(struct elfobj *o, bool with_opts)
 		check_symbols(o);
 	/* Idempotent: the second call returns the first result. */
 	(void)elfobj_load_symbols(o, NULL, &err);
+	/* The dynamic symbols by name, as python.c looks for an interpreter's. */
+	(void)elfobj_find_dynamic(o, (struct elfsyms_named[]){ { .name = "_PyRuntime" },
+							      { .name = "Py_Version" } },
+				  2, &err);
 }
 
 static void check_table(const struct unwind_table *t)

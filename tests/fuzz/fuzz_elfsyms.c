@@ -23,7 +23,9 @@
  * tests/fuzz/seedgen.c writes seeds in this format from real objects.
  * Checked beyond "no crash": sorted unique symbols, bounded names, lookups
  * that find what is listed, and a table read for some addresses only
- * (symsel.h) naming them as the whole table does.
+ * (symsel.h) naming them as the whole table does.  The dynamic symbols are
+ * looked up by name too (elfobj_find_dynamic()): a name too long to read
+ * is never found, and a name asked again is found again, at the same place.
  */
 #include <stdint.h>
 
@@ -219,6 +221,33 @@ out:
 	free(full);
 }
 
+/*
+ * Looks up by name the first symbols loaded and a name longer than any
+ * name read (4096 bytes with its NUL), which is never found.
+ */
+static void check_by_name(struct elfobj *o)
+{
+	static char too_long[4200];
+	struct elfsyms_named want[5], again[5];
+	const struct elfobj_sym *sym;
+	size_t n, k = 0;
+
+	memset(too_long, 'x', sizeof(too_long) - 1);
+	sym = elfobj_symbols(o, &n);
+	for (size_t i = 0; i < n && k < 4; i++)
+		if (sym[i].name)
+			want[k++] = (struct elfsyms_named){ .name = sym[i].name };
+	want[k++] = (struct elfsyms_named){ .name = too_long };
+	memcpy(again, want, sizeof(want));
+	if (elfobj_find_dynamic(o, want, k, NULL))
+		return;
+	FUZZ_ASSERT(!want[k - 1].found);
+	FUZZ_ASSERT(elfobj_find_dynamic(o, again, k, NULL) == 0);
+	for (size_t i = 0; i < k; i++)
+		FUZZ_ASSERT(want[i].found == again[i].found && want[i].value == again[i].value &&
+			    want[i].size == again[i].size);
+}
+
 static void check(struct elfobj *o, bool debug, const struct seg_in *segs, size_t nseg)
 {
 	const struct elfobj_sym *sym;
@@ -257,5 +286,6 @@ static void check(struct elfobj *o, bool debug, const struct seg_in *segs, size_
 		if (sym[i].size && sym[i].start + sym[i].size > sym[i].start)
 			(void)elfobj_lookup(o, sym[i].start + sym[i].size);
 	}
+	check_by_name(o);
 	check_partial(o, debug ? &no_files : NULL);
 }

@@ -392,6 +392,8 @@ static int exercise_file(const char *path, const void *img, size_t len, struct e
 		return rc;
 	rc = elfobj_load_symbols(o, &opts, err);
 	*nsyms = elfobj_nsyms(o);
+	elfobj_find_dynamic(o, (struct elfsyms_named[]){ { .name = "cprof_lib_exported_a" } }, 1,
+			    NULL);
 	for (uint64_t a = 0; a < 0x10000; a += 0x100) {
 		elfobj_lookup(o, a);
 		elfobj_file_to_vaddr(o, a, &v);
@@ -410,6 +412,55 @@ static Elf64_Shdr *find_shdr(uint8_t *img, size_t len, const char *name)
 		    strcmp((char *)img + str->sh_offset + sh[i].sh_name, name) == 0)
 			return &sh[i];
 	return NULL;
+}
+
+/*
+ * Symbols by name in @orig's .dynsym: as nm -D has them, and the same
+ * with its .dynsym or .dynstr claiming 2^62 bytes (read up to the end of
+ * the file: the real entries come first).  @img: room for a copy.
+ */
+static void test_corrupt_dynamic(const uint8_t *orig, uint8_t *img, size_t len)
+{
+	static const char *const sections[] = { NULL, ".dynsym", ".dynstr" };
+	const char *lib = fmt("%s/libfx.so", tmp);
+	uint64_t addr[3] = { 0 }, size[3] = { 0 };
+	bool nm[3];
+
+	for (int k = 0; k < 2; k++)
+		nm[k] = nm_sym(lib, true, k ? "lsink" : "cprof_lib_exported_a", &addr[k], &size[k]);
+	nm[2] = nm_sym(lib, true, "cprof_lib_static_b", &addr[2], &size[2]);
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		struct elfsyms_named want[] = {
+			{ .name = "cprof_lib_exported_a" }, { .name = "lsink" },
+			{ .name = "cprof_lib_static_b" },
+		};
+		struct errbuf err = { "" };
+		Elf64_Shdr *sh = NULL;
+		struct elfobj *o;
+		char tname[128];
+		int rc;
+
+		memcpy(img, orig, len);
+		if (sections[i] && (sh = find_shdr(img, len, sections[i])))
+			sh->sh_size = 1ull << 62;
+		snprintf(tname, sizeof(tname), "dynamic symbols by name%s%s%s", sections[i] ? ", " : "",
+			 sections[i] ? sections[i] : "", sections[i] ? " sh_size 2^62" : "");
+		if (sections[i] && !sh) {
+			CHECK(false, tname, "fixture has no such section");
+			continue;
+		}
+		rc = elfobj_open_mem(&o, img, len, &err);
+		if (!rc) {
+			rc = elfobj_find_dynamic(o, want, 3, &err);
+			elfobj_free(o);
+		}
+		CHECK(rc == 0 && nm[0] && nm[1] && !nm[2] && want[0].found && want[1].found &&
+		      !want[2].found && want[0].value == addr[0] && want[0].size == size[0] &&
+		      want[1].value == addr[1] && want[1].size == size[1], tname,
+		      "rc %d (%s): found %d %d %d, %#" PRIx64 " %#" PRIx64 ", nm %d %d %d, %#" PRIx64
+		      " %#" PRIx64, rc, err.msg, want[0].found, want[1].found, want[2].found,
+		      want[0].value, want[1].value, nm[0], nm[1], nm[2], addr[0], addr[1]);
+	}
 }
 
 static void test_corrupt(void)
@@ -528,6 +579,8 @@ static void test_corrupt(void)
 		CHECK(nsyms <= len / sizeof(Elf64_Sym), tname, "rc %d, %zu symbols", rc, nsyms);
 	}
 
+	test_corrupt_dynamic(orig, img, len);
+
 	/* The build-ID note claiming a huge name, then a huge descriptor. */
 	for (int field = 0; field < 2; field++) {
 		struct elfobj *o;
@@ -626,6 +679,7 @@ static void test_corrupt(void)
 
 			opened++;
 			elfobj_load_symbols(o, NULL, &err);
+			elfobj_find_dynamic(o, (struct elfsyms_named[]){ { .name = "lsink" } }, 1, &err);
 			for (uint64_t a = 0; a < 0x6000; a += 0x40) {
 				elfobj_lookup(o, a);
 				elfobj_file_to_vaddr(o, a, &v);

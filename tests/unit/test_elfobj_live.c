@@ -2,7 +2,8 @@
 /*
  * elfobj over the objects this test process itself runs: the vDSO from
  * memory, libc and libelf by a runtime address, and python3 with its debug
- * file where there is one.
+ * file where there is one; libc's and python3's dynamic symbols by name,
+ * against nm -D.
  */
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -157,6 +158,63 @@ static void test_python(void)
 	elfobj_free(o);
 }
 
+/*
+ * Looks @names up among the dynamic symbols of @path and checks each
+ * against nm -D: found where nm finds it, at its address with its size.
+ */
+static void check_find_dynamic(const char *what, const char *path, const char *const *names,
+			       size_t n)
+{
+	struct elfsyms_named want[8];
+	struct errbuf err = { "" };
+	char tname[PATH_MAX + 128];
+	struct elfobj *o;
+	int rc;
+
+	if (n > sizeof(want) / sizeof(want[0]) || open_obj(path, &o, &err)) {
+		CHECK(false, what, "cannot open %s: %s", path, err.msg);
+		return;
+	}
+	for (size_t k = 0; k < n; k++)
+		want[k] = (struct elfsyms_named){ .name = names[k], .found = true, .value = 1 };
+	rc = elfobj_find_dynamic(o, want, n, &err);
+	CHECK(rc == 0, what, "rc %d: %s", rc, err.msg);
+	for (size_t k = 0; k < n && !rc; k++) {
+		uint64_t addr = 0, size = 0;
+		bool nm = nm_sym(path, true, names[k], &addr, &size);
+
+		snprintf(tname, sizeof(tname), "%s: %s as nm -D has it", what, names[k]);
+		CHECK(want[k].found == nm && (!nm || (want[k].value == addr && want[k].size == size)) &&
+		      (nm || (!want[k].value && !want[k].size)), tname,
+		      "found %d at %#" PRIx64 " size %" PRIu64 ", nm: %d at %#" PRIx64 " size %" PRIu64,
+		      want[k].found, want[k].value, want[k].size, nm, addr, size);
+	}
+	elfobj_free(o);
+}
+
+/* Symbols by name, of libc (functions, weak ones, data) and of python3 (its runtime). */
+static void test_find_dynamic(void)
+{
+	static const char *const libc_names[] = { "malloc", "getpid", "environ",
+						  "_IO_2_1_stdout_", "cprof_no_such_symbol" };
+	static const char *const py_names[] = { "_PyRuntime", "Py_Version", "PyCode_Type",
+						"_PyEval_EvalFrameDefault" };
+	uint64_t start, end, off;
+	char path[PATH_MAX];
+
+	if (!maps_find((uintptr_t)dlsym(RTLD_DEFAULT, "getpid"), NULL, &start, &end, &off, path,
+		       sizeof(path)))
+		T_SKIP("libc: dynamic symbols by name", "libc not found in /proc/self/maps");
+	else
+		check_find_dynamic("libc: dynamic symbols by name", path, libc_names,
+				   sizeof(libc_names) / sizeof(libc_names[0]));
+	if (access("/usr/bin/python3", R_OK))
+		T_SKIP("python3: dynamic symbols by name", "/usr/bin/python3 not installed");
+	else
+		check_find_dynamic("python3: dynamic symbols by name", "/usr/bin/python3", py_names,
+				   sizeof(py_names) / sizeof(py_names[0]));
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -165,6 +223,7 @@ int main(void)
 	test_runtime_lookup("libc", dlsym(RTLD_DEFAULT, "getpid"), "getpid");
 	test_runtime_lookup("libelf", dlsym(RTLD_DEFAULT, "elf_begin"), "elf_begin");
 	test_python();
+	test_find_dynamic();
 	if (hostroot >= 0)
 		close(hostroot);
 	return T_EXIT();

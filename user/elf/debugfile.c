@@ -12,6 +12,7 @@
 
 #include "elf/debugfile.h"
 #include "fs/rootfs.h"
+#include "util/hexnum.h"
 
 #define LINK_BYTES 4096u  /* .gnu_debuglink examined */
 #define CRC_CHUNK  65536u
@@ -75,19 +76,18 @@ static int try_fd(int fd, const struct want *w, debugfile_accept_fn accept, void
 static bool build_id_path(char *buf, size_t len, const char *root, const uint8_t *id,
 			  size_t idlen)
 {
-	static const char hex[] = "0123456789abcdef";
 	size_t n;
 
 	if (!root || !*root || idlen < 2 || idlen > ELFSRC_BUILD_ID_MAX)
 		return false;
-	n = (size_t)snprintf(buf, len, "%s/.build-id/%c%c/", root, hex[id[0] >> 4], hex[id[0] & 15]);
-	if (n + 2 * idlen + sizeof(".debug") > len)
+	/* <root>/.build-id/, the first byte's digits and '/', the rest's, ".debug" */
+	n = (size_t)snprintf(buf, len, "%s/.build-id/", root);
+	if (n + 3 + 2 * idlen + sizeof(".debug") > len)
 		return false;
-	for (size_t i = 1; i < idlen; i++) {
-		buf[n++] = hex[id[i] >> 4];
-		buf[n++] = hex[id[i] & 15];
-	}
-	memcpy(buf + n, ".debug", sizeof(".debug"));
+	hexnum_write(buf + n, id, 1);
+	buf[n + 2] = '/';
+	hexnum_write(buf + n + 3, id + 1, idlen - 1);
+	memcpy(buf + n + 1 + 2 * idlen, ".debug", sizeof(".debug"));
 	return true;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "elf/elfobj.h"
+#include "util/hexnum.h"
 
 #define MAX_SEGS 64
 /*
@@ -115,12 +116,7 @@ static int parse_headers(struct elfobj **out, const struct elfsrc *s, uint8_t *i
 			o->entry = (struct elfobj_sym){ eh.e_entry, ENTRY_SPAN, "_start" };
 	}
 	o->build_id_len = elfsrc_build_id(e, s, false, o->build_id);
-	for (size_t i = 0; i < o->build_id_len; i++) {
-		static const char hex[] = "0123456789abcdef";
-
-		o->build_id_hex[2 * i] = hex[o->build_id[i] >> 4];
-		o->build_id_hex[2 * i + 1] = hex[o->build_id[i] & 15];
-	}
+	hexnum_write(o->build_id_hex, o->build_id, o->build_id_len);
 	o->pagesz = pg > 0 ? (uint64_t)pg : 4096;
 	o->src = *s;
 	o->image = image;
@@ -296,6 +292,14 @@ int elfobj_file_to_vaddr(const struct elfobj *o, uint64_t file_off, uint64_t *va
 
 /* --- symbols ---------------------------------------------------------------- */
 
+/* src_ready(), saying what failed. */
+static int src_ready_err(struct elfobj *o, struct errbuf *err)
+{
+	int rc = src_ready(o);
+
+	return rc ? errf(err, rc, "%s: reopening: %s", o->label, strerror(-rc)) : 0;
+}
+
 /* Reads the function symbols: all of them, or those naming the @n @vaddrs. */
 static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 			const uint64_t *vaddrs, size_t n, uint64_t max_bytes,
@@ -304,9 +308,9 @@ static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 	struct debugfile_query q;
 	int rc;
 
-	rc = src_ready(o);
+	rc = src_ready_err(o, err);
 	if (rc)
-		return errf(err, rc, "%s: reopening: %s", o->label, strerror(-rc));
+		return rc;
 	if (opts)
 		q = (struct debugfile_query){
 			.debug_root = opts->debug_root,
@@ -318,6 +322,14 @@ static int load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 		};
 	return elfsyms_load(&o->syms, &o->src, o->label, opts ? &q : NULL, vaddrs, n, max_bytes,
 			    err);
+}
+
+int elfobj_find_dynamic(struct elfobj *o, struct elfsyms_named *want, size_t n,
+			struct errbuf *err)
+{
+	int rc = src_ready_err(o, err);
+
+	return rc ? rc : elfsyms_find_dynamic(&o->src, o->label, want, n, err);
 }
 
 void elfobj_unload_symbols(struct elfobj *o)

@@ -2,8 +2,9 @@
 /*
  * elfobj: what cprof needs from one ELF object (executable, shared library,
  * vDSO): its GNU build ID, the file-offset -> virtual-address translation of
- * its PT_LOAD segments, and (loaded lazily, only for objects that were
- * actually sampled) a sorted table of its function symbols.
+ * its PT_LOAD segments, a sorted table of its function symbols (loaded
+ * lazily, only for objects that were actually sampled), and its dynamic
+ * symbols looked up by name.
  *
  * Every byte comes from a file a process handed us, possibly a hostile
  * container: it is read through elfsrc (bounded, never mapped), the
@@ -99,6 +100,14 @@ int elfobj_load_symbols(struct elfobj *o, const struct elfobj_debug_opts *opts,
 int elfobj_load_symbols_for(struct elfobj *o, const struct elfobj_debug_opts *opts,
 			    const uint64_t *vaddrs, size_t n, uint64_t max_bytes,
 			    struct errbuf *err);
+
+/*
+ * Looks up the @n names of @want among the object's dynamic symbols, as
+ * elfsyms_find_dynamic() does (symbols of any type, the first of each
+ * name).  Errors are unreadable files.
+ */
+int elfobj_find_dynamic(struct elfobj *o, struct elfsyms_named *want, size_t n,
+			struct errbuf *err);
 
 /* Frees the symbols loaded; a later load reads them again. */
 void elfobj_unload_symbols(struct elfobj *o);

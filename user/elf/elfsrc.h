@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * elfsrc: the one way cprof reads an ELF file, for symbols (elfobj,
- * elfsyms), unwind tables (unwind_elf) and DWARF (dwarfinfo, dwarfimage).
+ * elfsyms, python's interpreter symbols), debug files (debugfile), unwind
+ * tables (unwind_elf) and DWARF (dwarfinfo, dwarfimage).  Not read here,
+ * being the host's own: the agent's BPF object and the kernel's BTF,
+ * which libbpf parses (sampler, kernel_btf).
  *
  * Every file is untrusted (a container can hand us any file, and change
  * or truncate it while we read), so:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * elfsyms: function symbols of one ELF object.  See elfsyms.h.
+ * elfsyms: function symbols of one ELF object, and its dynamic symbols by
+ * name.  See elfsyms.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,12 +17,9 @@
 #define NAME_BYTES 4096u   /* longest symbol name kept, NUL included */
 #define CHUNK      65536u  /* pread granularity for streamed data */
 
-/* Name storage: blocks never move, so names can point straight into them. */
-struct elfsyms_block {
-	struct elfsyms_block *next;
-	size_t used, cap;
-	char data[];
-};
+/* Name blocks: the first, and what they double up to as the table grows. */
+#define NAMES_FIRST (16u << 10)
+#define NAMES_MAX   (1u << 20)
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -77,6 +75,20 @@ static void find_sections(Elf *e, const struct elfsrc *s, struct sections *out)
 		else if (sh.sh_type == SHT_DYNSYM)
 			symtab_loc(e, s, &sh, &out->dynsym);
 	}
+}
+
+/* The symbol tables of the object @s (@label in messages). */
+static int object_sections(const struct elfsrc *s, const char *label, struct sections *out,
+			   struct errbuf *err)
+{
+	Elf *e;
+	int rc = elfsrc_begin(s, EM_NONE, ELFSRC_LOADABLE, &e, err);
+
+	if (rc)
+		return errf_prefix(err, rc, label);
+	find_sections(e, s, out);
+	elf_end(e);
+	return 0;
 }
 
 /* A debug file found for the object: its bytes and its .symtab. */
@@ -144,6 +156,40 @@ static int recs_push(struct recs *r, const struct symrec *x)
 	return 0;
 }
 
+/* A walk over a symbol table's entries, read a chunk at a time. */
+struct symwalk {
+	const struct table *t;
+	uint64_t next, end; /* entry indexes */
+	uint8_t *buf;       /* CHUNK bytes */
+	size_t held, used;  /* entries in buf, and those walked */
+};
+
+static void symwalk_init(struct symwalk *w, const struct table *t, uint64_t count, uint8_t *buf)
+{
+	*w = (struct symwalk){ .t = t, .end = min_u64(count, t->loc.count), .buf = buf };
+}
+
+/* The next entry into @sym (its index is then w->next - 1): 1, 0 past the last, or -errno. */
+static int symwalk_next(struct symwalk *w, Elf64_Sym *sym)
+{
+	if (w->used == w->held) {
+		size_t k = (size_t)min_u64(CHUNK / sizeof(Elf64_Sym), w->end - w->next);
+		int rc;
+
+		if (!k)
+			return 0;
+		rc = elfsrc_read(w->t->src, w->t->loc.off + w->next * sizeof(Elf64_Sym), w->buf,
+				 k * sizeof(Elf64_Sym));
+		if (rc)
+			return rc;
+		w->held = k;
+		w->used = 0;
+	}
+	memcpy(sym, w->buf + w->used++ * sizeof(*sym), sizeof(*sym));
+	w->next++;
+	return 1;
+}
+
 /*
  * Streams table @t (index @tab) and keeps its defined function symbols:
  * all of them in @r, or only those @sel chooses when there is one.
@@ -151,46 +197,36 @@ static int recs_push(struct recs *r, const struct symrec *x)
 static int collect(struct recs *r, struct symsel *sel, const struct table *t, uint8_t tab,
 		   uint8_t *buf)
 {
-	const size_t per_chunk = CHUNK / sizeof(Elf64_Sym);
+	struct symwalk w;
+	Elf64_Sym sym;
+	int rc;
 
-	for (uint64_t i = 0; i < t->loc.count;) {
-		size_t k = (size_t)min_u64(per_chunk, t->loc.count - i);
-		int rc = elfsrc_read(t->src, t->loc.off + i * sizeof(Elf64_Sym), buf,
-				  k * sizeof(Elf64_Sym));
+	symwalk_init(&w, t, t->loc.count, buf);
+	while ((rc = symwalk_next(&w, &sym)) > 0) {
+		unsigned char type = ELF64_ST_TYPE(sym.st_info);
+		struct symrec x;
 
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_value == 0 || sym.st_name == 0 || sym.st_name >= t->loc.str_size)
+			continue;
+		x = (struct symrec){
+			.start = sym.st_value,
+			.size = sym.st_size,
+			.name_off = sym.st_name,
+			.rank = symsel_rec_rank(ELF64_ST_BIND(sym.st_info)),
+			.tab = tab,
+		};
+		if (sel) {
+			symsel_offer(sel, &x);
+			continue;
+		}
+		if (r->n >= MAX_SYMS)
+			return 0; /* enough: keep what we have */
+		rc = recs_push(r, &x);
 		if (rc)
 			return rc;
-		for (size_t j = 0; j < k; j++) {
-			Elf64_Sym sym;
-			unsigned char type;
-			struct symrec x;
-
-			memcpy(&sym, buf + j * sizeof(sym), sizeof(sym));
-			type = ELF64_ST_TYPE(sym.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-			    sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
-			    sym.st_name == 0 || sym.st_name >= t->loc.str_size)
-				continue;
-			x = (struct symrec){
-				.start = sym.st_value,
-				.size = sym.st_size,
-				.name_off = sym.st_name,
-				.rank = symsel_rec_rank(ELF64_ST_BIND(sym.st_info)),
-				.tab = tab,
-			};
-			if (sel) {
-				symsel_offer(sel, &x);
-				continue;
-			}
-			if (r->n >= MAX_SYMS)
-				return 0; /* enough: keep what we have */
-			rc = recs_push(r, &x);
-			if (rc)
-				return rc;
-		}
-		i += k;
 	}
-	return 0;
+	return rc;
 }
 
 static int cmp_name_pos(const void *pa, const void *pb)
@@ -235,31 +271,6 @@ static int table_name(struct table *t, uint64_t off, const char **name, size_t *
 	return 0;
 }
 
-static char *arena_alloc(struct elfsyms_block **head, size_t n, uint64_t *bytes)
-{
-	struct elfsyms_block *b = *head;
-
-	if (!b || b->cap - b->used < n) {
-		/* Grow block sizes with the table: few blocks, little slack. */
-		size_t cap = b ? b->cap * 2 : 16384;
-
-		if (cap > (1u << 20))
-			cap = 1u << 20;
-		if (cap < n)
-			cap = n;
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->next = *head;
-		b->used = 0;
-		b->cap = cap;
-		*head = b;
-		*bytes += sizeof(*b) + cap;
-	}
-	b->used += n;
-	return b->data + b->used - n;
-}
-
 /*
  * Length of a symbol name without its version suffix ("memcpy@@GLIBC_2.14",
  * "foo@VERS" in .symtab of versioned libraries), which readers (perf,
@@ -289,7 +300,7 @@ static size_t unversioned_len(const char *p, size_t len)
 static int build_symbols(struct elfsyms *t, struct recs *r, struct table *tabs,
 			 size_t ntabs)
 {
-	uint64_t budget = 1u << 20, prev_off = 0, bytes = r->n * sizeof(struct elfobj_sym);
+	uint64_t budget = 1u << 20, prev_off = 0, table = r->n * sizeof(struct elfobj_sym);
 	struct elfobj_sym *syms = (struct elfobj_sym *)r->v;
 	const char *prev_name = NULL;
 	int prev_tab = -1;
@@ -313,13 +324,11 @@ static int build_symbols(struct elfsyms *t, struct recs *r, struct table *tabs,
 				return rc;
 			len = unversioned_len(p, len);
 			if (len && len + 1 <= budget &&
-			    (copy = arena_alloc(&t->names, len + 1, &bytes))) {
-				memcpy(copy, p, len);
-				copy[len] = '\0';
+			    (copy = arena_strndup(&t->names, p, len))) {
 				budget -= len + 1;
 				name = copy;
 			}
-			if (bytes > r->max_bytes)
+			if (table + t->names.bytes > r->max_bytes)
 				return -EFBIG;
 			prev_tab = x.tab;
 			prev_off = x.name_off;
@@ -335,7 +344,7 @@ static int build_symbols(struct elfsyms *t, struct recs *r, struct table *tabs,
 	else if (!r->n)
 		free(syms);
 	t->n = r->n;
-	t->bytes = bytes;
+	t->bytes = table + t->names.bytes;
 	r->v = NULL;
 	r->n = r->cap = 0;
 	return 0;
@@ -370,6 +379,123 @@ static int take_selection(struct recs *r, const struct symsel *sel)
 	return 0;
 }
 
+/* --- by name ------------------------------------------------------------ */
+
+/* A defined symbol with a name: where the name is, and the symbol's index. */
+struct nameref {
+	uint32_t off, idx;
+};
+
+static int cmp_nameref(const void *pa, const void *pb)
+{
+	const struct nameref *a = pa, *b = pb;
+
+	if (a->off != b->off)
+		return a->off < b->off ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* The defined symbols with a name among the first ELFSYMS_DYNSYM_MAX of @t. */
+static int read_namerefs(const struct table *t, uint8_t *buf, struct nameref *v, size_t *n)
+{
+	struct symwalk w;
+	Elf64_Sym sym;
+	int rc;
+
+	*n = 0;
+	symwalk_init(&w, t, ELFSYMS_DYNSYM_MAX, buf);
+	while ((rc = symwalk_next(&w, &sym)) > 0)
+		if (sym.st_shndx != SHN_UNDEF && sym.st_name && sym.st_name < t->loc.str_size)
+			v[(*n)++] = (struct nameref){ sym.st_name, (uint32_t)(w.next - 1) };
+	return rc;
+}
+
+/*
+ * Finds in @t the names of @want through @refs (sorted: each name is read
+ * once, the string table about once), the lowest index of each in @best.
+ * A name needs its NUL within NAME_BYTES, as a reader of the table would.
+ */
+static int match_names(struct table *t, const struct nameref *refs, size_t nrefs,
+		       struct elfsyms_named *want, size_t n, uint32_t *best)
+{
+	for (size_t i = 0; i < nrefs; i++) {
+		const char *p;
+		size_t len;
+		int rc;
+
+		if (i && refs[i].off == refs[i - 1].off)
+			continue;
+		rc = table_name(t, refs[i].off, &p, &len);
+		if (rc)
+			return rc;
+		if (refs[i].off + len >= t->loc.str_size || p[len])
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if ((!want[k].found || refs[i].idx < best[k]) && !strcmp(p, want[k].name)) {
+				want[k].found = true;
+				best[k] = refs[i].idx;
+			}
+	}
+	return 0;
+}
+
+/* The value and size of each name found, from its symbol at index @best. */
+static int read_found(const struct table *t, struct elfsyms_named *want, size_t n,
+		      const uint32_t *best)
+{
+	for (size_t k = 0; k < n; k++) {
+		Elf64_Sym sym;
+		int rc;
+
+		if (!want[k].found)
+			continue;
+		rc = elfsrc_read(t->src, t->loc.off + (uint64_t)best[k] * sizeof(sym), &sym,
+				 sizeof(sym));
+		if (rc)
+			return rc;
+		want[k].value = sym.st_value;
+		want[k].size = sym.st_size;
+	}
+	return 0;
+}
+
+int elfsyms_find_dynamic(const struct elfsrc *s, const char *label, struct elfsyms_named *want,
+			 size_t n, struct errbuf *err)
+{
+	struct table t = { .src = s };
+	struct nameref *refs = NULL;
+	struct sections secs;
+	uint32_t *best = NULL;
+	size_t nrefs = 0;
+	int rc;
+
+	for (size_t k = 0; k < n; k++)
+		want[k] = (struct elfsyms_named){ .name = want[k].name };
+	rc = object_sections(s, label, &secs, err);
+	if (rc)
+		return rc;
+	t.loc = secs.dynsym;
+	if (!t.loc.count || !n)
+		return 0;
+	/* One buffer: the table's chunks, then the window on its names. */
+	t.buf = malloc(CHUNK + NAME_BYTES);
+	refs = malloc(min_u64(t.loc.count, ELFSYMS_DYNSYM_MAX) * sizeof(*refs));
+	best = calloc(n, sizeof(*best));
+	rc = t.buf && refs && best ? read_namerefs(&t, (uint8_t *)t.buf, refs, &nrefs) : -ENOMEM;
+	if (!rc) {
+		qsort(refs, nrefs, sizeof(*refs), cmp_nameref);
+		rc = match_names(&t, refs, nrefs, want, n, best);
+	}
+	if (!rc)
+		rc = read_found(&t, want, n, best);
+	free(t.buf);
+	free(refs);
+	free(best);
+	if (rc)
+		return errf(err, rc, "%s: reading dynamic symbols: %s", label, strerror(-rc));
+	return 0;
+}
+
 int elfsyms_load(struct elfsyms *t, const struct elfsrc *s, const char *label,
 		 const struct debugfile_query *q, const uint64_t *vaddrs, size_t n,
 		 uint64_t max_bytes, struct errbuf *err)
@@ -381,15 +507,14 @@ int elfsyms_load(struct elfsyms *t, const struct elfsrc *s, const char *label,
 	struct sections secs;
 	size_t ntabs = 0;
 	uint8_t *buf;
-	Elf *e;
 	int rc;
 
 	*t = (struct elfsyms){ 0 };
-	rc = elfsrc_begin(s, EM_NONE, ELFSRC_LOADABLE, &e, err);
+	/* Names never move in an arena, so symbols point straight into it. */
+	arena_init_growing(&t->names, NAMES_FIRST, NAMES_MAX, NULL);
+	rc = object_sections(s, label, &secs, err);
 	if (rc)
-		return errf_prefix(err, rc, label);
-	find_sections(e, s, &secs);
-	elf_end(e);
+		return rc;
 
 	buf = malloc(CHUNK);
 	if (!buf || (vaddrs && symsel_init(&sel, vaddrs, n))) {
@@ -446,14 +571,7 @@ int elfsyms_load(struct elfsyms *t, const struct elfsrc *s, const char *label,
 
 void elfsyms_free(struct elfsyms *t)
 {
-	struct elfsyms_block *b = t->names;
-
-	while (b) {
-		struct elfsyms_block *next = b->next;
-
-		free(b);
-		b = next;
-	}
+	arena_free(&t->names);
 	free(t->v);
 	*t = (struct elfsyms){ 0 };
 }

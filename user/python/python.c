@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +17,6 @@
 #define PY_NAME_MAX 512
 #define PY_FILE_MAX 4096
 #define PY_LINES_MAX (256u << 10)
-/* Most dynamic symbols looked through for the interpreter's. */
-#define PY_DYNSYM_MAX (1u << 20)
 
 struct pycode {
 	uint64_t addr; /* key: address and tag (pycode_tag.h) */
@@ -52,11 +48,6 @@ static const char *const sym_names[SYM_N] = {
 	"_Py_MergeZeroLocalRefcount",
 };
 
-struct pysyms {
-	uint64_t value[SYM_N], size[SYM_N];
-	bool found[SYM_N];
-};
-
 int py_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
@@ -75,64 +66,12 @@ static uint64_t word_at(const uint8_t *buf, size_t off)
 	return v;
 }
 
-/* The interpreter's symbols in the .dynsym of the object in @e. */
-static void find_dynsyms(Elf *e, struct pysyms *out)
+/* The interpreter's symbols, of the dynamic symbols of @o, into @out. */
+static int read_dynsyms(struct elfobj *o, struct elfsyms_named out[SYM_N])
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		Elf_Data *d;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			return;
-		n = d->d_size / sh.sh_entsize;
-		if (n > PY_DYNSYM_MAX)
-			n = PY_DYNSYM_MAX;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
-			    !(name = elf_strptr(e, sh.sh_link, s.st_name)))
-				continue;
-			for (int k = 0; k < SYM_N; k++)
-				if (!out->found[k] && !strcmp(name, sym_names[k])) {
-					out->found[k] = true;
-					out->value[k] = s.st_value;
-					out->size[k] = s.st_size;
-				}
-		}
-		return;
-	}
-}
-
-static int read_dynsyms(struct elfobj *o, struct pysyms *out)
-{
-	const void *image;
-	size_t len;
-	int fd;
-	Elf *e;
-
-	memset(out, 0, sizeof(*out));
-	elfobj_source(o, &fd, &image, &len);
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	if (fd >= 0)
-		e = elf_begin(fd, ELF_C_READ, NULL);
-	else if (image)
-		e = elf_memory((char *)image, len);
-	else
-		return -EBADF;
-	if (!e)
-		return -EINVAL;
-	find_dynsyms(e, out);
-	elf_end(e);
-	return 0;
+	for (int k = 0; k < SYM_N; k++)
+		out[k] = (struct elfsyms_named){ .name = sym_names[k] };
+	return elfobj_find_dynamic(o, out, SYM_N, NULL);
 }
 
 /*
@@ -173,11 +112,11 @@ static int load_bias(struct elfobj *o, const struct vma *v, uint64_t *bias)
 }
 
 /* The version the interpreter says it is: Py_Version (3.11+), else 0. */
-static unsigned py_version(uint32_t pid, const struct pysyms *s, uint64_t bias)
+static unsigned py_version(uint32_t pid, const struct elfsyms_named *s, uint64_t bias)
 {
 	uint32_t hex;
 
-	if (!s->found[SYM_VERSION] || py_read_mem(pid, bias + s->value[SYM_VERSION], &hex, sizeof(hex)))
+	if (!s[SYM_VERSION].found || py_read_mem(pid, bias + s[SYM_VERSION].value, &hex, sizeof(hex)))
 		return 0;
 	return hex >> 16;
 }
@@ -191,14 +130,14 @@ int pyproc_find(struct pyproc **out, uint32_t pid, const struct vma_list *maps,
 		unsigned minor = v->path ? minor_of_name(v->path, &ft) : 0, version;
 		const struct py_layout *l;
 		struct pyproc *pp;
-		struct pysyms s;
+		struct elfsyms_named s[SYM_N];
 		uint64_t bias;
 
-		if (!minor || !objs || !objs[i] || read_dynsyms(objs[i], &s) ||
-		    !s.found[SYM_RUNTIME] || load_bias(objs[i], v, &bias))
+		if (!minor || !objs || !objs[i] || read_dynsyms(objs[i], s) ||
+		    !s[SYM_RUNTIME].found || load_bias(objs[i], v, &bias))
 			continue;
 		/* Py_Version, where there is one, rules: a file may be renamed. */
-		version = py_version(pid, &s, bias);
+		version = py_version(pid, s, bias);
 		if (!version)
 			version = 0x300 | minor;
 		l = py_layout_find(version >> 8, version & 0xff);
@@ -209,9 +148,9 @@ int pyproc_find(struct pyproc **out, uint32_t pid, const struct vma_list *maps,
 		pp->st = st;
 		*out = pp;
 		/* A free-threaded build has layouts of its own: none here. */
-		ft = ft || s.found[SYM_FREE_THREADED];
-		if (ft || !l || !s.found[SYM_CODE] || !s.found[SYM_UNICODE] || !s.found[SYM_BYTES] ||
-		    !s.found[SYM_EVAL]) {
+		ft = ft || s[SYM_FREE_THREADED].found;
+		if (ft || !l || !s[SYM_CODE].found || !s[SYM_UNICODE].found || !s[SYM_BYTES].found ||
+		    !s[SYM_EVAL].found) {
 			st->unknown++;
 			if (!st->unknown_version[0])
 				snprintf(st->unknown_version, sizeof(st->unknown_version), "%u.%u%s",
@@ -222,12 +161,12 @@ int pyproc_find(struct pyproc **out, uint32_t pid, const struct vma_list *maps,
 				    l ? "its symbols are missing" : "no layout for this version");
 		}
 		pp->layout = l;
-		pp->runtime = bias + s.value[SYM_RUNTIME];
-		pp->code_type = bias + s.value[SYM_CODE];
-		pp->unicode_type = bias + s.value[SYM_UNICODE];
-		pp->bytes_type = bias + s.value[SYM_BYTES];
-		pp->eval_lo = bias + s.value[SYM_EVAL];
-		pp->eval_hi = pp->eval_lo + (s.size[SYM_EVAL] ? s.size[SYM_EVAL] : 1);
+		pp->runtime = bias + s[SYM_RUNTIME].value;
+		pp->code_type = bias + s[SYM_CODE].value;
+		pp->unicode_type = bias + s[SYM_UNICODE].value;
+		pp->bytes_type = bias + s[SYM_BYTES].value;
+		pp->eval_lo = bias + s[SYM_EVAL].value;
+		pp->eval_hi = pp->eval_lo + (s[SYM_EVAL].size ? s[SYM_EVAL].size : 1);
 		st->procs++;
 		return 0;
 	}

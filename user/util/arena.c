@@ -12,7 +12,12 @@ struct arena_block {
 
 void arena_init(struct arena *a, size_t block_size, struct membudget *budget)
 {
-	*a = (struct arena){ .block_size = block_size, .budget = budget };
+	arena_init_growing(a, block_size, block_size, budget);
+}
+
+void arena_init_growing(struct arena *a, size_t first, size_t max, struct membudget *budget)
+{
+	*a = (struct arena){ .block_size = first, .block_max = max, .budget = budget };
 }
 
 void *arena_alloc(struct arena *a, size_t n)
@@ -49,6 +54,8 @@ void *arena_alloc(struct arena *a, size_t n)
 		b->next = a->blocks;
 		a->blocks = b;
 	}
+	if (cap == a->block_size && cap < a->block_max)
+		a->block_size = cap > a->block_max / 2 ? a->block_max : 2 * cap;
 	return b->data;
 }
 

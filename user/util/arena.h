@@ -14,13 +14,20 @@
 
 struct arena {
 	struct arena_block *blocks; /* the newest (being filled) first */
-	size_t block_size;
+	size_t block_size;          /* of the next block */
+	size_t block_max;           /* what block_size may double up to */
 	uint64_t bytes;             /* allocated, blocks' headers included */
 	struct membudget *budget;   /* NULL: unbounded */
 };
 
 /* @budget may be NULL; it must outlive the arena. */
 void arena_init(struct arena *a, size_t block_size, struct membudget *budget);
+
+/*
+ * As arena_init(), with blocks that double from @first bytes up to @max
+ * as they are made: few blocks for a big arena, little slack in a small one.
+ */
+void arena_init_growing(struct arena *a, size_t first, size_t max, struct membudget *budget);
 
 /*
  * @n bytes (unaligned: for characters) that stay put until arena_free;

@@ -3,12 +3,15 @@
  * hexnum.h: hex numbers in the text the agent reads (/proc/PID/maps,
  * /proc/kallsyms, a process's /tmp/perf-PID.map).  One parser for all of
  * them, bounded by an end and a maximum, since a process writes its perf
- * map as it likes: a number can neither wrap nor run past its line.
+ * map as it likes: a number can neither wrap nor run past its line.  And
+ * build IDs written as hex digits (hexnum_write()), for profiles and for
+ * debug file paths.
  */
 #ifndef CPROF_HEXNUM_H
 #define CPROF_HEXNUM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The value of hex digit @c, or -1. */
@@ -44,6 +47,18 @@ static inline bool parse_hex(const char **pp, const char *end, uint64_t max, uin
 	*pp = p;
 	*out = v;
 	return true;
+}
+
+/* Writes the @n bytes at @p as 2 * @n lowercase hex digits, then a NUL, at @out. */
+static inline void hexnum_write(char *out, const uint8_t *p, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		*out++ = digits[p[i] >> 4];
+		*out++ = digits[p[i] & 15];
+	}
+	*out = '\0';
 }
 
 #endif
