@@ -80,12 +80,13 @@ else
 	echo "not ok - layout: folders include each other: $(echo "$cyc" | tr '\n' ' ')"
 fi
 
-# The DWARF reader hands libdw an Elf handle on its copy of the file's
-# DWARF (dwarfimage), made in its sandboxed child: that is its only libelf.
-elf=$(grep -l '#include <\(libelf\|gelf\)\.h>' user/*.c user/*/*.c user/*/*.h 2>/dev/null |
-	grep -v '^user/elf/\|^user/dwarf/dwarfimage\.[ch]$\|^user/dwarf/dwarfinfo\.c$')
+# libelf opened (elf_begin, elf_memory) by the ELF layer and by the DWARF
+# reader's image only, whose handle on its own copy of a file's DWARF is
+# what libdw is given; others get a handle from elfsrc or none.
+elf=$(grep -l '\belf_\(begin\|memory\) *(' user/*.c user/*/*.c 2>/dev/null |
+	grep -v '^user/elf/\|^user/dwarf/dwarfimage\.c$')
 if [ -z "$elf" ]; then
-	echo "ok - layout: libelf used by user/elf/ and the DWARF reader's image only"
+	echo "ok - layout: libelf opened by user/elf/ and the DWARF reader's image (dwarf/dwarfimage.c) only"
 else
-	echo "not ok - layout: libelf used outside the ELF layer: $(echo $elf)"
+	echo "not ok - layout: libelf opened outside the ELF layer: $(echo $elf)"
 fi

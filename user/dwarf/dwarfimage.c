@@ -247,8 +247,34 @@ int dwarfimage_build(Elf *e, int fd, uint64_t max_bytes, struct dwarfimage *img,
 	return 0;
 }
 
+int dwarfimage_read(struct dwarfimage *img, int fd, uint64_t max_bytes, struct errbuf *err)
+{
+	struct elfsrc s;
+	Elf *e;
+	int rc;
+
+	memset(img, 0, sizeof(*img));
+	if (elfsrc_from_fd(&s, fd))
+		return errf(err, -ENOEXEC, "not a regular file");
+	rc = elfsrc_begin(&s, EM_NONE, ELFSRC_SECTIONS, &e, err);
+	if (rc)
+		return rc;
+	rc = dwarfimage_build(e, fd, max_bytes, img, err);
+	elf_end(e);
+	if (rc)
+		return rc;
+	img->elf = elf_memory((char *)img->buf, img->len);
+	if (!img->elf) {
+		dwarfimage_free(img);
+		return errf(err, -ENOEXEC, "libelf: %s", elf_errmsg(-1));
+	}
+	return 0;
+}
+
 void dwarfimage_free(struct dwarfimage *img)
 {
+	if (img->elf)
+		elf_end(img->elf);
 	free(img->buf);
 	memset(img, 0, sizeof(*img));
 }

@@ -44,9 +44,10 @@ struct dwarfimage_scan {
 };
 
 struct dwarfimage {
-	uint8_t *buf;   /* the ELF image, for elf_memory() */
+	uint8_t *buf;   /* the ELF image */
 	size_t len;
 	struct dwarfimage_scan scan; /* of the file, when the image was made */
+	Elf *elf;       /* libelf's handle on the image, for libdw (dwarfimage_read) */
 };
 
 /*
@@ -68,6 +69,15 @@ int dwarfimage_scan(Elf *e, int fd, struct dwarfimage_scan *out, struct errbuf *
 int dwarfimage_build(Elf *e, int fd, uint64_t max_bytes, struct dwarfimage *img,
 		     struct errbuf *err);
 
+/*
+ * Reads the ELF file open at @fd (through elfsrc) into @img, as
+ * dwarfimage_build() does, and opens the image with libelf (@img->elf):
+ * libdw is handed that handle, never one on the file.  The DWARF reader
+ * opens libelf here only.
+ */
+int dwarfimage_read(struct dwarfimage *img, int fd, uint64_t max_bytes, struct errbuf *err);
+
+/* Frees the image and its libelf handle; @img may be zeroed or freed already. */
 void dwarfimage_free(struct dwarfimage *img);
 
 #endif

@@ -32,7 +32,6 @@
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
-#include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -61,14 +60,8 @@ struct dfile {
 	uint64_t over; /* none taken: the most a candidate needed over the budget */
 };
 
-/* A file read: its image, and libelf's handle on the image. */
-struct dimage {
-	struct dwarfimage img;
-	Elf *elf;
-};
-
 struct dwarfinfo {
-	struct dimage main, alt; /* alt.elf NULL: no dwz file */
+	struct dwarfimage main, alt; /* alt.elf NULL: no dwz file */
 	Dwarf *dw, *alt_dw;
 	bool separate; /* main is a separate debug file, not the object */
 	uint64_t bytes;
@@ -177,8 +170,6 @@ int dwarfinfo_locate(struct dwarf_source *src, const struct elfobj *o,
 	*src = (struct dwarf_source){ .fd = -1, .alt_fd = -1 };
 	if (!max_bytes || max_bytes > DWARFINFO_MAX_BYTES)
 		max_bytes = DWARFINFO_MAX_BYTES;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return errf(err, -ENOSYS, "libelf: %s", elf_errmsg(-1));
 	elfobj_source(o, &fd, &img, &len);
 	if (fd >= 0 && !elfsrc_from_fd(&obj, fd)) {
 		q.build_id = elfobj_build_id_raw(o, &q.build_id_len);
@@ -225,38 +216,6 @@ void dwarfinfo_source_close(struct dwarf_source *src)
 	*src = (struct dwarf_source){ .fd = -1, .alt_fd = -1 };
 }
 
-/* Reads the file at @fd into @di: its image, open with libelf. */
-static int read_image(struct dimage *di, int fd, uint64_t max, struct errbuf *err)
-{
-	struct elfsrc s;
-	Elf *e;
-	int rc;
-
-	if (elfsrc_from_fd(&s, fd))
-		return errf(err, -ENOEXEC, "not a regular file");
-	rc = elfsrc_begin(&s, EM_NONE, ELFSRC_SECTIONS, &e, err);
-	if (rc)
-		return rc;
-	rc = dwarfimage_build(e, fd, max, &di->img, err);
-	elf_end(e);
-	if (rc)
-		return rc;
-	di->elf = elf_memory((char *)di->img.buf, di->img.len);
-	if (!di->elf) {
-		dwarfimage_free(&di->img);
-		return errf(err, -ENOEXEC, "libelf: %s", elf_errmsg(-1));
-	}
-	return 0;
-}
-
-static void dimage_free(struct dimage *di)
-{
-	if (di->elf)
-		elf_end(di->elf);
-	dwarfimage_free(&di->img);
-	di->elf = NULL;
-}
-
 int dwarfinfo_open_fds(struct dwarfinfo **out, int fd, int alt_fd, uint64_t max_bytes,
 		       struct errbuf *err)
 {
@@ -266,16 +225,14 @@ int dwarfinfo_open_fds(struct dwarfinfo **out, int fd, int alt_fd, uint64_t max_
 	*out = NULL;
 	if (!max_bytes || max_bytes > DWARFINFO_MAX_BYTES)
 		max_bytes = DWARFINFO_MAX_BYTES;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return errf(err, -ENOSYS, "libelf: %s", elf_errmsg(-1));
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return errf(err, -ENOMEM, "out of memory");
-	rc = read_image(&d->main, fd, max_bytes, err);
+	rc = dwarfimage_read(&d->main, fd, max_bytes, err);
 	if (rc)
 		goto fail;
-	d->bytes = d->main.img.scan.bytes;
-	if (!d->main.img.scan.has_info) {
+	d->bytes = d->main.scan.bytes;
+	if (!d->main.scan.has_info) {
 		rc = errf(err, -ENOENT, "no DWARF");
 		goto fail;
 	}
@@ -284,15 +241,15 @@ int dwarfinfo_open_fds(struct dwarfinfo **out, int fd, int alt_fd, uint64_t max_
 		rc = errf(err, -ENOEXEC, "DWARF: %s", dwarf_errmsg(-1));
 		goto fail;
 	}
-	if (d->main.img.scan.alt_id_len) {
+	if (d->main.scan.alt_id_len) {
 		if (alt_fd < 0) {
 			rc = errf(err, -ENOENT, "DWARF refers to a dwz file that is not installed");
 			goto fail;
 		}
-		rc = read_image(&d->alt, alt_fd, max_bytes - d->bytes, err);
+		rc = dwarfimage_read(&d->alt, alt_fd, max_bytes - d->bytes, err);
 		if (rc)
 			goto fail;
-		d->bytes += d->alt.img.scan.bytes;
+		d->bytes += d->alt.scan.bytes;
 		d->alt_dw = dwarf_begin_elf(d->alt.elf, DWARF_C_READ, NULL);
 		if (!d->alt_dw) {
 			rc = errf(err, -ENOEXEC, "dwz file: %s", dwarf_errmsg(-1));
@@ -334,8 +291,8 @@ void dwarfinfo_free(struct dwarfinfo *d)
 		dwarf_end(d->dw);
 	if (d->alt_dw)
 		dwarf_end(d->alt_dw);
-	dimage_free(&d->main);
-	dimage_free(&d->alt);
+	dwarfimage_free(&d->main);
+	dwarfimage_free(&d->alt);
 	free(d->cus);
 	free(d);
 }
