@@ -28,12 +28,7 @@
  * stacks, with their maps).  The off-CPU programs, offcpu.bpf.h, come
  * last: they use the helpers here.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_tracing.h>
-
-#include "cprof.h"
+#include "base.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 

@@ -57,9 +57,6 @@
  * first samples without its libraries.
  */
 #define LD_STARTUP_WALKS 4096
-#ifndef EBUSY
-#define EBUSY 16
-#endif
 #ifndef CLOCK_MONOTONIC
 #define CLOCK_MONOTONIC 1
 #endif

@@ -38,7 +38,7 @@
  * between it and this program (another program watching the switch sends
  * the kernel through __traceiter_sched_switch, one frame more).
  */
-const volatile __u64 sched_text_lo = 0, sched_text_hi = 0;
+CPROF_SETTING __u64 sched_text_lo = 0, sched_text_hi = 0;
 
 /*
  * Now, at a switch on this CPU (@cur, its current task, is on this CPU's

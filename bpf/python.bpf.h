@@ -17,7 +17,7 @@
 #include "pycode_tag.h"
 
 /* Set by the loader before load: read Python stacks at all. */
-const volatile bool python_stacks = false;
+CPROF_SETTING bool python_stacks = false;
 
 /* pid -> where its interpreter is and how it is laid out. */
 struct {

@@ -10,24 +10,26 @@
 #ifndef CPROF_STATE_BPF_H
 #define CPROF_STATE_BPF_H
 
+#include "base.bpf.h"
+
 /* Set by the loader before load. */
-const volatile __u32 self_tgid = 0;
-const volatile bool filter_pids = false;
-const volatile bool filter_comms = false;
-const volatile bool filter_cgroups = false;
-const volatile bool kernel_stacks = true;
+CPROF_SETTING __u32 self_tgid = 0;
+CPROF_SETTING bool filter_pids = false;
+CPROF_SETTING bool filter_comms = false;
+CPROF_SETTING bool filter_cgroups = false;
+CPROF_SETTING bool kernel_stacks = true;
 /* Unwind tables are loaded: a process without an entry looks for its files' */
-const volatile bool file_tables = false;
+CPROF_SETTING bool file_tables = false;
 /* --off-cpu: waits shorter than this are only counted; walks a second per CPU. */
-const volatile __u64 offcpu_min_ns = CPROF_OFFCPU_MIN_NS;
-const volatile __u32 offcpu_unwinds = CPROF_OFFCPU_UNWINDS;
+CPROF_SETTING __u64 offcpu_min_ns = CPROF_OFFCPU_MIN_NS;
+CPROF_SETTING __u32 offcpu_unwinds = CPROF_OFFCPU_UNWINDS;
 /* With --cpu, only blocks on these CPUs are waits (bit N of the words: CPU N). */
-const volatile bool offcpu_some_cpus = false;
-const volatile __u64 offcpu_cpus[CPROF_CPUS_MAX / 64] = {};
+CPROF_SETTING bool offcpu_some_cpus = false;
+CPROF_SETTING __u64 offcpu_cpus[CPROF_CPUS_MAX / 64] = {};
 /* Slots of each CPU's part of a count log (counts.bpf.h): a power of two; 0: no log. */
-const volatile __u32 count_log_slots = 0;
+CPROF_SETTING __u32 count_log_slots = 0;
 /* A sample whose walk meets a table still to be built is sent to be walked again (defer.bpf.h). */
-const volatile bool defer_walks = false;
+CPROF_SETTING bool defer_walks = false;
 
 /*
  * Advanced by the loader at each drain; its low bit is the live pair of

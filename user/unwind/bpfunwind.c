@@ -9,18 +9,7 @@
 #include "unwind/bpfshim.h"
 
 #include "cprof.h"
-/* Settings the loader fixes before load, which a test sets as it goes. */
-#define file_tables file_tables_rodata
-#define count_log_slots count_log_slots_rodata
-#define defer_walks defer_walks_rodata
 #include "state.bpf.h"
-#undef file_tables
-#undef count_log_slots
-#undef defer_walks
-static bool file_tables;
-static __u32 count_log_slots;
-static bool defer_walks; /* bpfu_set_defer() */
-
 #include "maps.bpf.h"
 #include "stacks.bpf.h"
 #include "counts.bpf.h"
