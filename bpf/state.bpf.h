@@ -11,6 +11,7 @@
 #define CPROF_STATE_BPF_H
 
 #include "base.bpf.h"
+#include "budget.bpf.h"
 
 /* Set by the loader before load. */
 CPROF_SETTING __u32 self_tgid = 0;
@@ -106,27 +107,6 @@ struct {
 	__type(key, int);
 	__type(value, struct offcpu_task);
 } offcpu_tasks SEC(".maps");
-
-/* What this CPU did of something it does at most so many times a second. */
-struct rate_budget {
-	__u64 second;
-	__u64 used;
-};
-
-/* One more of at most @limit a second on this CPU, counted in @b: false when spent. */
-static __always_inline bool budget_take(struct rate_budget *b, __u64 now, __u64 limit)
-{
-	__u64 second = now / 1000000000ULL;
-
-	if (b->second != second) {
-		b->second = second;
-		b->used = 0;
-	}
-	if (b->used >= limit)
-		return false;
-	b->used++;
-	return true;
-}
 
 /* Stack walks this CPU made for waits in the current second. */
 struct {
