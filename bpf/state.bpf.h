@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * state.bpf.h: everything the sampler keeps between runs of its programs:
- * the settings the loader fixes before load, the globals it writes while
- * sampling, and every map with the types of its values.
+ * state.bpf.h: what the sampler keeps between runs of its programs and
+ * has not beside its code yet (the unwinder's and the deferred walks'),
+ * and what all its jobs share: settings the loader fixes before load,
+ * globals it writes while sampling, maps with the types of their values.
  *
  * Included once, by cprof.bpf.c (or a test's plain-C build of the
  * unwinder, user/unwind/bpfunwind.c), before the code that uses them.
@@ -13,22 +14,8 @@
 #include "base.bpf.h"
 #include "budget.bpf.h"
 
-/* Set by the loader before load. */
-CPROF_SETTING __u32 self_tgid = 0;
-CPROF_SETTING bool filter_pids = false;
-CPROF_SETTING bool filter_comms = false;
-CPROF_SETTING bool filter_cgroups = false;
-CPROF_SETTING bool kernel_stacks = true;
 /* Unwind tables are loaded: a process without an entry looks for its files' */
 CPROF_SETTING bool file_tables = false;
-/* --off-cpu: waits shorter than this are only counted; walks a second per CPU. */
-CPROF_SETTING __u64 offcpu_min_ns = CPROF_OFFCPU_MIN_NS;
-CPROF_SETTING __u32 offcpu_unwinds = CPROF_OFFCPU_UNWINDS;
-/* With --cpu, only blocks on these CPUs are waits (bit N of the words: CPU N). */
-CPROF_SETTING bool offcpu_some_cpus = false;
-CPROF_SETTING __u64 offcpu_cpus[CPROF_CPUS_MAX / 64] = {};
-/* Slots of each CPU's part of a count log (counts.bpf.h): a power of two; 0: no log. */
-CPROF_SETTING __u32 count_log_slots = 0;
 /* A sample whose walk meets a table still to be built is sent to be walked again (defer.bpf.h). */
 CPROF_SETTING bool defer_walks = false;
 
@@ -46,76 +33,6 @@ __u64 live_epoch = 0;
  */
 __u32 rows_gen = 0;
 
-/*
- * Where a task's user registers are from its kernel stack (see
- * user_regs()): 0 until a program has learnt it, USER_REGS_UNKNOWN when
- * no guess matched.
- */
-#define USER_REGS_UNKNOWN (~0ULL)
-__u64 user_regs_off = 0;
-
-struct counts_map {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CPROF_COUNTS_MAX);
-	__type(key, struct cprof_sample_key);
-	__type(value, __u64);
-};
-
-/* Allocated as used; one map per size class (see CPROF_STACK_BYTES). */
-#define STACKS_MAP(frames)                                                  \
-	struct {                                                            \
-		__uint(type, BPF_MAP_TYPE_HASH);                            \
-		__uint(map_flags, BPF_F_NO_PREALLOC);                       \
-		__uint(max_entries, CPROF_STACKS_MAX);                      \
-		__uint(key_size, sizeof(__u64));                            \
-		__uint(value_size, CPROF_STACK_BYTES(frames));              \
-	}
-
-struct lost_map {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CPROF_LOST_MAX_PIDS);
-	__type(key, __u32);
-	__type(value, struct cprof_lost);
-};
-
-struct counts_map counts0 SEC(".maps"), counts1 SEC(".maps");
-STACKS_MAP(CPROF_SHORT_FRAMES) stacks_short0 SEC(".maps"), stacks_short1 SEC(".maps");
-STACKS_MAP(CPROF_MID_FRAMES) stacks_mid0 SEC(".maps"), stacks_mid1 SEC(".maps");
-STACKS_MAP(CPROF_MAX_FRAMES) stacks_long0 SEC(".maps"), stacks_long1 SEC(".maps");
-struct lost_map lost0 SEC(".maps"), lost1 SEC(".maps");
-/* Off-CPU ns by the same keys, a pair like the counts (one entry without --off-cpu). */
-struct counts_map offcpu0 SEC(".maps"), offcpu1 SEC(".maps");
-
-/*
- * A profiled thread's wait in progress, kept in the task itself: no
- * lookup by hash on the scheduler's path, and gone with the task.
- */
-struct offcpu_task {
-	__u64 start;      /* when it blocked (switch_clock()); 0: not blocked */
-	__u64 gen;        /* of its process image when its stacks were walked */
-	__u64 ustack, kstack, pystack; /* of the wait, or why none */
-	__u64 site;        /* where (block_site()) it blocked */
-	__u64 walked_site; /* where those stacks were walked; 0: none */
-	__u64 short_site;  /* where its last wait was short; 0: none */
-	__u32 pid;
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct offcpu_task);
-} offcpu_tasks SEC(".maps");
-
-/* Stack walks this CPU made for waits in the current second. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct rate_budget);
-} offcpu_budget SEC(".maps");
-
 /* Deferred samples this CPU sent in the current second (CPROF_DEFER_RATE). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -123,37 +40,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rate_budget);
 } defer_budget SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CPROF_FILTER_PIDS);
-	__type(key, __u32);
-	__type(value, __u8);
-} pid_filter SEC(".maps");
-
-/* Process names (group leader comm, zero-padded) to profile. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CPROF_FILTER_COMMS);
-	__type(key, char[CPROF_COMM_LEN]);
-	__type(value, __u8);
-} comm_filter SEC(".maps");
-
-/* cgroup v2 ids to profile, with everything below them. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CPROF_FILTER_CGROUPS);
-	__type(key, __u64);
-	__type(value, __u8);
-} cgroup_filter SEC(".maps");
-
-/* Processes announced to the loader (see struct cprof_known_image). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, CPROF_KNOWN_PIDS);
-	__type(key, __u32);
-	__type(value, struct cprof_known_image);
-} known_pids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -204,6 +90,13 @@ struct {
 	__type(value, struct cprof_stats);
 } stats SEC(".maps");
 
+static __always_inline struct cprof_stats *get_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
 /* When each process last reported code outside its known mappings. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -211,36 +104,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } new_code_seen SEC(".maps");
-
-/*
- * Stacks this CPU found or put in the live pair's maps during this epoch,
- * direct-mapped by hash: a hit needs no lookup in the stacks map (a call
- * through the map's ops and a few cache misses, 100-150 ns here).  A slot
- * holds the hash mixed with the epoch, so the slots of an epoch drained
- * since match nothing and need no clearing.  An interpreter's samples
- * repeat hundreds of stacks a second (each line and each leaf pc in the
- * loop makes its own): 16 slots caught 0.6 of its 2 stores a sample.
- */
-#define STORED_SLOTS 512
-_Static_assert((STORED_SLOTS & (STORED_SLOTS - 1)) == 0, "slots are picked by a mask");
-struct stored_stacks {
-	__u64 hash[STORED_SLOTS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct stored_stacks);
-} stored SEC(".maps");
-
-/* One stack being built; too big for the 512-byte BPF stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cprof_stack);
-} scratch SEC(".maps");
 
 /*
  * A window of the user stack being unwound.  Reading the stack costs a
