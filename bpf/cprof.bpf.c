@@ -18,80 +18,30 @@
  * draining the idle pair, so a drain never races a writer and a stack is
  * never removed while a count of the same pair still names it.
  *
- * This file holds the programs; the maps and the code they share are in
- * headers included after the maps: state.bpf.h (settings, globals, maps),
- * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), counts.bpf.h
- * (the count logs, tried before the counts maps), pytramp.bpf.h
- * (where CPython's perf trampolines are), unwind.bpf.h (the user-stack
- * unwinder), vma.bpf.h (the file mapped at a pc), exitmaps.bpf.h (an
- * unread process's mappings at its exit), python.bpf.h (Python
- * stacks, with their maps).  The off-CPU programs, offcpu.bpf.h, come
- * last: they use the helpers here.
+ * This file holds the sampler's programs.  What they share is in headers,
+ * one a job, each with its maps and settings beside its code, and
+ * including what it uses (bpf/README.md); the off-CPU program is one of
+ * them (offcpu.bpf.h), brought into the object here.
  */
 #include "base.bpf.h"
+#include "counts.bpf.h"
+#include "defer.bpf.h"
+#include "entry.bpf.h"
+#include "exitmaps.bpf.h"
+#include "filter.bpf.h"
+#include "framestep.bpf.h"
+#include "kstack.bpf.h"
+#include "ldstate.bpf.h"
+#include "maps.bpf.h"
+#include "offcpu.bpf.h"
+#include "process.bpf.h"
+#include "python.bpf.h"
+#include "stacks.bpf.h"
+#include "state.bpf.h"
+#include "unwind.bpf.h"
+#include "window.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
-
-#include "state.bpf.h"
-
-#include "maps.bpf.h"
-#include "stacks.bpf.h"
-#include "counts.bpf.h"
-#include "kstack.bpf.h"
-#include "filter.bpf.h"
-#include "process.bpf.h"
-#include "pytramp.bpf.h"
-#include "unwind.bpf.h"
-#include "vma.bpf.h"
-#include "exitmaps.bpf.h"
-#include "ldstate.bpf.h"
-#include "python.bpf.h"
-#include "defer.bpf.h"
-
-/*
- * Walks the user stack from the registers in l->c (readied by
- * unwind_begin()): by CFI where the loader gave the process tables or,
- * before it did, where the process maps files whose tables are known; by
- * frame pointers elsewhere.  Stores it in @pair, with the CPROF_STACK_F_*
- * in @mark: whole, or when @leaf is given, with its leaf pc there and 0
- * in its place (see cprof_sample_key.uleaf).
- */
-static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct window_span *span,
-					     __u32 pair, __u64 epoch, __u32 mark,
-					     struct cprof_stats *s, __u64 *leaf)
-{
-	struct unwind_ctx *c = l->c;
-	__u64 h;
-
-	unwind_walk(l, span);
-	if (c->unknown_file)
-		s->unwind_unknown_file++;
-	if ((l->pm && !(l->pm->flags & CPROF_PROC_MAPS_KERNEL)) || c->by_file) {
-		s->unwind_dwarf++;
-		if (c->status < CPROF_UNWIND_STATUS_MAX)
-			s->unwind_status[c->status]++;
-	} else {
-		s->unwind_fp_only++;
-		/*
-		 * A chain of frame pointers cannot tell its end from a break:
-		 * only its length is worth a pseudo-frame.
-		 */
-		if (c->status != CPROF_UNWIND_TRUNCATED)
-			c->status = CPROF_UNWIND_OK;
-	}
-	l->st->status |= c->status | mark;
-	if (l->st->nr == 0)
-		return CPROF_STACK_ERR_EMPTY;
-	/* the unwinder hashed all but the leaf */
-	h = c->hash;
-	if (leaf) {
-		*leaf = l->st->ip[0];
-		l->st->ip[0] = 0;
-	} else {
-		h = hash_mix(h, l->st->ip[0]);
-	}
-	return store_stack(l->st, pair, epoch, hash_finish(h, l->st, BPF_F_USER_STACK), NULL);
-}
 
 /*
  * The user stack of a sample.  (Walking frame pointers here rather than
@@ -281,5 +231,3 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	send_event(CPROF_EV_EXIT, task, known->gen, 0);
 	return 0;
 }
-
-#include "offcpu.bpf.h"

@@ -25,15 +25,14 @@
 #ifndef CPROF_EXITMAPS_BPF_H
 #define CPROF_EXITMAPS_BPF_H
 
+#include "base.bpf.h"
 #include "budget.bpf.h"
+#include "entry.bpf.h"
+#include "state.bpf.h"
+#include "vma.bpf.h"
 
 /* VMAs looked at, executable or not, before a record is cut */
 #define EXIT_VMAS_SEEN 4096
-
-extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
-				 __u64 addr) __ksym __weak;
-extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

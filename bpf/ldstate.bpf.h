@@ -47,6 +47,13 @@
 #ifndef CPROF_LDSTATE_BPF_H
 #define CPROF_LDSTATE_BPF_H
 
+#include "base.bpf.h"
+#include "budget.bpf.h"
+#include "entry.bpf.h"
+#include "process.bpf.h"
+#include "unwind.bpf.h"
+#include "vma.bpf.h"
+
 #define LD_VMAS_SEEN 1024
 #define LD_WALKS     256
 /*

@@ -37,11 +37,13 @@
 #include "budget.bpf.h"
 #include "counts.bpf.h"
 #include "filter.bpf.h"
+#include "framestep.bpf.h"
 #include "kstack.bpf.h"
 #include "process.bpf.h"
 #include "python.bpf.h"
 #include "state.bpf.h"
 #include "unwind.bpf.h"
+#include "window.bpf.h"
 
 /* --off-cpu: waits shorter than this are only counted; walks a second per CPU. */
 CPROF_SETTING __u64 offcpu_min_ns = CPROF_OFFCPU_MIN_NS;
