@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * counts.bpf.h: the count logs (see struct cprof_count_slot in cprof.h),
- * where a sample is counted before the counts map is tried.
+ * counts.bpf.h: where a sample is counted: in the count logs (see struct
+ * cprof_count_slot in cprof.h), else in the counts map of the pair, else
+ * as lost.  Off-CPU waits are counted by the same code, in maps of their
+ * own (offcpu.bpf.h).
  *
  * In the counts map every sample cost a lookup of its 72-byte key (a
  * call, the key hashed, its bucket walked and compared) and a key new in
@@ -15,11 +17,37 @@
  * counted a key of that hash in; that slot holds the key (compared
  * whole) and is counted in place, or the key is appended.  The memo is
  * a hint: a stale or colliding one costs an append, never a count.
- *
- * Its maps are here with the code, the only code that uses them.
  */
 #ifndef CPROF_COUNTS_BPF_H
 #define CPROF_COUNTS_BPF_H
+
+#include "base.bpf.h"
+#include "maps.bpf.h"
+#include "stacks.bpf.h"
+#include "state.bpf.h"
+
+/* Slots of each CPU's part of a count log: a power of two; 0: no log. */
+CPROF_SETTING __u32 count_log_slots = 0;
+
+struct counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_COUNTS_MAX);
+	__type(key, struct cprof_sample_key);
+	__type(value, __u64);
+};
+
+struct lost_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_LOST_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, struct cprof_lost);
+};
+
+/* A pair's samples by key, where the CPU's count log had no room for them. */
+struct counts_map counts0 SEC(".maps"), counts1 SEC(".maps");
+
+/* A pair's samples that could not be counted, by pid and why. */
+struct lost_map lost0 SEC(".maps"), lost1 SEC(".maps");
 
 struct count_log_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -114,6 +142,49 @@ static __always_inline bool count_log_add(void *log, const struct cprof_sample_k
 	head->n = used + 1;
 	*m = used + 1;
 	return true;
+}
+
+static __always_inline void count_lost(void *lost, __u32 pid, int reason)
+{
+	bool valid = reason >= 0 && reason < CPROF_LOST_REASON_MAX, inserted;
+	struct cprof_lost *l, one = {};
+
+	if (valid)
+		one.n[reason] = 1;
+	l = map_lookup_or_insert(lost, &pid, &one, &inserted);
+	if (l) {
+		if (valid)
+			__sync_fetch_and_add(&l->n[reason], 1);
+	} else if (!inserted) {
+		struct cprof_stats *s = get_stats();
+
+		if (s)
+			s->lost_no_pidmap++;
+	}
+}
+
+/*
+ * Adds @n to @key's value in hash @map; false when the map had no room
+ * for a new key.
+ */
+static __always_inline bool count_add(void *map, struct cprof_sample_key *key, __u64 n)
+{
+	bool inserted;
+	__u64 *v = map_lookup_or_insert(map, key, &n, &inserted);
+
+	if (v)
+		__sync_fetch_and_add(v, n);
+	return v || inserted;
+}
+
+/* One sample of @key in a pair: its count log, else its counts map, else lost. */
+static __always_inline void count_sample(void *log, void *counts, void *lost,
+					 struct cprof_sample_key *key)
+{
+	if (count_log_add(log, key))
+		return;
+	if (!count_add(counts, key, 1))
+		count_lost(lost, key->pid, CPROF_LOST_COUNTS_FULL);
 }
 
 #endif

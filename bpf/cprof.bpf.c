@@ -18,211 +18,30 @@
  * draining the idle pair, so a drain never races a writer and a stack is
  * never removed while a count of the same pair still names it.
  *
- * This file holds the programs; the maps and the code they share are in
- * headers included after the maps: state.bpf.h (settings, globals, maps),
- * maps.bpf.h (map idioms), stacks.bpf.h (the stack store), counts.bpf.h
- * (the count logs, tried before the counts maps), pytramp.bpf.h
- * (where CPython's perf trampolines are), unwind.bpf.h (the user-stack
- * unwinder), vma.bpf.h (the file mapped at a pc), exitmaps.bpf.h (an
- * unread process's mappings at its exit), python.bpf.h (Python
- * stacks, with their maps).  The off-CPU programs, offcpu.bpf.h, come
- * last: they use the helpers here.
+ * This file holds the sampler's programs.  What they share is in headers,
+ * one a job, each with its maps and settings beside its code, and
+ * including what it uses (bpf/README.md); the off-CPU program is one of
+ * them (offcpu.bpf.h), brought into the object here.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_tracing.h>
-
-#include "cprof.h"
+#include "base.bpf.h"
+#include "counts.bpf.h"
+#include "defer.bpf.h"
+#include "entry.bpf.h"
+#include "exitmaps.bpf.h"
+#include "filter.bpf.h"
+#include "framestep.bpf.h"
+#include "kstack.bpf.h"
+#include "ldstate.bpf.h"
+#include "maps.bpf.h"
+#include "offcpu.bpf.h"
+#include "process.bpf.h"
+#include "python.bpf.h"
+#include "stacks.bpf.h"
+#include "state.bpf.h"
+#include "unwind.bpf.h"
+#include "window.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
-
-#include "state.bpf.h"
-
-#include "maps.bpf.h"
-#include "stacks.bpf.h"
-#include "counts.bpf.h"
-#include "pytramp.bpf.h"
-#include "unwind.bpf.h"
-#include "vma.bpf.h"
-#include "exitmaps.bpf.h"
-#include "ldstate.bpf.h"
-#include "python.bpf.h"
-#include "defer.bpf.h"
-
-#define PF_EXITING 0x00000004
-#define PF_KTHREAD 0x00200000
-
-static __always_inline bool in_cgroup_filter(void)
-{
-	/* Walk from the root down: any ancestor (or the cgroup itself) listed. */
-	for (int level = 0; level < CPROF_CGROUP_MAX_DEPTH; level++) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
-
-		if (!id)
-			return false;
-		if (bpf_map_lookup_elem(&cgroup_filter, &id))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Whether the current task is to be profiled.  Filters of different kinds
- * must all match; the profiler itself never is, nor any process it started
- * (its sandboxed DWARF reader), from their fork: a child of the agent's.
- * Two loads through the task's BTF pointer, no helper call.
- */
-static __always_inline bool wanted(__u32 pid, struct task_struct *task)
-{
-	if (pid == self_tgid || task->real_parent->tgid == self_tgid)
-		return false;
-	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))
-		return false;
-	if (filter_comms) {
-		char comm[CPROF_COMM_LEN] = {};
-
-		BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
-		if (!bpf_map_lookup_elem(&comm_filter, comm))
-			return false;
-	}
-	if (filter_cgroups && !in_cgroup_filter())
-		return false;
-	return true;
-}
-
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
-/*
- * The user registers the kernel saved at @task's entry: task_pt_regs(),
- * at a fixed distance from the bottom of its kernel stack.  The helper
- * bpf_task_pt_regs() is a call, and on hosts whose kernel returns through
- * a mitigation thunk (AMD's Safe RET, say) a call costs ~20 ns: as much
- * as all the rest of a short wait's path at a switch, which reads these
- * at every block.  So the distance is learnt from the helper once, among
- * the layouts the kernel may have (THREAD_SIZE 16, 32 or 64 KiB, with or
- * without FRED's 16 bytes of padding above the registers), and the
- * registers then read through a read-only cast the verifier inlines.
- */
-static __always_inline struct pt_regs *user_regs(struct task_struct *task)
-{
-	__u64 stack = (__u64)task->stack, off = user_regs_off, regs_size;
-	struct pt_regs *regs;
-
-	if (off && off != USER_REGS_UNKNOWN && bpf_rdonly_cast)
-		return bpf_rdonly_cast((void *)(stack + off), bpf_core_type_id_kernel(struct pt_regs));
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (off || !bpf_rdonly_cast)
-		return regs;
-	regs_size = bpf_core_type_size(struct pt_regs);
-	off = USER_REGS_UNKNOWN;
-	for (__u64 size = 16384; size <= 65536; size *= 2) {
-		/* (a pointer compared with a number: allowed a CAP_PERFMON loader) */
-		if ((__u64)regs == stack + size - regs_size)
-			off = size - regs_size;
-		else if ((__u64)regs == stack + size - regs_size - 16)
-			off = size - regs_size - 16;
-	}
-	user_regs_off = off;
-	return regs;
-}
-
-static __always_inline struct cprof_stats *get_stats(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&stats, &zero);
-}
-
-/* Frames at most between a stack's @skip and its wanted first (kernel_stack_from). */
-#define KSTACK_SEEK 4
-
-/*
- * The kernel stack, walked by the kernel, less its first @skip frames (the
- * caller's own) and, when @from_hi, any before the first of the next
- * KSTACK_SEEK in [@from_lo, @from_hi) (frames that come and go with what
- * else is attached, say); @mark: CPROF_STACK_F_* to set.
- */
-static __always_inline __u64 kernel_stack_from(void *ctx, __u32 pair, __u64 epoch, __u32 skip,
-					       __u32 mark, __u64 from_lo, __u64 from_hi)
-{
-	struct cprof_stack *st = get_scratch();
-	long n;
-
-	if (!st)
-		return CPROF_STACK_ERR_READ;
-	n = bpf_get_stack(ctx, st->ip, CPROF_MAX_KFRAMES * sizeof(__u64),
-			  skip & BPF_F_SKIP_FIELD_MASK);
-	/* (the usual: the first is already one) */
-	if (from_hi && n > 0 && (st->ip[0] < from_lo || st->ip[0] >= from_hi)) {
-		for (__u32 i = 1; i < KSTACK_SEEK && n >= (long)((i + 1) * sizeof(__u64)); i++) {
-			if (st->ip[i] < from_lo || st->ip[i] >= from_hi)
-				continue;
-			/* walked again from there: no shifting of frames in place */
-			n = bpf_get_stack(ctx, st->ip, CPROF_MAX_KFRAMES * sizeof(__u64),
-					  (skip + i) & BPF_F_SKIP_FIELD_MASK);
-			break;
-		}
-	}
-	if (n < 0 && n != -EFAULT /* nothing to walk */)
-		return CPROF_STACK_ERR_READ;
-	st->nr = n > 0 ? n / sizeof(__u64) : 0;
-	st->status = mark;
-	if (st->nr == 0)
-		return CPROF_STACK_NONE;
-	return store_stack(st, pair, epoch, hash_frames(st, 0), NULL);
-}
-
-static __always_inline __u64 kernel_stack(void *ctx, __u32 pair, __u64 epoch, __u32 skip,
-					  __u32 mark)
-{
-	return kernel_stack_from(ctx, pair, epoch, skip, mark, 0, 0);
-}
-
-/*
- * Walks the user stack from the registers in l->c (readied by
- * unwind_begin()): by CFI where the loader gave the process tables or,
- * before it did, where the process maps files whose tables are known; by
- * frame pointers elsewhere.  Stores it in @pair, with the CPROF_STACK_F_*
- * in @mark: whole, or when @leaf is given, with its leaf pc there and 0
- * in its place (see cprof_sample_key.uleaf).
- */
-static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct window_span *span,
-					     __u32 pair, __u64 epoch, __u32 mark,
-					     struct cprof_stats *s, __u64 *leaf)
-{
-	struct unwind_ctx *c = l->c;
-	__u64 h;
-
-	unwind_walk(l, span);
-	if (c->unknown_file)
-		s->unwind_unknown_file++;
-	if ((l->pm && !(l->pm->flags & CPROF_PROC_MAPS_KERNEL)) || c->by_file) {
-		s->unwind_dwarf++;
-		if (c->status < CPROF_UNWIND_STATUS_MAX)
-			s->unwind_status[c->status]++;
-	} else {
-		s->unwind_fp_only++;
-		/*
-		 * A chain of frame pointers cannot tell its end from a break:
-		 * only its length is worth a pseudo-frame.
-		 */
-		if (c->status != CPROF_UNWIND_TRUNCATED)
-			c->status = CPROF_UNWIND_OK;
-	}
-	l->st->status |= c->status | mark;
-	if (l->st->nr == 0)
-		return CPROF_STACK_ERR_EMPTY;
-	/* the unwinder hashed all but the leaf */
-	h = c->hash;
-	if (leaf) {
-		*leaf = l->st->ip[0];
-		l->st->ip[0] = 0;
-	} else {
-		h = hash_mix(h, l->st->ip[0]);
-	}
-	return store_stack(l->st, pair, epoch, hash_finish(h, l->st, BPF_F_USER_STACK), NULL);
-}
 
 /*
  * The user stack of a sample.  (Walking frame pointers here rather than
@@ -259,109 +78,6 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 	h = walk_user_stack(&l, span, pair, epoch, 0, s, leaf);
 	*defer = c->defer;
 	return h;
-}
-
-static __always_inline void count_lost(void *lost, __u32 pid, int reason)
-{
-	bool valid = reason >= 0 && reason < CPROF_LOST_REASON_MAX, inserted;
-	struct cprof_lost *l, one = {};
-
-	if (valid)
-		one.n[reason] = 1;
-	l = map_lookup_or_insert(lost, &pid, &one, &inserted);
-	if (l) {
-		if (valid)
-			__sync_fetch_and_add(&l->n[reason], 1);
-	} else if (!inserted) {
-		struct cprof_stats *s = get_stats();
-
-		if (s)
-			s->lost_no_pidmap++;
-	}
-}
-
-/*
- * Adds @n to @key's value in hash @map; false when the map had no room
- * for a new key.
- */
-static __always_inline bool count_add(void *map, struct cprof_sample_key *key, __u64 n)
-{
-	bool inserted;
-	__u64 *v = map_lookup_or_insert(map, key, &n, &inserted);
-
-	if (v)
-		__sync_fetch_and_add(v, n);
-	return v || inserted;
-}
-
-/* One sample of @key in a pair: its count log, else its counts map, else lost. */
-static __always_inline void count_sample(void *log, void *counts, void *lost,
-					 struct cprof_sample_key *key)
-{
-	if (count_log_add(log, key))
-		return;
-	if (!count_add(counts, key, 1))
-		count_lost(lost, key->pid, CPROF_LOST_COUNTS_FULL);
-}
-
-static __always_inline void send_event(__u32 type, struct task_struct *task, __u64 gen,
-				       __u64 addr)
-{
-	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
-	struct cprof_event *ev;
-
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		struct cprof_stats *s = get_stats();
-
-		if (s)
-			s->events_dropped++;
-		return;
-	}
-	ev->type = type;
-	ev->pid = BPF_CORE_READ(task, tgid);
-	ev->gen = gen;
-	ev->addr = addr;
-	ev->ktime_ns = bpf_ktime_get_ns();
-	ev->start_time = BPF_CORE_READ(leader, start_time);
-	BPF_CORE_READ_STR_INTO(&ev->comm, leader, comm);
-	bpf_ringbuf_submit(ev, 0);
-}
-
-/* True while @task is inside execve: its user registers are the old image's. */
-static __always_inline bool in_execve(struct task_struct *task)
-{
-	if (!bpf_core_field_exists(task->in_execve))
-		return false;
-	return BPF_CORE_READ_BITFIELD(task, in_execve);
-}
-
-/*
- * The generation of the process's current image, announcing the process
- * the first time it is sampled.
- */
-static __always_inline __u64 note_process(__u32 pid, struct task_struct *task, bool exec,
-					  bool exiting)
-{
-	struct cprof_known_image *k = bpf_map_lookup_elem(&known_pids, &pid), img = {};
-
-	if (k && !(k->exited && !exiting)) {
-		/* Out of an execve that failed: a later one is another image. */
-		if (k->in_exec && !exec)
-			k->in_exec = 0;
-		return k->gen;
-	}
-	img.gen = bpf_ktime_get_ns();
-	img.in_exec = exec;
-	if (bpf_map_update_elem(&known_pids, &pid, &img, k ? BPF_EXIST : BPF_NOEXIST) == 0) {
-		/* the user registers saved at kernel entry, or at the sample's interrupt */
-		send_event(CPROF_EV_NEW_PROC, task, img.gen,
-			   exec ? 0 : user_regs(task)->ip);
-		return img.gen;
-	}
-	/* Another CPU announced it first. */
-	k = bpf_map_lookup_elem(&known_pids, &pid);
-	return k ? k->gen : img.gen;
 }
 
 SEC("perf_event")
@@ -515,5 +231,3 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	send_event(CPROF_EV_EXIT, task, known->gen, 0);
 	return 0;
 }
-
-#include "offcpu.bpf.h"

@@ -3,11 +3,42 @@
  * defer.bpf.h: a sample whose user walk met a frame in a file whose table
  * is still to be built (unwind.bpf.h's note_defer()) is sent, instead of
  * being counted, to be walked again from that frame once the table is
- * there (struct cprof_deferred; the loader's user/unwind/deferred.c).  Included
- * by cprof.bpf.c after unwind.bpf.h.
+ * there (struct cprof_deferred; the loader's user/unwind/deferred.c).
  */
 #ifndef CPROF_DEFER_BPF_H
 #define CPROF_DEFER_BPF_H
+
+#include "base.bpf.h"
+#include "budget.bpf.h"
+#include "state.bpf.h"
+#include "unwind.bpf.h"
+
+/* Samples to be walked again once a table is built (struct cprof_deferred). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, CPROF_DEFER_BYTES);
+} deferred SEC(".maps");
+
+/* A deferred sample's record being made: its header, and a page of stack at a time. */
+struct defer_buf {
+	__u8 chunk[4096];
+	struct cprof_deferred h; /* (last: its stack[] has no room here) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct defer_buf);
+} defer_bufs SEC(".maps");
+
+/* Deferred samples this CPU sent in the current second (CPROF_DEFER_RATE). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rate_budget);
+} defer_budget SEC(".maps");
 
 /*
  * Sends the sample counted under @key (its stacks in @epoch's pair) to be

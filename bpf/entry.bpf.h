@@ -3,11 +3,15 @@
  * entry.bpf.h: a process's entry in unwind_procs as the kernel side
  * writes it -- a kernel entry of its own before the loader has read the
  * process, the loader's entry grown by mappings it has not read yet --
- * rewritten whole (entry_add).  Included by unwind.bpf.h, whose types and
- * maps it uses, before the walk that reads the entries.
+ * rewritten whole (entry_add), and the loader's maps that name the files
+ * in them.  The walk that reads the entries is unwind.bpf.h's.
  */
 #ifndef CPROF_ENTRY_BPF_H
 #define CPROF_ENTRY_BPF_H
+
+#include "base.bpf.h"
+#include "vma.bpf.h"
+
 /*
  * A process the loader has not read yet keeps the mappings bpf_find_vma
  * found for it in an entry of its own in unwind_procs, flagged
@@ -30,6 +34,53 @@
 /* What entry_add() may write to. */
 #define ENTRY_LOADER_TOO 1u /* the loader's entry too, not only a kernel entry */
 #define ENTRY_CREATE 2u     /* a kernel entry when the process has none */
+
+/* Unwind tables are loaded: a process without an entry looks for its files' */
+CPROF_SETTING bool file_tables = false;
+
+/*
+ * A file's identity in the kernel -> its number: how the first samples of
+ * a process the loader has not read yet find the tables of files it
+ * already knows.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_MAX_FILE_KEYS);
+	__type(key, struct cprof_file_key);
+	__type(value, struct cprof_file_ref);
+} unwind_file_keys SEC(".maps");
+
+/* pid -> its executable mappings and their files, sorted by address. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, CPROF_UNWIND_PROCS);
+	__type(key, __u32);
+	__type(value, struct cprof_proc_maps);
+} unwind_procs SEC(".maps");
+
+/*
+ * An entry being rewritten (entry_add()): too big for the BPF stack.  Two
+ * a CPU, each taken while in use: a sample may interrupt a rewrite made in
+ * a process's context (its exec, its mmap) on the same CPU, and nothing
+ * interrupts a sample's.
+ */
+#define ENTRY_EDIT_SLOTS 2
+struct entry_edit {
+	__u32 busy;
+	__u32 placed;              /* the mapping added is in pm */
+	__s32 result;              /* of the copy: 1 nothing to write, -1 no room */
+	__u32 pad;
+	struct cprof_proc_map add; /* the mapping added, flagged */
+	struct cprof_proc_maps pm; /* the new entry */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ENTRY_EDIT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct entry_edit);
+} entry_edits SEC(".maps");
 
 /*
  * What a step of entry_rewrite()'s copy is given: pointers and bounds set
@@ -133,9 +184,9 @@ __noinline int entry_rewrite(__u32 pid, const struct cprof_proc_map *add, __u32 
 }
 
 /*
- * entry_rewrite() through this CPU's first free copy (state.bpf.h,
- * entry_edits): an interrupting sample finishes before what it interrupted
- * goes on, so a flag set and cleared around the use is enough.
+ * entry_rewrite() through this CPU's first free copy (entry_edits): an
+ * interrupting sample finishes before what it interrupted goes on, so a
+ * flag set and cleared around the use is enough.
  */
 static __always_inline int entry_add(__u32 pid, const struct cprof_proc_map *add, __u32 how)
 {

@@ -25,23 +25,14 @@
 #ifndef CPROF_EXITMAPS_BPF_H
 #define CPROF_EXITMAPS_BPF_H
 
+#include "base.bpf.h"
+#include "budget.bpf.h"
+#include "entry.bpf.h"
+#include "state.bpf.h"
+#include "vma.bpf.h"
+
 /* VMAs looked at, executable or not, before a record is cut */
 #define EXIT_VMAS_SEEN 4096
-
-extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
-				 __u64 addr) __ksym __weak;
-extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
-
-/*
- * A VMA walk's budget: walks a second on this CPU, and the VMAs the walk
- * under way looked at (in the map, so that the verifier does not follow
- * the loop value by value).  The exit records' and ldstate.bpf.h's.
- */
-struct vma_walk {
-	struct rate_budget walks;
-	__u64 seen;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -61,18 +52,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct exit_unknown);
 } exit_unknowns SEC(".maps");
-
-/* @map's (a vma_walk array) if this CPU may walk once more this second, else NULL. */
-static __always_inline struct vma_walk *take_vma_walk(void *map, __u32 per_second)
-{
-	__u32 zero = 0;
-	struct vma_walk *w = bpf_map_lookup_elem(map, &zero);
-
-	if (!w || !budget_take(&w->walks, bpf_ktime_get_ns(), per_second))
-		return NULL;
-	w->seen = 0;
-	return w;
-}
 
 /*
  * Whether the loader's entry for @pid holds what the process maps: it read

@@ -1,108 +1,71 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * framestep.bpf.h: one frame of a user-stack walk: reading the stack
- * through the per-CPU window, and the caller's registers by frame pointers,
- * a signal frame or a CFI row.  Included by unwind.bpf.h, whose walk state
- * (struct unwind_ctx, struct unwind_loop) it works on; compiled as plain C
- * with it for the unit tests (user/unwind/bpfunwind.c).
+ * framestep.bpf.h: the state of a user-stack walk, and one frame of it:
+ * the caller's registers by frame pointers, a signal frame or a CFI row,
+ * read through the stack window (window.bpf.h).  The walk itself is
+ * unwind.bpf.h's; compiled as plain C with it for the unit tests
+ * (user/unwind/bpfunwind.c).
  */
 #ifndef CPROF_FRAMESTEP_BPF_H
 #define CPROF_FRAMESTEP_BPF_H
 
-/*
- * The stack window's two operations are global functions: the verifier
- * checks each once, where inlined at every read site they made too many
- * paths for it.
- */
+#include "base.bpf.h"
+#include "window.bpf.h"
 
 /*
- * Fills the window from @addr on: up to w->top the first time when that
- * is above @addr and within a window, else w->next bytes; up to the end
- * of @addr's page when that fails (the top of a stack may be nearer).
+ * The last rule found and the table offset it was found for: a recursive
+ * call returns to the same pc frame after frame.
  */
-__noinline int fill_window(struct stack_window *w, __u64 addr)
-{
-	__u32 size, page_left = 4096 - (addr & 4095);
+struct row_memo {
+	__u64 key; /* row_key() of the lookup; 0: none */
+	struct cprof_unwind_rule rule;
+};
 
-	if (!w)
-		return -1;
-	size = w->next;
-	if (size > STACK_WINDOW)
-		size = STACK_WINDOW;
-	if (size < WINDOW_FIRST)
-		size = WINDOW_FIRST;
-	w->next = size * 2;
-	w->ahead = WINDOW_AHEAD;
-	if (w->top > addr && w->top - addr <= STACK_WINDOW) {
-		/* the frames end there: only a deeper walk goes past it */
-		size = w->top - addr;
-		w->ahead = 0;
-	}
-	w->top = 0;
-	w->lo = addr;
-	w->len = size;
-	if (!bpf_probe_read_user(w->b, size, (const void *)addr))
-		return 0;
-	if (page_left >= size || bpf_probe_read_user(w->b, page_left, (const void *)addr))
-		page_left = 0;
-	w->len = page_left;
-	return 0;
-}
-
-struct stack_words {
-	__u64 w[2];
+/* A mapping and its table, as a walk uses them. */
+struct cur_map {
+	__u64 start, end;       /* [start, end); end 0: none */
+	__u64 bias;             /* runtime pc - ELF virtual address */
+	struct cprof_table tab; /* its file's table, copied; nrows 0: none */
+	__u32 added;            /* CPROF_MAP_ADDED: not in the loader's snapshot */
+	__u32 waiting;          /* its file's number + 1 when its table is to come; 0: not */
 };
 
 /*
- * The 8 bytes at @p, in a byte buffer: one load.  Dereferenced as it is,
- * clang keeps the byte alignment of the array @p points into and loads
- * the word byte by byte (22 instructions a word, 44 for a frame's saved
- * rbp and return address, a third of a frame's walk); through an integer
- * it takes the word's own.  The kernel allows unaligned loads from map
- * values on x86; as plain C (the unit tests, under UBSan) it copies.
+ * The walk's state, in a per-CPU map value rather than on the stack: the
+ * verifier then sees its fields as plain numbers at every entry to the
+ * bpf_loop callback, not constants and ranges to tell states apart by.  On
+ * the stack, the callback was verified again for each mix of them that a
+ * frame could leave (436 entries, 420k instructions and ~1 s of verifier
+ * time here, 15-38 s on a loaded host, against 100 entries on main before
+ * the compact tables); as a map value it is verified once (issue 11).
  */
-static __always_inline __u64 load_word(const __u8 *p)
-{
-#ifdef __bpf__
-	return *(const __u64 *)(unsigned long)p;
-#else
-	__u64 v;
+struct unwind_ctx {
+	__u64 hash;    /* of the frames so far */
+	__u64 pc, sp, bp;
+	__u32 pid;
+	__u32 status;
+	struct cur_map cur;      /* the mapping of the previous frame */
+	struct cur_map found;    /* the one bpf_find_vma found this walk; end 0: none */
+	struct row_memo memo;
+	__u8 exact;    /* pc is not a return address: the leaf, or a signal's */
+	__u8 reported; /* NEW_CODE sent for this walk */
+	__u8 by_file;  /* no entry, but a frame walked by its file's table */
+	__u8 unknown_file; /* a frame in a file not numbered: cprof_stats.unwind_unknown_file */
+	__u8 defer;    /* a frame waits for its file's table: this CPU's defer_notes says where */
+	__u8 pad[3];
+	__u64 chain_end; /* sp of a frame whose saved rbp, read by step_fp, was 0 */
+};
 
-	__builtin_memcpy(&v, p, sizeof(v));
-	return v;
-#endif
-}
-
-/* load_word()'s store. */
-static __always_inline void store_word(__u8 *p, __u64 v)
-{
-#ifdef __bpf__
-	*(__u64 *)(unsigned long)p = v;
-#else
-	__builtin_memcpy(p, &v, sizeof(v));
-#endif
-}
-
-/* @size (8 or 16) bytes of the user stack at @addr: from the window, else read alone. */
-static __always_inline int read_stack(struct stack_window *w, __u64 addr, struct stack_words *out, __u32 size)
-{
-	__u64 off;
-
-	if (!w || !out)
-		return -1;
-	size = size > 8 ? 16 : 8;
-	off = addr - w->lo;
-	if (addr < w->lo || off + size > w->len) {
-		if (size > 8)
-			return bpf_probe_read_user(out, 16, (const void *)addr);
-		return bpf_probe_read_user(out, 8, (const void *)addr);
-	}
-	off &= STACK_WINDOW - 1;
-	out->w[0] = load_word(&w->b[off]);
-	if (size > 8)
-		out->w[1] = load_word(&w->b[off + 8]);
-	return 0;
-}
+/*
+ * What the bpf_loop callback is given (a loop's context must be on the
+ * stack): pointers only, set before the loop and never changed in it.
+ */
+struct unwind_loop {
+	struct unwind_ctx *c;
+	struct cprof_stack *st;
+	struct stack_window *win;
+	struct cprof_proc_maps *pm; /* the process's entry (maybe a kernel entry); NULL: none */
+};
 
 static __always_inline int read_word(struct unwind_loop *l, __u64 addr, __u64 *out)
 {

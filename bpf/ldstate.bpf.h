@@ -47,6 +47,13 @@
 #ifndef CPROF_LDSTATE_BPF_H
 #define CPROF_LDSTATE_BPF_H
 
+#include "base.bpf.h"
+#include "budget.bpf.h"
+#include "entry.bpf.h"
+#include "process.bpf.h"
+#include "unwind.bpf.h"
+#include "vma.bpf.h"
+
 #define LD_VMAS_SEEN 1024
 #define LD_WALKS     256
 /*
@@ -57,9 +64,6 @@
  * first samples without its libraries.
  */
 #define LD_STARTUP_WALKS 4096
-#ifndef EBUSY
-#define EBUSY 16
-#endif
 #ifndef CLOCK_MONOTONIC
 #define CLOCK_MONOTONIC 1
 #endif

@@ -1,17 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * maps.bpf.h: map idioms written once (as bcc's libbpf-tools keep theirs),
- * and the errno values helpers return, by name (vmlinux.h has none).
+ * maps.bpf.h: map idioms written once (as bcc's libbpf-tools keep theirs).
  */
 #ifndef CPROF_MAPS_BPF_H
 #define CPROF_MAPS_BPF_H
 
-#ifndef EFAULT
-#define EFAULT 14
-#endif
-#ifndef EEXIST
-#define EEXIST 17
-#endif
+#include "base.bpf.h"
 
 /*
  * The value of @key in hash @map for the caller to update, or NULL when

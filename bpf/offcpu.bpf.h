@@ -27,10 +27,30 @@
  * have neither kprobes nor fentry on finish_task_switch() to walk it
  * there: so the walk happens before the wait's length is known.)
  *
- * Included at the end of cprof.bpf.c: uses its filters and stack helpers.
+ * A wait is filtered and walked as a sample is, by the sampler's own code
+ * (filter.bpf.h, kstack.bpf.h, unwind.bpf.h, python.bpf.h).
  */
 #ifndef CPROF_OFFCPU_BPF_H
 #define CPROF_OFFCPU_BPF_H
+
+#include "base.bpf.h"
+#include "budget.bpf.h"
+#include "counts.bpf.h"
+#include "filter.bpf.h"
+#include "framestep.bpf.h"
+#include "kstack.bpf.h"
+#include "process.bpf.h"
+#include "python.bpf.h"
+#include "state.bpf.h"
+#include "unwind.bpf.h"
+#include "window.bpf.h"
+
+/* --off-cpu: waits shorter than this are only counted; walks a second per CPU. */
+CPROF_SETTING __u64 offcpu_min_ns = CPROF_OFFCPU_MIN_NS;
+CPROF_SETTING __u32 offcpu_unwinds = CPROF_OFFCPU_UNWINDS;
+/* With --cpu, only blocks on these CPUs are waits (bit N of the words: CPU N). */
+CPROF_SETTING bool offcpu_some_cpus = false;
+CPROF_SETTING __u64 offcpu_cpus[CPROF_CPUS_MAX / 64] = {};
 
 /*
  * Where the scheduler's __schedule() is (the loader reads it from kallsyms;
@@ -38,7 +58,40 @@
  * between it and this program (another program watching the switch sends
  * the kernel through __traceiter_sched_switch, one frame more).
  */
-const volatile __u64 sched_text_lo = 0, sched_text_hi = 0;
+CPROF_SETTING __u64 sched_text_lo = 0, sched_text_hi = 0;
+
+/* Off-CPU ns by the same keys, a pair like the counts (one entry without --off-cpu). */
+struct counts_map offcpu0 SEC(".maps"), offcpu1 SEC(".maps");
+
+/*
+ * A profiled thread's wait in progress, kept in the task itself: no
+ * lookup by hash on the scheduler's path, and gone with the task.
+ */
+struct offcpu_task {
+	__u64 start;      /* when it blocked (switch_clock()); 0: not blocked */
+	__u64 gen;        /* of its process image when its stacks were walked */
+	__u64 ustack, kstack, pystack; /* of the wait, or why none */
+	__u64 site;        /* where (block_site()) it blocked */
+	__u64 walked_site; /* where those stacks were walked; 0: none */
+	__u64 short_site;  /* where its last wait was short; 0: none */
+	__u32 pid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} offcpu_tasks SEC(".maps");
+
+/* Stack walks this CPU made for waits in the current second. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rate_budget);
+} offcpu_budget SEC(".maps");
 
 /*
  * Now, at a switch on this CPU (@cur, its current task, is on this CPU's

@@ -17,6 +17,10 @@
 #ifndef CPROF_PYCODE_TAG_H
 #define CPROF_PYCODE_TAG_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define CPROF_PY_CODE_TAG_SHIFT 48
 #define CPROF_PY_CODE_ADDR_MASK ((1ULL << CPROF_PY_CODE_TAG_SHIFT) - 1)
 

@@ -13,11 +13,15 @@
 #ifndef CPROF_PYTHON_BPF_H
 #define CPROF_PYTHON_BPF_H
 
-#include "steps.bpf.h"
+#include "base.bpf.h"
 #include "pycode_tag.h"
+#include "stacks.bpf.h"
+#include "state.bpf.h"
+#include "steps.bpf.h"
+#include "window.bpf.h"
 
 /* Set by the loader before load: read Python stacks at all. */
-const volatile bool python_stacks = false;
+CPROF_SETTING bool python_stacks = false;
 
 /* pid -> where its interpreter is and how it is laid out. */
 struct {
@@ -279,7 +283,7 @@ static __always_inline __u32 py_find_thread(struct py_walk *w, __u32 tid, __u64 
 }
 
 /*
- * The stack window (unwind.bpf.h) as the thread's user walk left it: the
+ * The stack window (window.bpf.h) as the thread's user walk left it: the
  * bytes of its C stack that walk read.  Python is walked after it, so
  * what CPython keeps on the C stack, the _PyCFrame of 3.11 and 3.12 and
  * the entry frames (shims) of 3.12 and 3.13, mostly needs no read of its

@@ -8,6 +8,8 @@
 #ifndef CPROF_PYTRAMP_BPF_H
 #define CPROF_PYTRAMP_BPF_H
 
+#include "base.bpf.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

@@ -7,6 +7,53 @@
 #ifndef CPROF_STACKS_BPF_H
 #define CPROF_STACKS_BPF_H
 
+#include "base.bpf.h"
+
+/* Allocated as used; one map per size class (see CPROF_STACK_BYTES). */
+#define STACKS_MAP(frames)                                                  \
+	struct {                                                            \
+		__uint(type, BPF_MAP_TYPE_HASH);                            \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                       \
+		__uint(max_entries, CPROF_STACKS_MAX);                      \
+		__uint(key_size, sizeof(__u64));                            \
+		__uint(value_size, CPROF_STACK_BYTES(frames));              \
+	}
+
+STACKS_MAP(CPROF_SHORT_FRAMES) stacks_short0 SEC(".maps"), stacks_short1 SEC(".maps");
+
+STACKS_MAP(CPROF_MID_FRAMES) stacks_mid0 SEC(".maps"), stacks_mid1 SEC(".maps");
+STACKS_MAP(CPROF_MAX_FRAMES) stacks_long0 SEC(".maps"), stacks_long1 SEC(".maps");
+
+/*
+ * Stacks this CPU found or put in the live pair's maps during this epoch,
+ * direct-mapped by hash: a hit needs no lookup in the stacks map (a call
+ * through the map's ops and a few cache misses, 100-150 ns here).  A slot
+ * holds the hash mixed with the epoch, so the slots of an epoch drained
+ * since match nothing and need no clearing.  An interpreter's samples
+ * repeat hundreds of stacks a second (each line and each leaf pc in the
+ * loop makes its own): 16 slots caught 0.6 of its 2 stores a sample.
+ */
+#define STORED_SLOTS 512
+_Static_assert((STORED_SLOTS & (STORED_SLOTS - 1)) == 0, "slots are picked by a mask");
+struct stored_stacks {
+	__u64 hash[STORED_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stored_stacks);
+} stored SEC(".maps");
+
+/* One stack being built; too big for the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cprof_stack);
+} scratch SEC(".maps");
+
 /* FNV-1a-style mixing of 64-bit words; collisions among < 1e5 stacks a
  * second are ~1e-10, far below any sampling error. */
 #define HASH_SEED 0xcbf29ce484222325ULL

@@ -23,6 +23,8 @@
 #ifndef CPROF_STEPS_BPF_H
 #define CPROF_STEPS_BPF_H
 
+#include "base.bpf.h"
+
 /* The calls of a callback of @k steps that make at least @n steps. */
 #define STEPS_CALLS(n, k) (((n) + (k) - 1) / (k))
 

@@ -6,64 +6,27 @@
  * pointers where no table covers the pc.  The stack is read through a
  * per-CPU window of it.
  *
- * Uses the maps and globals of state.bpf.h and the hashing of
- * stacks.bpf.h.  Also compiled as plain C, with user/unwind/bpfshim.h standing in
- * for the BPF helpers, so that unit tests run this code over real tables
- * and recorded stacks (user/unwind/bpfunwind.c).
+ * Also compiled as plain C, with user/unwind/bpfshim.h standing in for the
+ * BPF helpers, so that unit tests run this code over real tables and
+ * recorded stacks (user/unwind/bpfunwind.c).
  */
 #ifndef CPROF_UNWIND_BPF_H
 #define CPROF_UNWIND_BPF_H
 
-/*
- * The last rule found and the table offset it was found for: a recursive
- * call returns to the same pc frame after frame.
- */
-struct row_memo {
-	__u64 key; /* row_key() of the lookup; 0: none */
-	struct cprof_unwind_rule rule;
-};
+#include "base.bpf.h"
+#include "entry.bpf.h"
+#include "framestep.bpf.h"
+#include "pytramp.bpf.h"
+#include "stacks.bpf.h"
+#include "state.bpf.h"
+#include "steps.bpf.h"
+#include "vma.bpf.h"
+#include "window.bpf.h"
 
-/* Names a lookup of table offset @rel in table @t; 0: no such offset. */
-static __always_inline __u64 row_key(const struct cprof_table *t, __u64 rel)
-{
-	return rel >> 32 ? 0 : (__u64)(t->first + 1) << 32 | rel;
-}
+/* A sample whose walk meets a table still to be built is sent to be walked again (defer.bpf.h). */
+CPROF_SETTING bool defer_walks = false;
 
-/* A mapping and its table, as a walk uses them. */
-struct cur_map {
-	__u64 start, end;       /* [start, end); end 0: none */
-	__u64 bias;             /* runtime pc - ELF virtual address */
-	struct cprof_table tab; /* its file's table, copied; nrows 0: none */
-	__u32 added;            /* CPROF_MAP_ADDED: not in the loader's snapshot */
-	__u32 waiting;          /* its file's number + 1 when its table is to come; 0: not */
-};
-
-/*
- * The walk's state, in a per-CPU map value rather than on the stack: the
- * verifier then sees its fields as plain numbers at every entry to the
- * bpf_loop callback, not constants and ranges to tell states apart by.  On
- * the stack, the callback was verified again for each mix of them that a
- * frame could leave (436 entries, 420k instructions and ~1 s of verifier
- * time here, 15-38 s on a loaded host, against 100 entries on main before
- * the compact tables); as a map value it is verified once (issue 11).
- */
-struct unwind_ctx {
-	__u64 hash;    /* of the frames so far */
-	__u64 pc, sp, bp;
-	__u32 pid;
-	__u32 status;
-	struct cur_map cur;      /* the mapping of the previous frame */
-	struct cur_map found;    /* the one bpf_find_vma found this walk; end 0: none */
-	struct row_memo memo;
-	__u8 exact;    /* pc is not a return address: the leaf, or a signal's */
-	__u8 reported; /* NEW_CODE sent for this walk */
-	__u8 by_file;  /* no entry, but a frame walked by its file's table */
-	__u8 unknown_file; /* a frame in a file not numbered: cprof_stats.unwind_unknown_file */
-	__u8 defer;    /* a frame waits for its file's table: this CPU's defer_notes says where */
-	__u8 pad[3];
-	__u64 chain_end; /* sp of a frame whose saved rbp, read by step_fp, was 0 */
-};
-
+/* The walk's state (struct unwind_ctx, framestep.bpf.h): this CPU's. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -71,16 +34,11 @@ struct {
 	__type(value, struct unwind_ctx);
 } unwind_walks SEC(".maps");
 
-/*
- * What the bpf_loop callback is given (a loop's context must be on the
- * stack): pointers only, set before the loop and never changed in it.
- */
-struct unwind_loop {
-	struct unwind_ctx *c;
-	struct cprof_stack *st;
-	struct stack_window *win;
-	struct cprof_proc_maps *pm; /* the process's entry (maybe a kernel entry); NULL: none */
-};
+/* Names a lookup of table offset @rel in table @t; 0: no such offset. */
+static __always_inline __u64 row_key(const struct cprof_table *t, __u64 rel)
+{
+	return rel >> 32 ? 0 : (__u64)(t->first + 1) << 32 | rel;
+}
 
 /*
  * Branch-free binary searches: a fixed number of halvings with no
@@ -95,6 +53,14 @@ static __always_inline __u64 le_bit(__u64 a, __u64 b)
 {
 	return 1 - ((b - a) >> 63);
 }
+
+/* File number -> where its table is in unwind_rows (struct cprof_file). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CPROF_MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct cprof_file);
+} unwind_files SEC(".maps");
 
 /* Asks the loader for the table of file @file, which a sample landed in. */
 static __always_inline void ask_table(__u32 pid, __u32 file, struct cprof_file *f)
@@ -137,29 +103,6 @@ static __always_inline void load_table(__u32 pid, __u32 file, struct cur_map *ou
 	if (f->state == CPROF_FILE_UNBUILT && !f->asked)
 		ask_table(pid, file, f);
 }
-
-/* A mapping and its file, from the kernel (vma.bpf.h). */
-struct vma_file {
-	__u64 start, end;          /* [start, end); end 0: none */
-	__u64 pgoff;               /* file offset of start, in pages */
-	struct cprof_file_key key; /* ino 0: none */
-	__u32 exec;                /* mapped executable */
-	__u32 pad;
-};
-
-/* The file mapped at @pc in the current task; -1: none, or not known now. */
-static int vma_file_of(__u64 pc, struct vma_file *out);
-__noinline int in_xol(__u64 pc);
-
-/*
- * The current task's binary: its code's range (mm->start_code, end_code)
- * in start and end, its file's identity; pgoff 0.  -1: not known (a kernel
- * thread, an exec under way).  No lock taken: it leaves the sample's one
- * bpf_find_vma to another file.
- */
-static int exe_code_of(struct vma_file *out);
-
-#include "entry.bpf.h"
 
 /*
  * The mapping containing @pc from the kernel's VMA, with its file's table
@@ -230,6 +173,20 @@ __noinline int find_mapping(const struct cprof_proc_maps *pm, __u64 pc, __u32 pi
 	load_table(pid, m->file, out);
 	return 0;
 }
+
+/*
+ * Unwind tables of every loaded object, each a contiguous range of slots
+ * (bpf/cprof.h).  The loader sizes it before load (the table budget) and
+ * writes tables through an mmap; lookups in an array map are inlined by
+ * the verifier, so a binary search costs a few instructions a probe.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, union cprof_table_slot);
+} unwind_rows SEC(".maps");
 
 /* Slot @idx of the rows array, or NULL. */
 static __always_inline const union cprof_table_slot *table_slot(__u32 idx)
@@ -337,6 +294,46 @@ static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
 }
 
 /*
+ * Advanced by the loader before it frees rows of the rows array (and then
+ * waits for running programs): rows cached under an older value may name
+ * rows since replaced.
+ */
+__u32 rows_gen = 0;
+
+/*
+ * Rules found lately on this CPU, direct-mapped by lookup key.  A sample
+ * mostly walks the pcs of the samples before it, and a hit costs one
+ * cache line where find_row's page index and halvings cost several, cold
+ * at 99 Hz, and a call.
+ */
+#define ROW_CACHE_BITS 9
+#define ROW_CACHE_SLOTS (1 << ROW_CACHE_BITS)
+struct row_cache_slot {
+	__u64 key; /* row_key() of the lookup, or of its page | ROW_PAGE_KEY */
+	__u32 gen; /* rows_gen when found */
+	struct cprof_unwind_rule rule;
+	__u16 first, last; /* a page's: the offsets the rule holds from and to */
+};
+#define ROW_PAGE_KEY (1ULL << 63)
+
+struct row_cache {
+	struct row_cache_slot slot[ROW_CACHE_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct row_cache);
+} row_cache SEC(".maps");
+
+/* The slot of the row cache that @key goes in. */
+static __always_inline struct row_cache_slot *row_slot(struct row_cache *rc, __u64 key)
+{
+	return &rc->slot[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
+}
+
+/*
  * Leaves in memo->rule the rule of the last row at or below @rel in table
  * @t, from this CPU's row cache when there; -1: none.  The cache holds the
  * rules of exact lookups (return addresses recur) and, by page, the span
@@ -350,12 +347,6 @@ static __always_inline int search_row(const struct cprof_table *t, __u64 rel,
  * the verifier rather than at every frame of the walk in that frame's
  * state.
  */
-/* The slot of the row cache that @key goes in. */
-static __always_inline struct row_cache_slot *row_slot(struct row_cache *rc, __u64 key)
-{
-	return &rc->slot[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
-}
-
 __noinline int find_row(const struct cprof_table *t, __u64 rel, __u32 pc_exact, struct row_memo *memo)
 {
 	__u32 zero = 0;
@@ -434,8 +425,13 @@ static __always_inline int row_cached(__u64 key, struct row_memo *memo)
 	return 1;
 }
 
-#include "framestep.bpf.h"
-#include "steps.bpf.h"
+/* When each process last reported code outside its known mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CPROF_KNOWN_PIDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} new_code_seen SEC(".maps");
 
 /*
  * Asks the loader to read @pid's mappings again, at most every 200 ms per
@@ -462,6 +458,24 @@ static void report_new_code(__u32 pid, bool force, __u64 why)
 	ev->addr = why;
 	bpf_ringbuf_submit(ev, 0);
 }
+
+/*
+ * Where this CPU's walk met the first frame in a file whose table is to
+ * come (note_defer()): what a walk from there needs, for defer.bpf.h.
+ * Valid when the walk's unwind_ctx.defer is set.
+ */
+struct defer_note {
+	__u64 pc, sp, bp, chain_end;
+	__u32 nr, exact, file, status;
+	__u64 ip[CPROF_DEFER_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct defer_note);
+} defer_notes SEC(".maps");
 
 /*
  * Notes where walk @c met frame @n (its pc recorded in @st) in file @file
@@ -650,6 +664,51 @@ static __always_inline void unwind_walk(struct unwind_loop *l, struct window_spa
 	c->status = CPROF_UNWIND_TRUNCATED; /* unless a step says otherwise */
 	bpf_loop(STEPS_CALLS(CPROF_MAX_FRAMES + 1, UNWIND_STEPS), unwind_steps, l, 0);
 	span->top = c->sp;
+}
+
+/*
+ * Walks the user stack from the registers in l->c (readied by
+ * unwind_begin()): by CFI where the loader gave the process tables or,
+ * before it did, where the process maps files whose tables are known; by
+ * frame pointers elsewhere.  Stores it in @pair, with the CPROF_STACK_F_*
+ * in @mark: whole, or when @leaf is given, with its leaf pc there and 0
+ * in its place (see cprof_sample_key.uleaf).
+ */
+static __always_inline __u64 walk_user_stack(struct unwind_loop *l, struct window_span *span,
+					     __u32 pair, __u64 epoch, __u32 mark,
+					     struct cprof_stats *s, __u64 *leaf)
+{
+	struct unwind_ctx *c = l->c;
+	__u64 h;
+
+	unwind_walk(l, span);
+	if (c->unknown_file)
+		s->unwind_unknown_file++;
+	if ((l->pm && !(l->pm->flags & CPROF_PROC_MAPS_KERNEL)) || c->by_file) {
+		s->unwind_dwarf++;
+		if (c->status < CPROF_UNWIND_STATUS_MAX)
+			s->unwind_status[c->status]++;
+	} else {
+		s->unwind_fp_only++;
+		/*
+		 * A chain of frame pointers cannot tell its end from a break:
+		 * only its length is worth a pseudo-frame.
+		 */
+		if (c->status != CPROF_UNWIND_TRUNCATED)
+			c->status = CPROF_UNWIND_OK;
+	}
+	l->st->status |= c->status | mark;
+	if (l->st->nr == 0)
+		return CPROF_STACK_ERR_EMPTY;
+	/* the unwinder hashed all but the leaf */
+	h = c->hash;
+	if (leaf) {
+		*leaf = l->st->ip[0];
+		l->st->ip[0] = 0;
+	} else {
+		h = hash_mix(h, l->st->ip[0]);
+	}
+	return store_stack(l->st, pair, epoch, hash_finish(h, l->st, BPF_F_USER_STACK), NULL);
 }
 
 #endif

@@ -1,16 +1,51 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * vma.bpf.h: the file mapped at an address of the current task, from the
- * kernel's VMA (bpf_find_vma), for the unwinder (unwind.bpf.h declares
- * vma_file_of()).  Kept apart because it is the one part
- * of the unwinder that reads kernel structures: the userspace build of the
- * unwinder (user/unwind/bpfunwind.c) gives its own, from a test's made-up
+ * vma.bpf.h: what the kernel's VMAs tell: the file mapped at an address
+ * of the current task (bpf_find_vma), for the unwinder; a file's identity;
+ * the iterator that walks them all.  Kept apart because it is the one part
+ * of the unwinder that reads kernel structures: as plain C only the
+ * unwinder's declarations are here, and the userspace build of the
+ * unwinder (user/unwind/bpfunwind.c) defines them from a test's made-up
  * mappings.
  */
 #ifndef CPROF_VMA_BPF_H
 #define CPROF_VMA_BPF_H
 
+#include "base.bpf.h"
+
+/* A mapping and its file, from the kernel. */
+struct vma_file {
+	__u64 start, end;          /* [start, end); end 0: none */
+	__u64 pgoff;               /* file offset of start, in pages */
+	struct cprof_file_key key; /* ino 0: none */
+	__u32 exec;                /* mapped executable */
+	__u32 pad;
+};
+
+/* The file mapped at @pc in the current task; -1: none, or not known now. */
+static int vma_file_of(__u64 pc, struct vma_file *out);
+__noinline int in_xol(__u64 pc);
+
+/*
+ * The current task's binary: its code's range (mm->start_code, end_code)
+ * in start and end, its file's identity; pgoff 0.  -1: not known (a kernel
+ * thread, an exec under way).  No lock taken: it leaves the sample's one
+ * bpf_find_vma to another file.
+ */
+static int exe_code_of(struct vma_file *out);
+
+#ifdef __bpf__
+
 #define VM_EXEC 0x00000004UL
+
+/*
+ * A task's VMAs one by one (exitmaps.bpf.h, ldstate.bpf.h).  Weak: on a
+ * kernel without them the rest loads, and those walks check for them.
+ */
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __ksym __weak;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
 
 /* The identity of file @ino into @k; k->ino 0: none to match by. */
 static __always_inline void inode_key(struct inode *ino, struct cprof_file_key *k)
@@ -101,5 +136,7 @@ static int exe_code_of(struct vma_file *out)
 	out->end = BPF_CORE_READ(task, mm, end_code);
 	return out->key.ino && out->start && out->end > out->start ? 0 : -1;
 }
+
+#endif /* __bpf__ */
 
 #endif

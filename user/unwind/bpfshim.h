@@ -4,14 +4,14 @@
  * in plain C, so that the unwinder (bpf/unwind.bpf.h) runs in a unit test:
  * the OTel profiler's TESTING_COREDUMP build, for this project.
  *
- * The maps are the BPF code's own definitions (bpf/state.bpf.h), compiled
- * as plain structs; a test binds storage to each one it uses (shim_array,
- * shim_hash, shim_ringbuf), and a helper called on a map with nothing
- * bound aborts the test.  One CPU: a per-CPU array is an array.  A hash
- * map is its own table, not hmap: a fixed number of entries that never
- * move and can be deleted, as BPF's are.  Memory the BPF side would read
- * from the process (bpf_probe_read_user) is a recorded image, never this
- * process's own memory.
+ * The maps are the BPF code's own definitions (in bpf/, each beside the
+ * code that uses it), compiled as plain structs; a test binds storage to
+ * each one it uses (shim_array, shim_hash, shim_ringbuf), and a helper
+ * called on a map with nothing bound aborts the test.  One CPU: a per-CPU
+ * array is an array.  A hash map is its own table, not hmap: a fixed
+ * number of entries that never move and can be deleted, as BPF's are.
+ * Memory the BPF side would read from the process (bpf_probe_read_user)
+ * is a recorded image, never this process's own memory.
  *
  * Included by one file, user/unwind/bpfunwind.c: its state is static.
  */
@@ -37,6 +37,12 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 #define __noinline __attribute__((noinline))
+
+/*
+ * A setting the loader fixes before load (bpf/base.bpf.h): a plain variable
+ * here, which a test sets as it goes.
+ */
+#define CPROF_SETTING
 
 enum shim_kind { SHIM_ARRAY = 1, SHIM_HASH, SHIM_RINGBUF, SHIM_ARRAY_FN };
 

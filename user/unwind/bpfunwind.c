@@ -1,32 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * The BPF unwinder compiled as plain C: bpfshim.h for the helpers, then
- * the BPF program's own headers in the order cprof.bpf.c includes them.
- * The shim's maps get storage here, once, on first use.  The unit tests
- * walk recorded stacks with it; the agent walks deferred samples on
- * (deferred.c): one copy of the walk, the kernel's.
+ * The BPF unwinder compiled as plain C: bpfshim.h for the helpers, and
+ * the BPF program's own headers (each includes what it uses, the shim in
+ * place of libbpf's).  The shim's maps get storage here, once, on first
+ * use.  The unit tests walk recorded stacks with it; the agent walks
+ * deferred samples on (deferred.c): one copy of the walk, the kernel's.
  */
 #include "unwind/bpfshim.h"
 
-#include "cprof.h"
-/* Settings the loader fixes before load, which a test sets as it goes. */
-#define file_tables file_tables_rodata
-#define count_log_slots count_log_slots_rodata
-#define defer_walks defer_walks_rodata
-#include "state.bpf.h"
-#undef file_tables
-#undef count_log_slots
-#undef defer_walks
-static bool file_tables;
-static __u32 count_log_slots;
-static bool defer_walks; /* bpfu_set_defer() */
-
-#include "maps.bpf.h"
-#include "stacks.bpf.h"
 #include "counts.bpf.h"
-#include "pytramp.bpf.h"
-#include "unwind.bpf.h"
+#include "cprof.h"
+#include "entry.bpf.h"
+#include "framestep.bpf.h"
 #include "python.bpf.h"
+#include "pytramp.bpf.h"
+#include "stacks.bpf.h"
+#include "state.bpf.h"
+#include "unwind.bpf.h"
+#include "vma.bpf.h"
+#include "window.bpf.h"
 
 #include "unwind/bpfunwind.h"
 

@@ -98,7 +98,7 @@ struct bpfu_walk {
 };
 
 /*
- * The kernel entry of a process without the loader's (unwind.bpf.h):
+ * The kernel entry of a process without the loader's (entry.bpf.h):
  * remember_vma() adds a mapping found by bpf_find_vma (-1: the loader's
  * entry is there, or the kernel entry is full); forget_entry() drops it
  * at exec (@any: the loader's too) or exit; bpfu_entry() copies the
@@ -107,7 +107,7 @@ struct bpfu_walk {
 int bpfu_remember(uint32_t pid, uint64_t start, uint64_t end, uint64_t bias, uint32_t file);
 
 /*
- * entry_add() as an mmap of an executable file calls it (vma.bpf.h's
+ * entry_add() as an mmap of an executable file calls it (ldstate.bpf.h's
  * on_ld_state): into the loader's entry too, made when none and @create.
  */
 int bpfu_mmap_add(uint32_t pid, const struct cprof_proc_map *m, bool create);
@@ -139,7 +139,7 @@ int bpfu_walk(uint32_t pid, const struct cprof_proc_maps *pm, const struct bpfu_
 	      const struct bpfu_memory *mem, struct bpfu_walk *out);
 
 /*
- * The stack window as a user walk leaves it (unwind.bpf.h): @len bytes
+ * The stack window as a user walk leaves it (window.bpf.h): @len bytes
  * (at most STACK_WINDOW) of the thread's stack at @lo, which are @bytes.
  * A test may make them differ from the memory there, to tell which one a
  * read was answered from.
@@ -194,7 +194,7 @@ int bpfu_resume(uint32_t pid, const struct cprof_proc_maps *pm, const struct cpr
 		const uint8_t *stack, struct bpfu_walk *out);
 
 /*
- * The name BPF gives a user stack stored whole (cprof.bpf.c's
+ * The name BPF gives a user stack stored whole (unwind.bpf.h's
  * walk_user_stack()): @walk_hash of all its frames but the leaf, as a
  * walk leaves it, with the leaf and the stack's status.  0: no frames.
  */
