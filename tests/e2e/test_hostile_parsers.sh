@@ -148,8 +148,8 @@ fi
 # --- 2. six 100 MB objects with 4M symbols each ---------------------------------
 
 if [ ! -x "$W/bigsyms" ]; then
-	for n in "4M symbols x 6: memory under 128 MiB" "4M symbols x 6: frames named" \
-		"4M symbols x 6: writing time reported" "--symbol-memory hit: reported, profile written"; do
+	for n in "4M symbols x 6: memory" "4M symbols x 6: frames named" \
+		"4M symbols x 6: writing time" "--symbol-memory hit: reported, profile written"; do
 		skip "$n" "no $W/bigsyms (make workloads)"
 	done
 	exit 0
@@ -183,18 +183,23 @@ wtime=$(jget "$T/sum2.json" output.last_write_s)
 gf=$(ls "$T/out2"/bigsyms-*.pb.gz 2>/dev/null | head -n 1)
 echo "# 4M symbols x 6: peak RSS ${maxrss:-?} KB (GNU time: the larger of agent and DWARF worker)," \
 	"peak Pss of agent + worker ${pss:-?} KB (sampled every 50 ms), written in ${wtime:-?} s"
-if [ -n "$maxrss" ] && [ -n "$pss" ] && [ "$maxrss" -le 131072 ] && [ "$pss" -le 131072 ]; then
-	ok "4M symbols x 6: memory under 128 MiB (peak RSS $((maxrss / 1024)) MB, Pss of agent + worker $((pss / 1024)) MB)"
+# README's figures: 14 MB of peak RSS, written in under 3 s (bench/RESULTS.md:
+# 13.9 MB, 1.4-2.7 s).  ASan's shadow memory and quarantine take the
+# agent to 32 MB and its work about 3x longer: its own bars, not the product's.
+MEM_KB=16384 WRITE_S=3
+[ "${SANITIZE:-}" = 1 ] && MEM_KB=49152 WRITE_S=10
+if [ -n "$maxrss" ] && [ -n "$pss" ] && [ "$maxrss" -le $MEM_KB ] && [ "$pss" -le $MEM_KB ]; then
+	ok "4M symbols x 6: memory under $((MEM_KB / 1024)) MiB (peak RSS $((maxrss / 1024)) MB, Pss of agent + worker $((pss / 1024)) MB)"
 else
-	fail "4M symbols x 6: memory under 128 MiB" "peak RSS ${maxrss:-?} KB, Pss ${pss:-?} KB; $(head -n 3 "$T/err2")"
+	fail "4M symbols x 6: memory under $((MEM_KB / 1024)) MiB" "peak RSS ${maxrss:-?} KB, Pss ${pss:-?} KB; $(head -n 3 "$T/err2")"
 fi
 if [ -n "$gf" ]; then
 	named_mostly "4M symbols x 6: frames named (hot_0..3)" "$gf" ';hot_[0-3]$'
 else
 	fail "4M symbols x 6: frames named" "no profile: $(head -n 3 "$T/err2")"
 fi
-check "4M symbols x 6: writing time reported (${wtime:-none} s), exit 0" \
-	sh -c "[ $rc -eq 0 ] && [ -n '$wtime' ]"
+check "4M symbols x 6: writing time under $WRITE_S s (${wtime:-none} s), exit 0" \
+	eval '[ "$rc" -eq 0 ] && [ -n "$wtime" ] && awk -v w="$wtime" -v b="$WRITE_S" "BEGIN { exit !(w <= b) }"'
 
 # The same with room for about two objects' names: the bound holds and says so.
 "$CPROF" --pid "$GPID" --duration 2 --symbol-memory 64K --output-dir "$T/out3" >"$T/err3" 2>&1

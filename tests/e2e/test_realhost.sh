@@ -11,11 +11,11 @@
 # Each workload runs in a cgroup of its own: its label selects the samples.
 # Shares only, no timings (bench/realhost.sh measures those).  Needs root.
 #
-# The make -j2 and short-program checks are regression floors, not issue
-# 11's bars (95%, 97%), which bench/realhost.sh measures (98-99.5% and 100%
-# there since samples waiting for a table are walked once it is built):
-# this test also runs under ASan, on a host that may be loaded, where the
-# tables come later and more of the first samples wait past their budget.
+# The make -j2 and short-program checks hold issue 11's bars (95%, 97%;
+# bench/realhost.sh measures 96-99.5% and 99-100%).  Under ASan
+# (SANITIZE=1) the agent builds tables about 3x slower, so more of a new
+# program's first samples wait past their budget: there the bars are 85%
+# and 90%, floors for the sanitizer's run, not the product's figures.
 . "$(dirname "$0")/lib.sh"
 
 T=$(mktemp -d)
@@ -82,14 +82,17 @@ per=$(awk -F '\t' -v cg="cgroup:[/$CG]" 'index($2, cg) {
 	c = $2; sub(/.*comm:\[/, "", c); sub(/\].*/, "", c); t[c] += $1
 	if ($3 !~ /\[unwind:/ && $3 ~ /^(_start|__libc_start_call_main|(__)?clone3?;start_thread)(;|$)/) k[c] += $1 }
 	END { for (c in t) printf "%s %d/%d ", c, k[c], t[c] }' "$T/make.folded")
-check "make -j2 from clean: >=85% of all its user stacks complete, a floor (issue 11's bar of 95%: bench/realhost.sh) ($r; $per)" \
-	eval '[ "$rc" -eq 0 ] && at_least "$r" 0.85 300'
+MAKE_BAR=0.95 SHORT_BAR=0.97
+[ "${SANITIZE:-}" = 1 ] && MAKE_BAR=0.85 SHORT_BAR=0.90
+check "make -j2 from clean: >=$MAKE_BAR of all its user stacks complete ($r; $per)" \
+	eval '[ "$rc" -eq 0 ] && at_least "$r" $MAKE_BAR 300'
 
-# --- 40 x (date, cut, a 50 ms spinner), started after the profiler -----------
+# --- 100 x (date, cut, a 50 ms spinner), started after the profiler ----------
+# (about 500 samples: one short program's miss is 0.2 points of the bar)
 SPIN=$BUILD/workloads/shortspin
 cat >"$T/loop.sh" <<LOOP
 i=0
-while [ \$i -lt 40 ]; do
+while [ \$i -lt 100 ]; do
 	date >/dev/null
 	cut -d: -f1 /etc/passwd >/dev/null
 	$SPIN 50
@@ -99,10 +102,10 @@ LOOP
 profile_host loop sh "$T/loop.sh"
 r=$(user_stacks "$T/loop.folded" "$CG")
 set -- $r
-check "short programs complete: >=90% of their user stacks reach _start, a floor (issue 11's bar of 97%: bench/realhost.sh) ($1 of $3)" \
-	at_least "$1 $3" 0.90 100
-check "short programs named: >=90% of their user stacks complete and fully named, a floor (issue 11's bar of 97%: bench/realhost.sh) ($2 of $3)" \
-	at_least "$2 $3" 0.90 100
+check "short programs complete: >=$SHORT_BAR of their user stacks reach _start ($1 of $3)" \
+	at_least "$1 $3" $SHORT_BAR 300
+check "short programs named: >=$SHORT_BAR of their user stacks complete and fully named ($2 of $3)" \
+	at_least "$2 $3" $SHORT_BAR 300
 
 # --- short programs whose stacks go through three files ----------------------
 # A comparator in a library of its own, called by libc's qsort, called by the

@@ -17,7 +17,7 @@
 #include "testlib.h"
 
 #define PID 4242
-#define KERNEL_ENTRY_MAPS 16 /* bpf/unwind.bpf.h's bound */
+#define KERNEL_ENTRY_MAPS 16 /* bpf/entry.bpf.h's bound */
 
 static bool sorted(const struct cprof_proc_maps *pm)
 {
