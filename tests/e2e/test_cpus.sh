@@ -19,22 +19,35 @@ taskset -c 1 "$BUILD/workloads/busy" 120 >/dev/null &
 W=$!
 BG=$W
 
-# cpu N: profiles the program for 2 s at 199 Hz on CPU N alone; $T/N.json
+# cpu N: profiles the program for 2 s at 199 Hz on CPU N alone; $T/N.json,
+# and in $T/N.cpu the program's CPU share over the run, by /proc (its
+# utime + stime over the wall time): the independent view of its samples.
 cpu() {
+	_c0=$(cpu_ticks "$W") _w0=$(date +%s.%N)
 	$CPROF -F 199 --cpu "$1" --pid "$W" --duration 2 --output-dir "$T/out$1" \
 		--json-summary "$T/$1.json" -v 2>"$T/$1.err"
-	echo $?
+	_rc=$?
+	awk -v a="$_c0" -v b="$(cpu_ticks "$W")" -v w0="$_w0" -v w1="$(date +%s.%N)" \
+		-v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f\n", (b - a) / hz / (w1 - w0) }' >"$T/$1.cpu"
+	echo $_rc
 }
 rc0=$(cpu 0)
 rc1=$(cpu 1)
 n0=$(jget "$T/0.json" samples.written)
 n1=$(jget "$T/1.json" samples.written)
+# the files' samples, read by go tool pprof
+f0=0 f1=0
+[ -e "$T/out0/busy-$W.pb.gz" ] && f0=$(folded "$T/out0/busy-$W.pb.gz" | sum_where - .)
+[ -e "$T/out1/busy-$W.pb.gz" ] && f1=$(folded "$T/out1/busy-$W.pb.gz" | sum_where - .)
 # Pinned, it never runs on CPU 0: 0 expected, a handful allowed.
-check "--cpu 0: the program pinned to CPU 1 has no samples ($n0; exit $rc0)" \
-	eval '[ "$rc0" -eq 0 ] && [ -n "$n0" ] && [ "$n0" -le 3 ]'
-# 398 at most in 2 s; a floor far below it: on a loaded host CPU 1 is shared.
-check "--cpu 1: the program pinned to CPU 1 has its samples ($n1 of at most ~398; exit $rc1)" \
-	eval '[ "$rc1" -eq 0 ] && [ "${n1:-0}" -ge 20 ] && [ -s "$T/out1/busy-$W.pb.gz" ]'
+check "--cpu 0: the program pinned to CPU 1 has no samples ($n0, $f0 in its file; exit $rc0)" \
+	eval '[ "$rc0" -eq 0 ] && [ -n "$n0" ] && [ "$n0" -le 3 ] && [ "$f0" -le 3 ]'
+# 199 a second of its CPU time (/proc), within 25%: the share it had of
+# CPU 1 over the whole run stands for its share while sampled.
+s1=$(jget "$T/1.json" sampled_s) u1=$(cat "$T/1.cpu")
+check "--cpu 1: the program pinned to CPU 1 has its samples ($n1, $f1 in its file; its CPU share ${u1} over ${s1:-?} s sampled at 199 Hz; exit $rc1)" \
+	eval '[ "$rc1" -eq 0 ] && [ "${n1:-0}" -ge 20 ] && [ "$f1" -eq "$n1" ] &&
+	      awk -v n="$f1" -v u="$u1" -v s="${s1:-0}" "BEGIN { e = u * s * 199; exit !(n >= 0.75 * e && n <= 1.25 * e) }"'
 # ticks FILE: every sample the CPUs took (idle, other processes' and the program's)
 ticks() {
 	echo $(($(jget "$1" samples.sampled) + $(jget "$1" samples.idle) + $(jget "$1" samples.filtered)))

@@ -28,7 +28,9 @@ cgroup_gone "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)/cprof-e2e-
 # A binary whose main calls a few functions until it has used MS of CPU
 # time, with 60000 more of a few CFI rows each (its .eh_frame, 2.5 MB, is
 # what the table is made of: 20-40 ms to build, as cc1's), written in
-# assembly so that they take no time to compile.
+# assembly so that they take no time to compile.  (3, 19 and 27 samples
+# waited for it in three runs here; twice the rows made more wait than
+# BPF's budget of 64 a second sends, and those went by frame pointers.)
 gen_functions 100 >"$T/big.c"
 awk -v n="${DEFER_FILLER:-60000}" 'BEGIN {
 	print "\t.text"
@@ -88,9 +90,9 @@ folded_of "$T/out" "$CG" | awk -F '\t' '$2 ~ /comm:\[bigcopy\]/' >"$T/big.folded
 walked=$(jget "$T/s.json" unwind.deferred_walked)
 complete=$(jget "$T/s.json" unwind.deferred_complete)
 set -- $(user_stacks "$T/big.folded" "$CG")
-# (none on a quiet host may be: its table built before main() runs)
+# Some must have waited: a check passing on 0 of 0 would not show deferral.
 check "a new program's first samples walked on once its table was built, each to its start ($complete of $walked; $(grep 'deferred walks' "$T/err"))" \
-	eval '[ -n "$walked" ] && [ "${complete:-0}" -eq "$walked" ]'
+	eval '[ "${walked:-0}" -ge 1 ] && [ "${complete:-0}" -eq "$walked" ]'
 check "a new program's stacks complete: >=99% ($1 of $3 at $HZ Hz)" at_least "$1 $3" 0.99 100
 check "a new program's stacks named: >=97% ($2 of $3)" at_least "$2 $3" 0.97 100
 # what the incomplete ones were, to see on a failure

@@ -98,9 +98,18 @@ loaded_run() {
 	_js=$(jget "$_d/s.json" start_ms)
 	_jr=$(jget "$_d/s.json" phases.raised_ms)
 	_jl=$(jget "$_d/s.json" phases.load_ms)
+	# The wait is subtracted only for a raise that was the agent's first
+	# act: it had run 10-12 ms (the loader, main) when exitwatch saw it in
+	# the real-time class.  An agent whose start step were skipped would be
+	# seen there only at its first drain, its whole slow start (BPF loaded
+	# in 6.4 s, not 0.45) counted as that wait: 519 ms of CPU by then
+	# (issue 35's mutation check).  ASan's runtime starts first: 300 ms.
+	_rcpu_max=100
+	[ "${SANITIZE:-}" = 1 ] && _rcpu_max=300
 	_ok=0
-	[ "$LL_FORK" -gt 0 ] && [ "$LL_RAISED" -gt 0 ] && [ -n "$_t0" ] && [ "$_own" -le 1000 ] && _ok=1
-	check "overload-$_n:sampling-begins: within 1 s of launch, less the wait before its raise (began ${_start} ms after the fork, of which ${LL_RWAIT} ms runnable and not run before the raise, ${LL_EWAIT} ms of them before the exec; ${LL_RCPU} ms CPU by the raise; the agent says ${_js:-?} ms, raised at ${_jr:-?} ms, BPF loaded in ${_jl:-?} ms)" \
+	[ "$LL_FORK" -gt 0 ] && [ "$LL_RAISED" -gt 0 ] && [ -n "$_t0" ] && [ "$_own" -le 1000 ] &&
+		awk -v c="$LL_RCPU" -v m="$_rcpu_max" 'BEGIN { exit !(c >= 0 && c <= m) }' && _ok=1
+	check "overload-$_n:sampling-begins: within 1 s of launch, less the wait before its raise, its first act (began ${_start} ms after the fork, of which ${LL_RWAIT} ms runnable and not run before the raise, ${LL_EWAIT} ms of them before the exec; ${LL_RCPU} ms CPU by the raise, at most ${_rcpu_max}; the agent says ${_js:-?} ms, raised at ${_jr:-?} ms, BPF loaded in ${_jl:-?} ms)" \
 		[ $_ok -eq 1 ]
 	check "overload-$_n:written: the last profile within 1 s of the end of sampling (${_write} s; sampled ${_dur:-?} s)" \
 		awk -v w="$_write" -v t="${_t0:-}" 'BEGIN { exit !(t != "" && w <= 1) }'
