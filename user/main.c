@@ -616,8 +616,7 @@ static void boost(struct run *r, struct errbuf *err)
 	/* On failure what could be had is kept (nice -20 alone: the step is a no-op). */
 	uint64_t cpu, wait;
 
-	priority_raise(&r->prio, err);
-	priority_step(&r->prio, PRIORITY_START_MS);
+	priority_raise(&r->prio, PRIORITY_START_MS, err);
 	r->raised_ns = priority_now_ns();
 	/* What it cost to get here, read once raised: the reading waits for no CPU. */
 	if (procstat_sched_ns(AT_FDCWD, "/proc/self/schedstat", &cpu, &wait)) {

@@ -116,6 +116,7 @@ int main(void)
 	uint64_t launch = priority_launch_ns(), now = priority_now_ns();
 	int64_t age = priority_since_launch_ms(launch, now);
 
+	T_PLAN(23);
 	CHECK(launch && age >= 0 && age < 60000, "launch read from /proc/self/stat",
 	      "launch %llu ns, age %lld ms", (unsigned long long)launch, (long long)age);
 	CHECK(priority_since_launch_ms(0, now) == -1, "an unknown launch: -1", "not -1");
@@ -124,10 +125,14 @@ int main(void)
 		T_SKIP("real-time steps", "no CAP_SYS_NICE on this machine");
 		return T_EXIT();
 	}
-	CHECK(priority_raise(&p, &err) == 0, "priority_raise with CAP_SYS_NICE", "%s", err.msg);
-	CHECK(getpriority(PRIO_PROCESS, 0) == PRIORITY_NICE && policy(0) == SCHED_OTHER,
-	      "raised: nice -20, normal class between steps", "nice %d, policy %d",
+	CHECK(priority_raise(&p, 200, &err) == 0, "priority_raise with CAP_SYS_NICE", "%s", err.msg);
+	/* Raised into its first step: no moment at nice -20 alone before it. */
+	CHECK(getpriority(PRIO_PROCESS, 0) == PRIORITY_NICE && policy(0) == SCHED_FIFO,
+	      "raised: nice -20, in the real-time class from the raise on", "nice %d, policy %d",
 	      getpriority(PRIO_PROCESS, 0), policy(0));
+	priority_normal(&p);
+	CHECK(policy(0) == SCHED_OTHER, "raised: normal class between steps", "policy %d",
+	      policy(0));
 
 	priority_step(&p, 200);
 	CHECK(policy(0) == SCHED_FIFO, "a step runs in the real-time class", "policy %d",

@@ -67,24 +67,51 @@ static int try_class(void)
 	return ret ? ret : set_class(SCHED_OTHER, 0);
 }
 
-int priority_raise(struct priority *p, struct errbuf *err)
+/* A real-time step of @budget_ms: 0, or why the class could not be had (the timer then off). */
+static int begin_step(struct priority *p, unsigned int budget_ms)
 {
+	struct itimerspec its = {
+		.it_value = { budget_ms / 1000, (long)(budget_ms % 1000) * 1000000L },
+	}, off = { 0 };
 	int ret;
 
+	/* The timer first: the agent is never in the real-time class unbounded. */
+	if (!budget_ms)
+		return 0;
+	if (timer_settime(p->budget, 0, &its, NULL))
+		return -errno;
+	ret = set_class(SCHED_FIFO, RT_PRIORITY);
+	if (ret)
+		timer_settime(p->budget, 0, &off, NULL);
+	return ret;
+}
+
+int priority_raise(struct priority *p, unsigned int first_ms, struct errbuf *err)
+{
+	int timer, class = 0;
+
 	*p = (struct priority){ 0 };
+	/*
+	 * The real-time class first, its first step begun at once: at nice -20
+	 * alone, among a load of busy threads, a preemption between the two
+	 * calls cost up to a second of waiting.  The timer before the class,
+	 * so that the agent is never real-time unbounded.
+	 */
+	timer = make_timer(p, err);
+	if (!timer) {
+		class = begin_step(p, first_ms);
+		if (class)
+			timer_delete(p->budget);
+		p->rt = !class;
+	}
 	if (setpriority(PRIO_PROCESS, 0, PRIORITY_NICE))
 		return errf(err, -errno, "cannot raise its priority to nice %d (%s): it may start"
 			    " late and sample less on a busy host; needs CAP_SYS_NICE",
 			    PRIORITY_NICE, strerror(errno));
-	ret = try_class();
-	if (ret)
-		return errf(err, ret, "cannot use the real-time class (%s): runs at nice %d only",
-			    strerror(-ret), PRIORITY_NICE);
-	ret = make_timer(p, err);
-	if (ret)
-		return ret;
-	p->rt = true;
-	return 0;
+	if (class)
+		return errf(err, class, "cannot use the real-time class (%s): runs at nice %d only",
+			    strerror(-class), PRIORITY_NICE);
+	return timer;
 }
 
 int priority_thread(struct priority *t, const struct priority *agent)
@@ -114,14 +141,8 @@ int priority_thread(struct priority *t, const struct priority *agent)
 
 void priority_step(struct priority *p, unsigned int budget_ms)
 {
-	struct itimerspec its = {
-		.it_value = { budget_ms / 1000, (long)(budget_ms % 1000) * 1000000L },
-	};
-
-	/* The timer first: the agent is never in the real-time class unbounded. */
-	if (!p->rt || !budget_ms || timer_settime(p->budget, 0, &its, NULL))
-		return;
-	set_class(SCHED_FIFO, RT_PRIORITY);
+	if (p->rt)
+		begin_step(p, budget_ms);
 }
 
 void priority_normal(struct priority *p)

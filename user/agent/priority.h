@@ -51,13 +51,14 @@ struct priority {
 };
 
 /*
- * Raises the calling process's priority: nice PRIORITY_NICE, and sets up
- * real-time steps.  Returns 0, or a negative errno with a one-line message
+ * Raises the calling process's priority: sets up real-time steps and
+ * begins the first, of @first_ms (as priority_step()), then nice
+ * PRIORITY_NICE.  Returns 0, or a negative errno with a one-line message
  * in @err when either could not be had (without CAP_SYS_NICE, as under a
  * systemd unit that does not grant it): the agent goes on as it was, and
  * what could be had is kept.
  */
-int priority_raise(struct priority *p, struct errbuf *err);
+int priority_raise(struct priority *p, unsigned int first_ms, struct errbuf *err);
 
 /*
  * Runs what follows in the real-time class until priority_normal() or until
