@@ -14,6 +14,7 @@
 
 T=$(mktemp -d)
 trap 'kill $W $CP 2>/dev/null; rm -rf "$T"' EXIT
+plan 6
 require_root "footprint: the reader worked" "footprint: the reader is named cprof-dwarf" \
 	"footprint: no profile of the agent's own processes" "footprint: one reader for the run" \
 	"footprint: a standing warning told once" \
@@ -58,7 +59,10 @@ check "footprint: the reader worked: $nkids children of the agent used $kid_ms m
 	eval '[ "$rc" -eq 0 ] && [ "$nkids" -ge 1 ] && [ "$kid_ms" -ge 30 ]'
 # Kept across windows, with what it decompressed: a new reader each window
 # read and inflated the same debug sections again.
-check "footprint: one reader for the run: $nkids children in $windows windows" \
+# When more than one was seen, what the agent said of its reader says why.
+said=""
+[ "$nkids" -eq 1 ] || said=$(grep -i -m3 'dwarf reader\|sanitizer' "$T/err" | tr '\n' ' ')
+check "footprint: one reader for the run: $nkids children in $windows windows${said:+ (the agent: $said)}" \
 	eval '[ "$nkids" -eq 1 ] && [ "$windows" -ge 4 ]'
 check "footprint: the reader is named cprof-dwarf, last seen as: ${names:-no child seen}" \
 	eval '[ "$nkids" -ge 1 ] && [ -z "$(awk '\''$2 != "cprof-dwarf"'\'' "$T/last")" ]'
