@@ -15,10 +15,22 @@
 
 /* One count for a test and the helpers in tests/ linked into it. */
 __attribute__((weak)) int t_failed;
+/* Results reported, skips among them, and the plan (-1: none yet). */
+__attribute__((weak)) int t_results, t_skipped;
+__attribute__((weak)) int t_plan = -1;
 
-#define T_OK(name) printf("ok - %s\n", (name))
+/*
+ * The number of results this test reports (TAP's "1..N"): tests/run.sh
+ * fails a test that reports another number, so a test that returns early
+ * is seen.  Printed once the test knows it runs (after what skips it whole).
+ */
+#define T_PLAN(n) (t_plan = (n), printf("1..%d\n", t_plan))
+
+#define T_OK(name) (t_results++, printf("ok - %s\n", (name)))
 #define T_SKIP(name, ...)                                                     \
 	do {                                                                  \
+		t_results++;                                                  \
+		t_skipped++;                                                  \
 		printf("skip - %s: ", (name));                                \
 		printf(__VA_ARGS__);                                          \
 		printf("\n");                                                 \
@@ -27,6 +39,7 @@ __attribute__((weak)) int t_failed;
 /* CHECK(cond, name, fmt, ...): pass when cond holds, else say why. */
 #define CHECK(cond, name, ...)                                                \
 	do {                                                                  \
+		t_results++;                                                  \
 		if (cond) {                                                   \
 			printf("ok - %s\n", (name));                          \
 		} else {                                                      \
@@ -50,6 +63,19 @@ __attribute__((weak)) int t_failed;
 		      _b ? _b : "(null)");                                    \
 	} while (0)
 
-#define T_EXIT() (t_failed ? 1 : 0)
+/*
+ * Ends a test: non-zero when a check failed.  A part skipped for what the
+ * machine lacks (T_SKIP, then return) leaves its checks unrun: each is
+ * reported as skipped, so the plan holds on such a machine too.  Without
+ * a skip, a test that reports fewer than its plan fails in tests/run.sh.
+ */
+static inline int t_exit(void)
+{
+	for (int i = t_results + 1; t_skipped && i <= t_plan; i++)
+		printf("skip - check %d of %d: not run, a part skipped above\n", i, t_plan);
+	return t_failed ? 1 : 0;
+}
+
+#define T_EXIT() t_exit()
 
 #endif

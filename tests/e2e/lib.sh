@@ -9,9 +9,30 @@ CPROF=${CPROF:-./cprof-bpf}
 export HOME=${E2E_HOME:-${TMPDIR:-/tmp}}   # go tool pprof keeps state in $HOME/pprof
 export PPROF_TMPDIR=${TMPDIR:-/tmp}
 
-ok() { echo "ok - $1"; }
-fail() { echo "not ok - $1: $2"; }
-skip() { echo "skip - $1: $2"; }
+# plan N: the number of results this script reports (TAP's "1..N"),
+# printed before any; tests/run.sh fails a script that reports another
+# number.  $NAMES, the checks a skip_all or fail_all reports, must then
+# name all that are left: checked here and by require_root.
+plan() {
+	echo "1..$1"
+	_PLAN=$1
+	plan_names
+}
+
+# Fails (once) when $NAMES and the plan disagree on the checks left.
+_NRES=0
+plan_names() {
+	[ -n "${_PLAN:-}" ] && [ -n "${NAMES:-}" ] || return 0
+	_left=$((_PLAN - _NRES))
+	_named=$(echo "$NAMES" | tr '|' '\n' | grep -c .)
+	[ "$_named" -eq "$_left" ] || fail "plan" "NAMES lists $_named checks, $_left are left of the plan"
+}
+
+# (a result reported in a subshell is not counted in $_NRES: plan_names
+# is for the results before a skip list, reported in the script's shell)
+ok() { echo "ok - $1"; _NRES=$((_NRES + 1)); }
+fail() { echo "not ok - $1: $2"; _NRES=$((_NRES + 1)); }
+skip() { echo "skip - $1: $2"; _NRES=$((_NRES + 1)); }
 
 # skip_all REASON: every check named in $NAMES (|-separated) skipped for
 # REASON, and the script ends: a run that cannot check still says what.
@@ -36,19 +57,22 @@ check() {
 }
 
 # Prints a skip for each NAME and exits when not root: the tests need BPF.
+# The NAMEs become $NAMES (unless set), the checks a later skip_all or
+# fail_all reports.
 require_root() {
-	if [ "$(id -u)" -ne 0 ]; then
-		for n in "$@"; do skip "$n" "needs root (CAP_BPF, CAP_PERFMON)"; done
-		exit 0
-	fi
+	[ -n "${NAMES:-}" ] || NAMES=$(printf '%s|' "$@" | sed 's/|$//')
+	plan_names
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 }
 
 # For the tests of what gets installed (test_install.sh, test_image.sh):
-# prints a skip for each line of NAMES and exits unless this is root, not
+# prints a skip for each line of NAMES (they become $NAMES, as with
+# require_root) and exits unless this is root, not
 # a SANITIZE=1 run (nothing installed is sanitized: the plain run tests it),
 # and tools/deps.sh installs its GROUPS.
 require_install_deps() { # NAMES GROUP...
-	_names=$1
+	[ -n "${NAMES:-}" ] || NAMES=$(echo "$1" | tr '\n' '|' | sed 's/|$//')
+	plan_names
 	shift
 	_why=""
 	if [ "$(id -u)" -ne 0 ]; then
@@ -59,8 +83,7 @@ require_install_deps() { # NAMES GROUP...
 		_why="tools/deps.sh $* failed: $(echo "$_out" | tail -n1)"
 	fi
 	[ -z "$_why" ] && return 0
-	echo "$_names" | while read -r _n; do skip "$_n" "$_why"; done
-	exit 0
+	skip_all "$_why"
 }
 
 # jget FILE KEY[.KEY...]: a value from a --json-summary file (list items

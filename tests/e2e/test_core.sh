@@ -7,6 +7,8 @@ T=$(mktemp -d)
 chmod 755 "$T" # the unprivileged run must reach its output directory
 trap 'kill $W1 $W2 $W3 2>/dev/null; rm -rf "$T"' EXIT
 
+plan 21
+
 # --- option handling (no privileges needed) --------------------------------
 out=$($CPROF --help 2>&1); rc=$?
 check "help exits 0 and documents options" \
@@ -28,7 +30,11 @@ check "output dir not creatable: exit 1, message names it" \
 	sh -c "[ $rc -eq 1 ] && grep -q '$T/afile/sub' '$T/err' && [ ! -e '$T/afile/sub' ]"
 
 require_root "unprivileged run refused" "--pid profile written alone" "CPU split" \
-	"callers" "thread labels" "build id" "kernel frames" "whole host" "SIGINT"
+	"callers" "thread labels" "labels: pid and comm" "build id" \
+	"kernel frames leaf-first above user frames" "kernel frames under a [kernel.kallsyms] mapping" \
+	"--no-kernel" "whole host: all readable" "whole host: both workloads profiled" \
+	"whole host: the profiler does not profile itself" "whole host: no temporary files left" \
+	"summary on stderr" "SIGINT"
 
 # --- privileges --------------------------------------------------------------
 mkdir -p "$T/nopriv" && chown 65534:65534 "$T/nopriv" # its own: others may not write there

@@ -9,6 +9,7 @@ T=$(mktemp -d)
 BG=
 trap 'stop_all; rm -rf "$T"' EXIT
 NAMES="--cpu 0: the program pinned to CPU 1 has no samples|--cpu: one CPU's ticks, not two|--cpu 1: the program pinned to CPU 1 has its samples|--cpu: the summary names the CPUs sampled|--off-cpu --cpu 0: no waits of a program blocking on CPU 1|--off-cpu --cpu 1: its waits recorded|--cpu 7-2: refused, the range named|--cpu x: refused, the item named"
+plan 8
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 command -v taskset >/dev/null || skip_all "needs taskset (util-linux)"

@@ -19,6 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 NAMES="a new program's first samples walked on|a new program's stacks complete|a new program's stacks named"
+plan 3
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 command -v cc >/dev/null || skip_all "needs a C compiler"

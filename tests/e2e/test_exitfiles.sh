@@ -28,6 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 NAMES="numbered from the exit path|later runs complete|hostile paths refused|other root skipped|agent stops"
+plan 5
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 CG=cprof-e2e-exitf-$$

@@ -26,6 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 NAMES="short-lived named|replaced in place|replaced by a FIFO"
+plan 3
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 CG=cprof-e2e-exit-$$

@@ -17,19 +17,19 @@
 
 T=$(mktemp -d)
 trap 'kill $CP $G 2>/dev/null; rm -rf "$T"' EXIT
+plan 5
 require_root "go: shares agree with runtime/pprof" "go: sample counts agree" \
 	"go: stacks complete" "go: names as Go's" "go: lines"
 command -v go >/dev/null || skip_all "needs go (make deps installs golang-go)"
 
 SRC=tests/workloads/go/gosplit.go
 if ! GOCACHE=$T/gocache GOPATH=$T/gopath GO111MODULE=off go build -o "$T/gosplit" "$SRC" 2>"$T/build.err"; then
-	fail "go: shares agree with runtime/pprof" "gosplit did not build: $(head -c 300 "$T/build.err")"
-	exit 1
+	fail_all "gosplit did not build: $(head -c 300 "$T/build.err")"
 fi
 
 $CPROF --comm gosplit -F 249 --duration 30 --output-dir "$T/out" 2>"$T/err" &
 CP=$!
-wait_sampling $CP || { fail "go: shares agree with runtime/pprof" "the agent did not start: $(cat "$T/err")"; exit 1; }
+wait_sampling $CP || fail_all "the agent did not start: $(cat "$T/err")"
 "$T/gosplit" 24 "$T/go.prof" 250 >"$T/go.out" 2>"$T/go.err" &
 G=$!
 wait $G
@@ -39,7 +39,7 @@ rc=$?
 CP=
 pid=$(sed -n 's/^pid //p' "$T/go.out")
 prof=$T/out/gosplit-$pid.pb.gz
-[ -f "$prof" ] || { fail "go: shares agree with runtime/pprof" "no profile of gosplit (exit $rc; $(ls "$T/out"))"; exit 1; }
+[ -f "$prof" ] || fail_all "no profile of gosplit (exit $rc; $(ls "$T/out"))"
 folded "$prof" >"$T/ours"
 folded "$T/go.prof" >"$T/theirs"
 

@@ -22,6 +22,7 @@ CLEAN=""
 trap 'kill $PIDS 2>/dev/null; wait 2>/dev/null; rm -f $CLEAN; [ -n "$KEEP_TMP" ] || rm -rf "$T" "$O"' EXIT
 trap 'exit 1' INT TERM HUP PIPE
 
+plan 15
 $CPROF --file-mode 0666 >"$T/err" 2>&1; rc=$?
 check "--file-mode 0666 (others could write): exit 2 naming the option" \
 	eval '[ $rc -eq 2 ] && grep -q -- --file-mode "$T/err"'
@@ -40,15 +41,12 @@ NOBODY="setpriv --reuid nobody --regid nogroup --clear-groups"
 # As the DaemonSet runs on new kernels: /proc/PID/map_files is unusable.
 NOCAPS="capsh --drop=cap_sys_admin,cap_checkpoint_restore --"
 for tool in capsh setpriv unshare gcc; do
-	if ! command -v $tool >/dev/null; then
-		skip "hostile processes" "$tool not installed"
-		exit 0
-	fi
+	command -v $tool >/dev/null || skip_all "$tool not installed"
 done
 
 # The attacker, static so that it runs after pivot_root into an empty tmpfs.
 gcc -O1 -g -fno-omit-frame-pointer -static -o "$T/hostile" tests/workloads/hostile.c ||
-	{ fail "hostile processes" "cannot build tests/workloads/hostile.c"; exit 0; }
+	fail_all "cannot build tests/workloads/hostile.c"
 H=$T/hostile
 
 # attacker NAME DIR CMD...: runs CMD as nobody in DIR (made theirs), waits

@@ -27,6 +27,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+plan 8
 require_root "hostile DWARF: run exits 0, profiles written" "hostile DWARF: named from symbols" \
 	"hostile DWARF: its unterminated .debug_line_str was read" \
 	"hostile DWARF: no ASan report from the agent" "4M symbols x 6: memory under 128 MiB" \

@@ -12,6 +12,7 @@
 # this run, and removed at the end with every container.
 . "$(dirname "$0")/lib.sh"
 
+plan 8
 require_install_deps "image holds the static binary only
 manifests name the image
 daemonset: host process profiled
@@ -56,16 +57,14 @@ manifest_caps() {
 # --- the images, built once ----------------------------------------------------
 make -s image IMAGE="$IMG" >"$T/build.log" 2>&1 || {
 	cat "$T/build.log"
-	fail "make image" "podman build failed"
-	exit 1
+	fail_all "make image: podman build failed"
 }
 mkdir -p "$T/work"
 cp "$BUILD/workloads/nofp-static" "$T/work/e2e-spin"
 printf 'FROM scratch\nCOPY e2e-spin /e2e-spin\nENTRYPOINT ["/e2e-spin"]\n' >"$T/work/Containerfile"
 $PODMAN build -q -t "$WIMG" "$T/work" >/dev/null 2>"$T/wbuild.err" || {
 	cat "$T/wbuild.err"
-	fail "workload image" "podman build failed"
-	exit 1
+	fail_all "the workload image: podman build failed"
 }
 size=$(podman image inspect -f '{{.Size}}' "$IMG")
 echo "# image $IMG: $size bytes"

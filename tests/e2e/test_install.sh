@@ -7,6 +7,7 @@
 # runs and removes.
 . "$(dirname "$0")/lib.sh"
 
+plan 12
 require_install_deps "make install: binary, man page, unit under PREFIX in DESTDIR
 make uninstall removes them
 man -l renders the page

@@ -13,6 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 
 NAMES="sleeper at 99 Hz, --pid|sleeper at 99 Hz, whole host|sleeper at 199 Hz, --pid|sleeper at 199 Hz, whole host|clock varied|totals|--no-jitter"
+plan 7
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 command -v go >/dev/null || skip_all "needs go (go tool pprof)"
 SLEEPER=$BUILD/workloads/sleeper

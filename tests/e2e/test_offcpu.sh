@@ -10,6 +10,7 @@ HOLD=
 trap 'stop_all; [ -z "$HOLD" ] || kill "$HOLD"; cgroup_gone "$CG"; rm -rf "$T"' EXIT
 
 # --- bad input (no privileges needed: refused before anything loads) --------
+plan 19
 for bad in 2x -1 0 0.5ms 61s 1h ""; do
 	$CPROF --off-cpu --off-cpu-min "$bad" -d 1 -o "$T/bad" >"$T/err" 2>&1; rc=$?
 	check "--off-cpu-min '$bad': exit 2, one line naming the option" \

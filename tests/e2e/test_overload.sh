@@ -55,6 +55,8 @@ for sc in load maps; do
 		names="$names overload-$sc-$i:sampling-begins overload-$sc-$i:written overload-$sc-$i:exit overload-$sc-$i:samples"
 	done
 done
+# Four per loaded run, then the mappings', idle, late and real-time checks.
+plan $((8 * RUNS + 4))
 # shellcheck disable=SC2086
 require_root $names "overload-maps: the mappings' process sampled" \
 	"idle: sampling begins within 1 s of launch" "late start reported" \

@@ -11,7 +11,21 @@ trap 'stop_all; rm -rf "$T"' EXIT
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
 WORK=$PWD/tests/workloads/pysplit.py
 
+# Without root the script is skipped whole, before its plan; after it,
+# each skip is made by name where it happens (no skip_all).
 require_root "python frames"
+NAMES=
+# Per CPython 3.8-3.13: 3 of split_checks, 1 of reuse_checks; 3.12 and 3.13
+# with -X perf 6 more; Debian's 3.11 4; the newest 3.10-3.13 9; 3.7,
+# free-threaded 3.13t and 3.12 claiming 3.11 4.
+plan 53
+
+# skip_each REASON LABEL NAME...: a skip for each check LABEL: NAME.
+skip_each() {
+	_why=$1 _label=$2
+	shift 2
+	for _n in "$@"; do skip "$_label: $_n" "$_why"; done
+}
 
 # run NAME PYTHON MODE SECS [CPROF-ARGS...]: runs the workload (with the
 # interpreter options in $PYOPTS), profiles its pid for SECS at 499 Hz, then
@@ -86,7 +100,8 @@ reuse_checks() { # LABEL NAME
 for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	dir=$(ls -d "$PYENV/$v".* 2>/dev/null | sort -V | tail -n1)
 	if [ -z "$dir" ]; then
-		skip "python $v" "CPython $v is not installed under $PYENV"
+		skip_each "CPython $v is not installed under $PYENV" "python $v" \
+			"outer() on >=95%" "hot's share" "hot's frames carry pysplit.py" "exec'd code"
 		continue
 	fi
 	run "py$v" "$dir/bin/python$v" split 3
@@ -101,7 +116,10 @@ done
 for v in 3.12 3.13; do
 	dir=$(ls -d "$PYENV/$v".* 2>/dev/null | sort -V | tail -n1)
 	if [ -z "$dir" ]; then
-		skip "python $v -X perf" "CPython $v is not installed under $PYENV"
+		skip_each "CPython $v is not installed under $PYENV" "python $v -X perf" \
+			"outer() on >=95%" "hot's share" "hot's frames carry pysplit.py" \
+			"unwound from a trampoline" "the trampolines' arenas counted" \
+			"--no-python: unwound from a trampoline"
 		continue
 	fi
 	PYOPTS="-X perf" run "perf$v" "$dir/bin/python$v" split 3 -v
@@ -126,13 +144,19 @@ if [ -x /usr/bin/python3.11 ]; then
 	run debreuse /usr/bin/python3.11 reuse 3
 	reuse_checks "Debian python3.11" debreuse
 else
-	skip "Debian python3.11" "/usr/bin/python3.11 is not installed"
+	skip_each "/usr/bin/python3.11 is not installed" "Debian python3.11" \
+		"outer() on >=95%" "hot's share" "hot's frames carry pysplit.py" "exec'd code"
 fi
 
 # The rest runs on the newest pyenv version installed.
 dir=$(ls -d "$PYENV"/3.1[0-3].* 2>/dev/null | sort -V | tail -n1)
 if [ -z "$dir" ]; then
-	skip "python threads, C extension, --no-python, short run" "no CPython 3.10-3.13 under $PYENV"
+	skip_each "no CPython 3.10-3.13 under $PYENV" "python 3.1x" "threads: thread_alpha" \
+		"threads: thread_beta" "threads: thread_gamma" "in a mount namespace: outer() on >=95%" \
+		"in a mount namespace: hot's share" "in a mount namespace: hot's frames carry pysplit.py" \
+		"zlib" "--no-python" "-c, 300 ms"
+	skip_each "no CPython 3.10-3.13 under $PYENV" "python" "3.7 (no layout)" \
+		"free-threaded 3.13t by its name" "free-threaded 3.13t by its symbol" "3.12 claiming 3.11"
 	exit 0
 fi
 v=$(basename "$dir" | cut -d. -f1,2)
@@ -170,7 +194,9 @@ run mntns "$T/nspy" split 3
 if [ -s "$T/mntns.out" ] && [ ! -e "$NS/py/lib/libpython$v.so.1.0" ]; then
 	split_checks "python $v in a mount namespace of its own" mntns
 else
-	check "python $v in a mount namespace of its own: started, its files not on the host" false
+	for n in "outer() on >=95%" "hot's share" "hot's frames carry pysplit.py"; do
+		fail "python $v in a mount namespace of its own: $n" "not started, or its files on the host"
+	done
 fi
 WORK=$HOSTWORK
 
@@ -277,7 +303,8 @@ PY
 	native_only "free-threaded 3.13t by its name: reported" ftname 'unknown CPython \(3\.13t first\)'
 	native_only "free-threaded 3.13t by its symbol: reported" ftsym 'unknown CPython \(3\.13t first\)'
 else
-	skip "free-threaded 3.13t" "CPython 3.13 is not installed under $PYENV"
+	skip_each "CPython 3.13 is not installed under $PYENV" "free-threaded 3.13t" \
+		"by its name" "by its symbol"
 fi
 
 # Memory that does not match the layout: pyenv's 3.12 with its Py_Version

@@ -28,6 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 NAMES="clang-14|make -j2|short programs complete|short programs named|three files, default settings|a library no process mapped before|three files|three files named|corrupt .eh_frame"
+plan 9
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF, CAP_PERFMON)"
 command -v clang-14 >/dev/null && command -v objcopy >/dev/null ||

@@ -6,6 +6,7 @@
 # on a default run where libc6-dbg gives libc's DWARF.  Needs root.
 . "$(dirname "$0")/lib.sh"
 
+plan 9
 require_root "summary: the two busy programs are the top two" \
 	"summary: shares add up with the files' samples" \
 	"summary: the printed pprof command works as printed" \

@@ -20,9 +20,18 @@ cleanup() {
 PIDS=""
 trap cleanup EXIT
 
-require_root "C++ names" "Rust names" "source lines" "inline frames" "mapping flags" \
+plan 30
+require_root "C++ names: the leaf" "C++ names: system_name" "Rust names (legacy mangling)" \
+	"Rust names (legacy): system_name" "Rust names (v0 mangling)" "source lines: every location" \
+	"inline frames: a location" "inline frames: the inlined leaf" "inline frames: go tool pprof -traces" \
+	"source lines: file names are absolute" "mapping flags: -g binary" \
+	"--dwarf-memory 16M: libc" "--dwarf-memory 16M: no object left without lines" \
+	"--dwarf-memory 64M" "--dwarf-memory 4M -v" "--dwarf-memory: the summary counts" \
+	"mapping flags: a binary without DWARF" "no DWARF: names from the symbol table" \
 	"debuglink" "build-id debug file" "dlopen lines" "static lines" "JIT frames" \
-	"kernel frames" "--symbolize=none"
+	"kernel frames: syscall entry" "kernel frames: under [kernel.kallsyms]" "--no-kernel" \
+	"--symbolize=none: no user function names" "--symbolize=none: mapping keeps file name" \
+	"--symbolize=none: kernel frames still named" "--symbolize=none: pprof with PPROF_BINARY_PATH"
 
 W=$BUILD/workloads
 
@@ -120,7 +129,8 @@ if command -v g++ >/dev/null; then
 	check "C++ names: system_name keeps the raw symbol _ZN2ns4TypeIiE6methodEl" \
 		grep -q 'ns::Type<int>::method(long) .*(_ZN2ns4TypeIiE6methodEl)$' "$T/cpp.locs"
 else
-	skip "C++ names" "g++ not installed"
+	skip "C++ names: the leaf" "g++ not installed"
+	skip "C++ names: system_name" "g++ not installed"
 fi
 
 # --- Rust ----------------------------------------------------------------------
@@ -141,7 +151,9 @@ if [ -n "$RUSTC" ] && HOME=$REAL_HOME "$RUSTC" -O -g -o "$T/sym_rust" tests/work
 	s=$(share "$T/rustv0.stacks" '(^|;)<sym_rust::outer::Thing<u32>>::crunch(;[^;]*(core|std|<u64>)::[^;]*)*$')
 	check "Rust names (v0 mangling): leaf <sym_rust::outer::Thing<u32>>::crunch ($s%)" [ "$s" -ge 80 ]
 else
-	skip "Rust names" "no rustc (PATH or ~/.cargo/bin), or it failed: $(head -c 200 "$T/rustc.err" 2>/dev/null)"
+	for n in "legacy mangling" "legacy: system_name" "v0 mangling"; do
+		skip "Rust names ($n)" "no rustc (PATH or ~/.cargo/bin), or it failed: $(head -c 200 "$T/rustc.err" 2>/dev/null)"
+	done
 fi
 
 # --- source lines and inlined calls ------------------------------------------------
@@ -185,7 +197,10 @@ if [ -n "$libc_bid" ] && [ -e "/usr/lib/debug/.build-id/$(echo "$libc_bid" | cut
 	check "--dwarf-memory: the summary counts the objects left without lines" \
 		grep -q '1 object without source lines: DWARF over --dwarf-memory (4M)' "$T/libc4.err"
 else
-	skip "mapping flags: libc" "no libc debug file under /usr/lib/debug (libc6-dbg)"
+	for n in "16M (default): libc" "16M (default): no object left without lines" "64M" "4M -v" \
+		"the summary counts the objects left without lines"; do
+		skip "--dwarf-memory $n" "no libc debug file under /usr/lib/debug (libc6-dbg)"
+	done
 fi
 gcc -O1 -fno-omit-frame-pointer -o "$T/sym_nog" $SRC
 profile nog 2 "$T/sym_nog" 20

@@ -8,9 +8,11 @@ T=$(mktemp -d)
 trap 'kill $W 2>/dev/null; rm -rf "$T"' EXIT
 NOFP=$BUILD/workloads/nofp
 
-require_root "complete stacks (PIE)" "complete stacks (non-PIE)" "CPU split" \
-	"static binary" "dlopen after start" "700-deep recursion" "table budget" \
-	"oracle" "qsort callback" "300-deep recursion" "signal frames" "python3" \
+plan 15
+require_root "complete stacks (PIE)" "CPU split" "oracle" "summary reports unwinding" \
+	"complete stacks (non-PIE)" "qsort callback" "static binary" \
+	"dlopen after start: complete" "dlopen after start: build id" "300-deep recursion" \
+	"700-deep recursion" "signal frames" "python3" "a 256 KB table budget" \
 	"frame-pointer mode is incomplete"
 
 # profile NAME SECS WORKLOAD-ARGS...: runs the workload, profiles its pid for
@@ -124,6 +126,8 @@ if [ -x /usr/bin/python3 ]; then
 	n=$(sum_where "$T/small.folded" .)
 	room() { [ "$(jget "$T/small.json" unwind_tables.no_room)" -ge 1 ] && [ "$n" -ge 200 ]; }
 	check "a 256 KB table budget: tables left out are reported, samples all written ($n)" room
+else
+	skip "a 256 KB table budget" "/usr/bin/python3 not installed"
 fi
 
 CPROF_ARGS="--unwind fp" profile fp 2 $NOFP split 20

@@ -134,6 +134,7 @@ static void test_against_scan(void)
 
 int main(void)
 {
+	T_PLAN(33);
 	test_empty();
 	test_records();
 	test_extremes();

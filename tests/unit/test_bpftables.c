@@ -364,6 +364,7 @@ int main(void)
 			return T_EXIT();
 		}
 	}
+	T_PLAN(42);
 	/* cat's table must fit where ls's was, and sort's must not fit beside both */
 	CHECK(c->nslots <= a->nslots && b->nslots > c->nslots, "fixtures: table sizes",
 	      "ls %zu, sort %zu, cat %zu slots", a->nslots, b->nslots, c->nslots);

@@ -28,6 +28,7 @@ int main(void)
 	uint32_t nspid = 0;
 	char text[600];
 
+	T_PLAN(29);
 	check_id("/system.slice/docker-" ID ".scope", ID, "docker (systemd driver)");
 	check_id("/docker/" ID, ID, "docker (cgroupfs driver)");
 	check_id("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice/"

@@ -144,6 +144,7 @@ int main(void)
 	bool in_spread = true;
 	int n = online_cpus(), ret;
 
+	T_PLAN(15);
 	r.ncpus = n;
 	if (n > 1)
 		r.enoent_cpu = n - 1;

@@ -161,6 +161,7 @@ static void test_bounds(void)
 
 int main(void)
 {
+	T_PLAN(10);
 	test_slots();
 	test_exact();
 	test_bounds();

@@ -120,6 +120,7 @@ static void test_format(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(32);
 	test_good();
 	test_bad();
 	test_online();

@@ -226,6 +226,7 @@ int main(void)
 {
 	int hostroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
+	T_PLAN(8);
 	if (!temp_dir(tmp, sizeof(tmp), "debugfile") || hostroot < 0) {
 		CHECK(false, "debugfile: temporary directory", "cannot make one");
 		return T_EXIT();

@@ -103,6 +103,7 @@ int main(void)
 	size_t hdr = offsetof(struct cprof_deferred, stack);
 	int n;
 
+	T_PLAN(11);
 	deferred_init(&d);
 	CHECK(deferred_park(&d, r, hdr + 256, &ops) == 0 && d.n == 1 && f.wants == 1,
 	      "a record is parked and its table asked for", "n %zu, wants %d", d.n, f.wants);

@@ -48,6 +48,7 @@ int main(void)
 	char small[8], *huge;
 	size_t n;
 
+	T_PLAN(28);
 	expect("_ZN2ns4TypeIiE6methodEl", "ns::Type<int>::method(long)",
 	       "C++: namespaced template method with its parameters");
 	expect("_ZNK3foo3barERKSt6vectorIiSaIiEE", "foo::bar(std::vector<int, std::allocator<int> > const&) const",

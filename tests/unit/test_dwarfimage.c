@@ -360,6 +360,7 @@ int main(void)
 		T_SKIP("dwarfimage", "cannot compile the fixture");
 		return 0;
 	}
+	T_PLAN(11);
 	test_plain();
 	test_compressed();
 	test_lying_size();

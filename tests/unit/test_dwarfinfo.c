@@ -644,6 +644,7 @@ int main(void)
 		T_SKIP("dwarfinfo", "cannot compile the fixture");
 		return 0;
 	}
+	T_PLAN(26);
 	test_gcc();
 	test_clang();
 	test_cxx();

@@ -37,6 +37,7 @@ int main(void)
 	struct dwarfinfo *da, *db, *got;
 	int fa, fb;
 
+	T_PLAN(9);
 	if (!mkdtemp(dir))
 		abort();
 	snprintf(a, sizeof(a), "%s/a", dir);

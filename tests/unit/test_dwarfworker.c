@@ -278,6 +278,7 @@ int main(int argc, char **argv)
 		T_SKIP("dwarfworker", "cannot compile the fixture");
 		return 0;
 	}
+	T_PLAN(28);
 	fd = open(fmt("%s/fx", tmp), O_RDONLY | O_CLOEXEC);
 	/* the fixture was built: failing to open it is the product failing */
 	if (fd < 0 || elfobj_open(&obj, fd, NULL)) {

@@ -800,6 +800,7 @@ int main(void)
 	char tmpl[] = "/tmp/cprof-test-elfobj-XXXXXX";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(158);
 	if (!mkdtemp(tmpl)) {
 		CHECK(false, "elfobj: temp dir", "%s", strerror(errno));
 		return T_EXIT();

@@ -218,6 +218,7 @@ static void test_find_dynamic(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(21);
 	hostroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	test_vdso();
 	test_runtime_lookup("libc", dlsym(RTLD_DEFAULT, "getpid"), "getpid");

@@ -210,6 +210,7 @@ static void test_big(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(10);
 	test_system();
 	test_big();
 	return T_EXIT();

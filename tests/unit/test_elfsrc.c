@@ -415,6 +415,7 @@ static void test_build_id(void)
 
 int main(void)
 {
+	T_PLAN(34);
 	if (!temp_dir(tmp, sizeof(tmp), "elfsrc")) {
 		CHECK(false, "elfsrc: temporary directory", "cannot make one");
 		return T_EXIT();

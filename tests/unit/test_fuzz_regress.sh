@@ -15,6 +15,7 @@ if [ "${1:-}" != --no-build ]; then
 	# The replays are part of `make test`, sanitizer build or not: build
 	# them into this build tree (quick: a few small sources each).
 	if ! make -s --no-print-directory BUILD="$BUILD" fuzz-replay-bins >"$log" 2>&1; then
+		echo "1..1"
 		echo "not ok - fuzz regress: building the replay targets failed: $(tail -n 3 "$log" | tr '\n' ' ')"
 		exit 1
 	fi
@@ -22,6 +23,8 @@ fi
 
 targets=$(ls tests/fuzz/regress tests/fuzz/seeds 2>/dev/null | grep -v ':$' | sort -u)
 [ -n "$targets" ] || { echo "skip - fuzz regress: no inputs under tests/fuzz/regress or seeds"; exit 0; }
+# One result per target, whatever its replays do.
+echo "1..$(echo "$targets" | wc -l)"
 for t in $targets; do
 	bin=$BUILD/fuzz/replay-$t
 	if [ ! -x "$bin" ]; then

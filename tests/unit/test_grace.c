@@ -102,6 +102,7 @@ int main(void)
 	struct grace g;
 	uint64_t t1, t2, t3;
 
+	T_PLAN(17);
 	if (pipe(f.gate))
 		return 1;
 	CHECK(grace_start(&g, fake_wait, &f, NULL) == 0, "grace_start", "failed");

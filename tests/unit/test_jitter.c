@@ -116,6 +116,7 @@ int main(void)
 	struct jitter j;
 	static double devs[65536];
 
+	T_PLAN(18);
 	CHECK(jitter_init(&j, 0, 2, 1, 0) == -EINVAL && jitter_init(&j, 99, 0, 1, 0) == -EINVAL,
 	      "no rate or no CPU refused", "accepted");
 

@@ -451,6 +451,7 @@ static void test_text_range(void)
 
 int main(void)
 {
+	T_PLAN(43);
 	test_crafted();
 	test_seen();
 	test_errors();

@@ -219,6 +219,7 @@ static void test_nested_rewrite(void)
 
 int main(void)
 {
+	T_PLAN(15);
 	test_sorted();
 	test_bounded();
 	test_loader_entry();

@@ -623,6 +623,7 @@ static void test_catalog_real(void)
 
 int main(void)
 {
+	T_PLAN(35);
 	test_kept();
 	test_catalog();
 	test_catalog_crafted();

@@ -342,6 +342,7 @@ out:
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(17);
 	if (!temp_dir(tmp, sizeof(tmp), "objcache")) {
 		CHECK(false, "objcache: temp dir", "see above");
 		return T_EXIT();

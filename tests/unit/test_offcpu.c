@@ -235,6 +235,7 @@ static void test_kernel_btf(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(37);
 	test_values();
 	test_aggregate();
 	test_times();

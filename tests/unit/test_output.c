@@ -673,6 +673,7 @@ int main(void)
 	int dirfd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(44);
 	snprintf(tmpdir, sizeof(tmpdir), "%s/test_output.XXXXXX",
 		 t && *t ? t : "/tmp");
 	if (!mkdtemp(tmpdir)) {

@@ -377,6 +377,7 @@ static void test_open(void)
 
 int main(void)
 {
+	T_PLAN(49);
 	test_formats();
 	test_last_wins();
 	test_long_lines();

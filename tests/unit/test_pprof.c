@@ -390,6 +390,7 @@ static void test_varint_edges(void)
 
 int main(void)
 {
+	T_PLAN(51);
 	if (pprofcheck_setup("test_pprof"))
 		return 1;
 	test_full_profile();

@@ -350,6 +350,7 @@ static void test_errors(void)
 
 int main(void)
 {
+	T_PLAN(23);
 	if (pprofcheck_setup("test_pprof_limits"))
 		return 1;
 	test_strings();

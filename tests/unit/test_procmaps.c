@@ -459,6 +459,7 @@ static void test_extends(void)
 
 int main(void)
 {
+	T_PLAN(69);
 	test_exit_record();
 	test_extends();
 	test_crafted();

@@ -36,6 +36,7 @@ int main(void)
 	char line[256];
 	int ret;
 
+	T_PLAN(11);
 	snprintf(line, sizeof(line), "123 (a) 1 2 3 4 5 6) %s", fields);
 	ret = parse(line, &t);
 	CHECK(ret == 0 && t == 4242, "procstat: starttime after a name holding ') 1 2 ...'",

@@ -502,6 +502,7 @@ static void test_exit_files(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(20);
 	if (!temp_dir(tmp, sizeof(tmp), "proctab")) {
 		CHECK(false, "proctab: temp dir", "see above");
 		return T_EXIT();

@@ -24,6 +24,7 @@ int main(void)
 	size_t n;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(10);
 	CHECK_STR(esc("\x1b[31mred"), "\\x1b[31mred", "escape: ESC shown as \\x1b");
 	CHECK_STR(esc("a\nb"), "a\\nb", "escape: a newline shown as \\n");
 	CHECK_STR(esc("t\tr\r\x7f"), "t\\tr\\r\\x7f", "escape: tab, CR and DEL");

@@ -90,6 +90,7 @@ int main(void)
 {
 	struct bpfu_memory m = { MEM_LO, mem, sizeof(mem) };
 
+	T_PLAN(13);
 	for (size_t i = 0; i < sizeof(mem); i++)
 		mem[i] = (uint8_t)(i * 7 + 1);
 	for (size_t i = 0; i < sizeof(win); i++)

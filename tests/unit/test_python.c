@@ -224,6 +224,7 @@ static void check_code_span(void)
 
 int main(void)
 {
+	T_PLAN(21);
 	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
 		const char *v = versions[i];
 		unsigned minor = (unsigned)atoi(v + 2);

@@ -257,6 +257,7 @@ static void test_walk(void)
 
 int main(void)
 {
+	T_PLAN(20);
 	test_match();
 	test_live("3.12");
 	test_live("3.13");

@@ -314,6 +314,7 @@ int main(void)
 	int rfd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(36);
 	if (!temp_dir(tmpl, sizeof(tmpl), "rootfs")) {
 		CHECK(false, "rootfs: temp dir", "see above");
 		return T_EXIT();

@@ -193,6 +193,7 @@ static void test_tables(const char *name, const char *path)
 
 int main(void)
 {
+	T_PLAN(8);
 	test_chunks();
 	test_tables("secread: cc1's table, its .eh_frame read again, is row for row the one "
 		    "made from the whole file",
@@ -200,5 +201,5 @@ int main(void)
 	test_tables("secread: libLLVM-14's table, its .eh_frame read again, is row for row the "
 		    "one made from the whole file",
 		    "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1");
-	return t_failed != 0;
+	return T_EXIT();
 }

@@ -183,6 +183,7 @@ static void test_python_leaf(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(13);
 	test_leaf();
 	test_aggregate();
 	test_python_leaf();

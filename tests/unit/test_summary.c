@@ -99,6 +99,7 @@ int main(void)
 	struct summary s = { .unwind_tables = true };
 	char *out;
 
+	T_PLAN(18);
 	out = printed(&s, &o, NULL);
 	CHECK(!strcmp(out, "cprof-bpf: wrote 0 profiles (0 samples) to out\n"),
 	      "nothing sampled: one line, no counter of zeros", "%s", out);

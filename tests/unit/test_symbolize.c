@@ -307,6 +307,7 @@ int main(void)
 		T_SKIP("symbolize", "cannot compile the fixtures");
 		return 0;
 	}
+	T_PLAN(8);
 	if (!make_world(&w)) {
 		CHECK(false, "symbolize: a process made up of the fixtures", "could not");
 		return T_EXIT();

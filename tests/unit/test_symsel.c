@@ -129,6 +129,7 @@ int main(void)
 	struct symsel empty;
 	struct symrec out[1];
 
+	T_PLAN(3);
 	for (int t = 0; t < 2000; t++) {
 		size_t nrec = rnd() % 300, naddr = 1 + rnd() % 40;
 		/* Small spans: many records share an address. */

@@ -625,7 +625,7 @@ int main(void)
 	}
 	snprintf(tmp, sizeof(tmp), "%s", tmpl);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-
+	T_PLAN(63);
 	test_fixtures();
 	test_libc();
 	test_ldso();

@@ -537,6 +537,7 @@ static void test_entry_stop(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(177);
 	test_program();
 	test_state_stack();
 	test_rules();

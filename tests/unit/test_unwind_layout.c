@@ -209,6 +209,7 @@ int main(void)
 	char big[PATH_MAX];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(20);
 	test_synthetic("one row", 1, 1, 1);
 	test_synthetic("rare rules", 20000, 3, 700);   /* exceptions */
 	test_synthetic("sparse", 300, 70000, 300);     /* pages of 64 KiB, some empty */

@@ -596,6 +596,7 @@ int main(void)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	T_PLAN(201);
 	if (n <= 0 || !mkdtemp(tmpl)) {
 		printf("not ok - test_unwind_walk: no /proc/self/exe or temporary directory\n");
 		return 1;
