@@ -21,7 +21,7 @@ if [ "${1:-}" != --no-build ]; then
 	fi
 fi
 
-targets=$(ls tests/fuzz/regress tests/fuzz/seeds 2>/dev/null | grep -v ':$' | sort -u)
+targets=$(ls tests/fuzz/regress tests/fuzz/seeds 2>/dev/null | grep -v -e ':$' -e '^$' | sort -u)
 [ -n "$targets" ] || { echo "skip - fuzz regress: no inputs under tests/fuzz/regress or seeds"; exit 0; }
 # One result per target, whatever its replays do.
 echo "1..$(echo "$targets" | wc -l)"
