@@ -182,6 +182,9 @@ static void test_live(const char *v)
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	/* CPython's -X perf map outlives it: runs would pile them up in /tmp. */
+	snprintf(py, sizeof(py), "/tmp/perf-%d.map", (int)pid);
+	unlink(py);
 	close(pipefd[0]);
 	py_tramps_free(t);
 	procmaps_free(&maps);
