@@ -18,6 +18,17 @@
 #include "elf/elfobj.h"
 #include "util/errbuf.h"
 
+/* A shared object's source, compiled by the tests that need one. */
+static const char lib_src[] =
+	"volatile int lsink;\n"
+	"__attribute__((noinline)) int cprof_lib_exported_a(int n)\n"
+	"{ int s = 0; for (int i = 0; i < n; i++) s += i * lsink; return s; }\n"
+	"static __attribute__((noinline, used)) int cprof_lib_static_b(int n)\n"
+	"{ int s = 1; for (int i = 0; i < n; i++) s ^= i + lsink; return s * 5; }\n"
+	"__attribute__((noinline)) int cprof_lib_exported_c(int n)\n"
+	"{ int s = cprof_lib_static_b(n) + cprof_lib_exported_a(n);\n"
+	"  for (int i = 0; i < n; i++) s += lsink; return s; }\n";
+
 static inline int open_obj(const char *path, struct elfobj **o, struct errbuf *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
