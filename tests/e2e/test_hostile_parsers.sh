@@ -30,7 +30,7 @@ trap 'exit 1' INT TERM
 plan 8
 require_root "hostile DWARF: run exits 0, profiles written" "hostile DWARF: named from symbols" \
 	"hostile DWARF: its unterminated .debug_line_str was read" \
-	"hostile DWARF: no ASan report from the agent" "4M symbols x 6: memory under 128 MiB" \
+	"hostile DWARF: no ASan report from the agent" "4M symbols x 6: memory" \
 	"4M symbols x 6: frames named" "4M symbols x 6: writing time reported" \
 	"--symbol-memory hit: reported, profile written"
 
@@ -185,10 +185,14 @@ gf=$(ls "$T/out2"/bigsyms-*.pb.gz 2>/dev/null | head -n 1)
 echo "# 4M symbols x 6: peak RSS ${maxrss:-?} KB (GNU time: the larger of agent and DWARF worker)," \
 	"peak Pss of agent + worker ${pss:-?} KB (sampled every 50 ms), written in ${wtime:-?} s"
 # README's figures: 14 MB of peak RSS, written in under 3 s (bench/RESULTS.md:
-# 13.9 MB, 1.4-2.7 s).  ASan's shadow memory and quarantine take the
-# agent to 32 MB and its work about 3x longer: its own bars, not the product's.
+# 13.9 MB, 1.4-2.7 s), held by the plain build.  Under ASan the sanitizer's
+# runtime, shadow memory and quarantine are in each of the agent and its
+# DWARF worker: 48 MB of peak RSS and 54 MB of Pss for the two in CI's run
+# of 2026-11-29, against 14 and 15 plain.  Its bars (2x those) stop a
+# blow-up, which is what that build can show; the product's figure is the
+# plain run's.
 MEM_KB=16384 WRITE_S=3
-[ "${SANITIZE:-}" = 1 ] && MEM_KB=49152 WRITE_S=10
+[ "${SANITIZE:-}" = 1 ] && MEM_KB=98304 WRITE_S=10
 if [ -n "$maxrss" ] && [ -n "$pss" ] && [ "$maxrss" -le $MEM_KB ] && [ "$pss" -le $MEM_KB ]; then
 	ok "4M symbols x 6: memory under $((MEM_KB / 1024)) MiB (peak RSS $((maxrss / 1024)) MB, Pss of agent + worker $((pss / 1024)) MB)"
 else
