@@ -187,12 +187,12 @@ echo "# 4M symbols x 6: peak RSS ${maxrss:-?} KB (GNU time: the larger of agent 
 # README's figures: 14 MB of peak RSS, written in under 3 s (bench/RESULTS.md:
 # 13.9 MB, 1.4-2.7 s), held by the plain build.  Under ASan the sanitizer's
 # runtime, shadow memory and quarantine are in each of the agent and its
-# DWARF worker: 48 MB of peak RSS and 54 MB of Pss for the two in CI's run
-# of 2026-11-29, against 14 and 15 plain.  Its bars (2x those) stop a
-# blow-up, which is what that build can show; the product's figure is the
-# plain run's.
+# DWARF worker: 48 MB of peak RSS both times, and 54 then 74 MB of Pss for
+# the two, in two ASan runs of 2026-11-29, against 14 and 15 plain.  Its
+# bars (above 1.7x those) stop a blow-up, which is what that build can
+# show; the product's figure is the plain run's.
 MEM_KB=16384 WRITE_S=3
-[ "${SANITIZE:-}" = 1 ] && MEM_KB=98304 WRITE_S=10
+[ "${SANITIZE:-}" = 1 ] && MEM_KB=131072 WRITE_S=10
 if [ -n "$maxrss" ] && [ -n "$pss" ] && [ "$maxrss" -le $MEM_KB ] && [ "$pss" -le $MEM_KB ]; then
 	ok "4M symbols x 6: memory under $((MEM_KB / 1024)) MiB (peak RSS $((maxrss / 1024)) MB, Pss of agent + worker $((pss / 1024)) MB)"
 else
