@@ -34,6 +34,14 @@ ok() { echo "ok - $1"; _NRES=$((_NRES + 1)); }
 fail() { echo "not ok - $1: $2"; _NRES=$((_NRES + 1)); }
 skip() { echo "skip - $1: $2"; _NRES=$((_NRES + 1)); }
 
+# skip_each REASON LABEL NAME...: a skip for each check "LABEL: NAME", where
+# a part of a script cannot run: one result per check, as its plan counts.
+skip_each() {
+	_why=$1 _label=$2
+	shift 2
+	for _n in "$@"; do skip "$_label: $_n" "$_why"; done
+}
+
 # skip_all REASON: every check named in $NAMES (|-separated) skipped for
 # REASON, and the script ends: a run that cannot check still says what.
 skip_all() {

@@ -137,9 +137,8 @@ if mount -t tmpfs -o size=16k cprof-test "$T/full" 2>/dev/null; then
 		eval "[ \"\$(cat '$T/full/keep.txt')\" = precious ]"
 	stop_all
 else
-	for n in "exit 1 with ENOSPC named" "some written" "the other files intact"; do
-		skip "disk full mid-write: $n" "cannot mount a tmpfs here"
-	done
+	skip_each "cannot mount a tmpfs here" "disk full mid-write" \
+		"exit 1 with ENOSPC named" "some written" "the other files intact"
 fi
 
 # --- signals at random moments --------------------------------------------------------
@@ -232,11 +231,10 @@ if [ $corrupt_ok -eq 1 ]; then
 		eval "go tool pprof -top '$T/corrupt/split-$P_OK.pb.gz' 2>/dev/null | grep -q spin_c"
 	stop_all
 else
-	for n in "the run goes on" "shdrs profiled" "shoff profiled" "ehtrunc profiled" \
+	skip_each "cannot build the patched copies: $(head -c 200 "$T/err")" "corrupt binaries" \
+		"the run goes on" "shdrs profiled" "shoff profiled" "ehtrunc profiled" \
 		"symcount profiled" "ehtrunc still names fault_leaf" "symcount still names fault_leaf" \
-		"a healthy process in the same run is untouched"; do
-		skip "corrupt binaries: $n" "cannot build the patched copies: $(head -c 200 "$T/err")"
-	done
+		"a healthy process in the same run is untouched"
 fi
 
 # --- processes exiting while their maps and binaries are read -------------------------------

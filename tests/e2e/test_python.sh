@@ -20,13 +20,6 @@ NAMES=
 # free-threaded 3.13t and 3.12 claiming 3.11 4.
 plan 53
 
-# skip_each REASON LABEL NAME...: a skip for each check LABEL: NAME.
-skip_each() {
-	_why=$1 _label=$2
-	shift 2
-	for _n in "$@"; do skip "$_label: $_n" "$_why"; done
-}
-
 # run NAME PYTHON MODE SECS [CPROF-ARGS...]: runs the workload (with the
 # interpreter options in $PYOPTS), profiles its pid for SECS at 499 Hz, then
 # stops it; leaves $T/NAME.folded, .raw (the profile's locations), .out

@@ -151,9 +151,8 @@ if [ -n "$RUSTC" ] && HOME=$REAL_HOME "$RUSTC" -O -g -o "$T/sym_rust" tests/work
 	s=$(share "$T/rustv0.stacks" '(^|;)<sym_rust::outer::Thing<u32>>::crunch(;[^;]*(core|std|<u64>)::[^;]*)*$')
 	check "Rust names (v0 mangling): leaf <sym_rust::outer::Thing<u32>>::crunch ($s%)" [ "$s" -ge 80 ]
 else
-	for n in "legacy mangling" "legacy: system_name" "v0 mangling"; do
-		skip "Rust names ($n)" "no rustc (PATH or ~/.cargo/bin), or it failed: $(head -c 200 "$T/rustc.err" 2>/dev/null)"
-	done
+	skip_each "no rustc (PATH or ~/.cargo/bin), or it failed: $(head -c 200 "$T/rustc.err" 2>/dev/null)" \
+		"Rust names" "legacy mangling" "legacy: system_name" "v0 mangling"
 fi
 
 # --- source lines and inlined calls ------------------------------------------------
@@ -197,10 +196,9 @@ if [ -n "$libc_bid" ] && [ -e "/usr/lib/debug/.build-id/$(echo "$libc_bid" | cut
 	check "--dwarf-memory: the summary counts the objects left without lines" \
 		grep -q '1 object without source lines: DWARF over --dwarf-memory (4M)' "$T/libc4.err"
 else
-	for n in "16M (default): libc" "16M (default): no object left without lines" "64M" "4M -v" \
-		"the summary counts the objects left without lines"; do
-		skip "--dwarf-memory $n" "no libc debug file under /usr/lib/debug (libc6-dbg)"
-	done
+	skip_each "no libc debug file under /usr/lib/debug (libc6-dbg)" "--dwarf-memory" \
+		"16M (default): libc" "16M (default): no object left without lines" "64M" "4M -v" \
+		"the summary counts the objects left without lines"
 fi
 gcc -O1 -fno-omit-frame-pointer -o "$T/sym_nog" $SRC
 profile nog 2 "$T/sym_nog" 20

@@ -116,7 +116,7 @@ int main(void)
 	uint64_t launch = priority_launch_ns(), now = priority_now_ns();
 	int64_t age = priority_since_launch_ms(launch, now);
 
-	T_PLAN(23);
+	T_PLAN(24);
 	CHECK(launch && age >= 0 && age < 60000, "launch read from /proc/self/stat",
 	      "launch %llu ns, age %lld ms", (unsigned long long)launch, (long long)age);
 	CHECK(priority_since_launch_ms(0, now) == -1, "an unknown launch: -1", "not -1");
@@ -202,5 +202,10 @@ int main(void)
 	}
 	priority_free(&p);
 	CHECK(policy(0) == SCHED_OTHER, "priority_free: normal class", "policy %d", policy(0));
+	/* No first step: the class tried and left, steps possible. */
+	CHECK(priority_raise(&p, 0, &err) == 0 && policy(0) == SCHED_OTHER && p.rt,
+	      "priority_raise without a first step: normal class, steps possible", "policy %d, rt %d",
+	      policy(0), p.rt);
+	priority_free(&p);
 	return T_EXIT();
 }

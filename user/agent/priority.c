@@ -99,7 +99,8 @@ int priority_raise(struct priority *p, unsigned int first_ms, struct errbuf *err
 	 */
 	timer = make_timer(p, err);
 	if (!timer) {
-		class = begin_step(p, first_ms);
+		/* (no first step: the class only tried, so that a failure is told now) */
+		class = first_ms ? begin_step(p, first_ms) : try_class();
 		if (class)
 			timer_delete(p->budget);
 		p->rt = !class;

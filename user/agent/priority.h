@@ -52,7 +52,7 @@ struct priority {
 
 /*
  * Raises the calling process's priority: sets up real-time steps and
- * begins the first, of @first_ms (as priority_step()), then nice
+ * begins the first, of @first_ms (as priority_step(); 0: none), then nice
  * PRIORITY_NICE.  Returns 0, or a negative errno with a one-line message
  * in @err when either could not be had (without CAP_SYS_NICE, as under a
  * systemd unit that does not grant it): the agent goes on as it was, and

@@ -55,7 +55,6 @@ static inline int64_t uleb_i64(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-
 /*
  * A CFA program as it runs.  The helpers below are inlined into
  * run_op()'s one switch, so that an instruction is dispatched once.
@@ -63,7 +62,6 @@ static inline int64_t uleb_i64(uint64_t v)
 struct cfa_run {
 	struct cur *c;            /* apart, since read_addr() takes it: the rest stays in registers */
 	const struct unwind_cfa *x;
-	const struct unwind_x86_state *init; /* what DW_CFA_restore goes back to */
 	struct unwind_x86_state *st;
 	uint64_t loc;             /* where the state begins to hold */
 	unsigned depth;           /* states remembered in @stack */
@@ -113,7 +111,7 @@ static inline int advance(struct cfa_run *r, struct rowbuf *rows, uint64_t delta
 
 static inline void reg_rule(struct cfa_run *r, uint64_t reg, enum rule_kind k, int64_t off)
 {
-	unwind_x86_set_rule(r->st, r->x->ra_reg, r->init, reg, k, off);
+	unwind_x86_set_rule(r->st, r->x->ra_reg, r->x->init, reg, k, off);
 }
 
 /* What follows the register of an extended register rule. */
@@ -323,7 +321,6 @@ int unwind_cfa_run(const struct unwind_cfa *x, const uint8_t *p, const uint8_t *
 	struct cfa_run r = {
 		.c = &c,
 		.x = x,
-		.init = x->fde ? x->init : &unwind_x86_initial_state,
 		.st = st,
 		.loc = x->fde ? x->start : 0,
 		.stack = stack,

@@ -24,7 +24,8 @@ struct unwind_cfa {
 	int64_t data_align;
 	uint64_t ra_reg;
 	bool signal; /* a signal trampoline's frame ('S') */
-	/* what DW_CFA_restore goes back to: the CIE's state after its initial instructions */
+	/* what DW_CFA_restore goes back to: in an FDE the CIE's state after its
+	 * initial instructions, in those instructions the initial state */
 	const struct unwind_x86_state *init;
 	/* the FDE's pc range; @fde false: a CIE's initial instructions (no locations) */
 	bool fde;

@@ -239,7 +239,7 @@ static int run_program(const struct cie *ci, const struct fde *f, const struct c
 		.data_align = ci->data_align,
 		.ra_reg = ci->ra_reg,
 		.signal = ci->signal,
-		.init = &ci->init,
+		.init = f ? &ci->init : &unwind_x86_initial_state,
 		.fde = f != NULL,
 		.start = f ? f->start : 0,
 		.end = f ? fde_end(f) : 0,
