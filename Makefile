@@ -174,6 +174,15 @@ $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fomit-frame-pointer -shared -fPIC -o $@ $<
 
+# The JVM's workloads, where there is a javac (tests/unit/test_jvm skips without).
+JAVAC ?= $(shell command -v javac 2>/dev/null)
+ifneq ($(JAVAC),)
+WORKLOADS += $(patsubst tests/workloads/java/%.java,$(BUILD)/workloads/java/%.class,$(wildcard tests/workloads/java/*.java))
+endif
+$(BUILD)/workloads/java/%.class: tests/workloads/java/%.java
+	@mkdir -p $(dir $@)
+	$(JAVAC) -g -d $(dir $@) $<
+
 # test_unwind_walk's fixture, built as distribution binaries are: no frame pointers.
 STACKSHOTS := $(patsubst %,$(BUILD)/tests/stackshot-%,pie nopie static)
 STACKSHOT_nopie  := -no-pie -fno-pie

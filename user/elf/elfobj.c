@@ -290,6 +290,17 @@ int elfobj_file_to_vaddr(const struct elfobj *o, uint64_t file_off, uint64_t *va
 	return -ENOENT;
 }
 
+int elfobj_load_bias(const struct elfobj *o, uint64_t map_start, uint64_t map_offset,
+		     uint64_t *bias)
+{
+	uint64_t vaddr;
+
+	if (elfobj_file_to_vaddr(o, map_offset, &vaddr))
+		return -ENOENT;
+	*bias = map_start - vaddr;
+	return 0;
+}
+
 /* --- symbols ---------------------------------------------------------------- */
 
 /* src_ready(), saying what failed. */

@@ -55,6 +55,14 @@ int elfobj_file_to_vaddr(const struct elfobj *o, uint64_t file_off,
 			 uint64_t *vaddr);
 
 /*
+ * Where the object is loaded in a process that maps its file offset
+ * @map_offset at @map_start: that address less the offset's virtual
+ * address.  Returns 0 or -ENOENT.
+ */
+int elfobj_load_bias(const struct elfobj *o, uint64_t map_start, uint64_t map_offset,
+		     uint64_t *bias);
+
+/*
  * The lowest virtual address of the object's executable PT_LOAD segments:
  * what the kernel's mm->start_code is, less the load bias, for a process
  * running it.  Returns 0 or -ENOENT.

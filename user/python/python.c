@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "elf/elfobj.h"
 #include "util/hmap.h"
 #include "fs/procmaps.h"
+#include "fs/procmem.h"
 #include "python/python.h"
 #include "python/python_layout.h"
 #include "python/python_lines.h"
@@ -47,16 +47,6 @@ static const char *const sym_names[SYM_N] = {
 	/* built only with Py_GIL_DISABLED: objects, frames and states differ */
 	"_Py_MergeZeroLocalRefcount",
 };
-
-int py_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
 
 static uint64_t word_at(const uint8_t *buf, size_t off)
 {
@@ -100,23 +90,12 @@ static unsigned minor_of_name(const char *path, bool *free_threaded)
 	return minor;
 }
 
-/* Where the object of mapping @v is loaded: its address less its vaddr. */
-static int load_bias(struct elfobj *o, const struct vma *v, uint64_t *bias)
-{
-	uint64_t vaddr;
-
-	if (elfobj_file_to_vaddr(o, v->offset, &vaddr))
-		return -EINVAL;
-	*bias = v->start - vaddr;
-	return 0;
-}
-
 /* The version the interpreter says it is: Py_Version (3.11+), else 0. */
 static unsigned py_version(uint32_t pid, const struct elfsyms_named *s, uint64_t bias)
 {
 	uint32_t hex;
 
-	if (!s[SYM_VERSION].found || py_read_mem(pid, bias + s[SYM_VERSION].value, &hex, sizeof(hex)))
+	if (!s[SYM_VERSION].found || procmem_read(pid, bias + s[SYM_VERSION].value, &hex, sizeof(hex)))
 		return 0;
 	return hex >> 16;
 }
@@ -134,7 +113,7 @@ int pyproc_find(struct pyproc **out, uint32_t pid, const struct vma_list *maps,
 		uint64_t bias;
 
 		if (!minor || !objs || !objs[i] || read_dynsyms(objs[i], s) ||
-		    !s[SYM_RUNTIME].found || load_bias(objs[i], v, &bias))
+		    !s[SYM_RUNTIME].found || elfobj_load_bias(objs[i], v->start, v->offset, &bias))
 			continue;
 		/* Py_Version, where there is one, rules: a file may be renamed. */
 		version = py_version(pid, s, bias);
@@ -251,7 +230,7 @@ static char *read_str(const struct pyproc *pp, uint32_t pid, uint64_t addr, size
 	char *s;
 	size_t n = 0;
 
-	if (cl->compact_size > sizeof(head) || py_read_mem(pid, addr, head, cl->compact_size) ||
+	if (cl->compact_size > sizeof(head) || procmem_read(pid, addr, head, cl->compact_size) ||
 	    word_at(head, 8) != pp->unicode_type)
 		return NULL;
 	len = word_at(head, cl->var_size);
@@ -265,7 +244,7 @@ static char *read_str(const struct pyproc *pp, uint32_t pid, uint64_t addr, size
 	data = malloc(len * kind + 1);
 	s = malloc(4 * len + 1);
 	if (!data || !s ||
-	    py_read_mem(pid, addr + (state & 1u << 6 ? cl->ascii_size : cl->compact_size), data,
+	    procmem_read(pid, addr + (state & 1u << 6 ? cl->ascii_size : cl->compact_size), data,
 		     len * kind)) {
 		free(data);
 		free(s);
@@ -289,14 +268,14 @@ static uint8_t *read_bytes(const struct pyproc *pp, uint32_t pid, uint64_t addr,
 	uint8_t head[64], *data;
 	uint64_t n;
 
-	if (cl->bytes_data > sizeof(head) || py_read_mem(pid, addr, head, cl->bytes_data) ||
+	if (cl->bytes_data > sizeof(head) || procmem_read(pid, addr, head, cl->bytes_data) ||
 	    word_at(head, 8) != pp->bytes_type)
 		return NULL;
 	n = word_at(head, cl->var_size);
 	if (n > max)
 		n = max;
 	data = malloc(n ? n : 1);
-	if (!data || py_read_mem(pid, addr + cl->bytes_data, data, n)) {
+	if (!data || procmem_read(pid, addr + cl->bytes_data, data, n)) {
 		free(data);
 		return NULL;
 	}
@@ -322,7 +301,7 @@ static int read_code_fields(const struct pyproc *pp, uint32_t pid, uint64_t key,
 		need = (size_t)cl->filename + 8;
 	if ((size_t)cl->name + 8 > need)
 		need = (size_t)cl->name + 8;
-	if (need > sizeof(obj) || py_read_mem(pid, addr, obj, need))
+	if (need > sizeof(obj) || procmem_read(pid, addr, obj, need))
 		return -EFAULT;
 	if (word_at(obj, 8) != pp->code_type)
 		return -EINVAL;

@@ -50,9 +50,6 @@ struct py_stats {
 	struct py_tramp_stats tramps; /* perf trampolines (the run's, copied for the summary) */
 };
 
-/* Copies @len bytes at @addr of process @pid: 0 only when all were read. */
-int py_read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len);
-
 /* Counts @count samples of a process with a known CPython by their Python stack. */
 void py_stats_sample(struct py_stats *st, uint64_t pystack, uint64_t count);
 

@@ -5,6 +5,7 @@
 
 #include "util/hmap.h"
 #include "fs/procmaps.h"
+#include "fs/procmem.h"
 #include "python/python.h"
 #include "python/python_tramp.h"
 
@@ -170,9 +171,9 @@ static void look_at(struct py_tramps *t, uint32_t pid, struct seen *s)
 	uint8_t head[16];
 
 	/* Most anonymous code is no arena: one small read tells. */
-	if (py_read_mem(pid, s->start, head, sizeof(head)) || !known_start(head))
+	if (procmem_read(pid, s->start, head, sizeof(head)) || !known_start(head))
 		return;
-	if (py_read_mem(pid, s->start, t->buf, len))
+	if (procmem_read(pid, s->start, t->buf, len))
 		return;
 	n = py_tramp_match(t->buf, len, s->start, runs, sizeof(runs) / sizeof(runs[0]));
 	if (!n)

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jvm_layout: where HotSpot keeps what naming and walking Java frames
+ * needs, taken from its own tables (jvm_structs.h) by name.
+ *
+ * Names move between releases (JDK 17's CompiledMethod::_method is
+ * nmethod::_method in 21+, CodeBlob's _code_begin pointer an offset,
+ * _code_offset, in 23+): each member is looked for under the names
+ * each known release gives it, and each found member is checked to lie
+ * within its type's size.  A JVM that lacks one the reader needs is
+ * refused with a message naming it, and its frames stay native.
+ */
+#ifndef CPROF_JVM_LAYOUT_H
+#define CPROF_JVM_LAYOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "java/jvm_structs.h"
+#include "util/errbuf.h"
+
+struct jvm_layout {
+	unsigned major;               /* the JDK's: 17, 25 */
+	/* statics: their addresses in the process */
+	uint64_t major_version_addr;  /* Abstract_VM_Version::_vm_major_version */
+	uint64_t codecache_heaps;     /* CodeCache::_heaps, a GrowableArray<CodeHeap*>* */
+	uint64_t codecache_low, codecache_high; /* CodeCache::_low_bound, _high_bound */
+
+	/* GrowableArray */
+	uint32_t array_len, array_data;
+	/* CodeHeap and the VirtualSpaces in it */
+	uint32_t heap_memory, heap_segmap, heap_log2_segment;
+	uint32_t space_low, space_high;     /* committed */
+	uint32_t heapblock_size, heapblock_used; /* the block header before each blob */
+
+	/* CodeBlob */
+	uint32_t blob_name, blob_size, blob_header_size, blob_frame_size, blob_frame_complete;
+	uint32_t blob_code;          /* _code_begin (a pointer) or _code_offset */
+	bool blob_code_is_offset;
+	int32_t blob_kind;           /* _kind's offset (23+), -1 before */
+	uint32_t blob_kind_nmethod;  /* CodeBlobKind::Nmethod, where there is _kind */
+	/* the bytes of members whose type changed: 4, or 2 in 23+ */
+	uint8_t blob_header_size_size, blob_frame_complete_size, blob_code_size;
+
+	/* nmethod */
+	uint32_t nm_method, nm_compile_id, nm_entry_bci;
+
+	/* Method, ConstMethod, ConstantPool, Klass, Symbol */
+	uint32_t method_const;
+	uint32_t const_constants, const_method_size, const_flags, const_code_size, const_name_index,
+		const_signature_index, const_size;
+	uint8_t const_flags_size;    /* 2, or 4 (23+) */
+	uint32_t const_has_lines;    /* the flag bit of a line number table */
+	uint32_t pool_holder, pool_source_file_index, pool_length, pool_size;
+	uint32_t klass_name, klass_constants; /* Klass::_name, InstanceKlass::_constants */
+	uint32_t symbol_length, symbol_body;
+
+	/* interpreter frames: word offsets from rbp */
+	int32_t interp_method, interp_bcp;
+};
+
+/*
+ * Fills @l from the tables @vm of the JVM whose memory is @m (the
+ * version is read there).  0, or -ENOTSUP with @err naming the first
+ * member missing or out of its type, or -EFAULT.
+ */
+int jvm_layout_from(const struct jvm_structs *vm, const struct memsrc *m, struct jvm_layout *l,
+		    struct errbuf *err);
+
+#endif
