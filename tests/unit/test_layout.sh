@@ -3,9 +3,9 @@
 # with a README; includes between folders that point one way only (a
 # folder includes its own and lower layers, in the order of user/README.md's
 # table); proto/ on util/ alone; libelf read by the ELF layer and the DWARF
-# reader's image only; few files loose in user/.
+# reader's image only; few files loose in user/; no patch leftovers.
 cd "$(dirname "$0")/../.." || exit 1
-echo "1..6"
+echo "1..7"
 
 loose=$(ls user/*.c user/*.h 2>/dev/null | wc -l)
 if [ "$loose" -le 3 ]; then
@@ -90,4 +90,12 @@ if [ -z "$elf" ]; then
 	echo "ok - layout: libelf opened by user/elf/ and the DWARF reader's image (dwarf/dwarfimage.c) only"
 else
 	echo "not ok - layout: libelf opened outside the ELF layer: $(echo $elf)"
+fi
+
+# A patch tool's leftovers (two *.orig copies were committed once).
+left=$(find user bpf proto tests tools docs bench -name '*.orig' -o -name '*.rej' -o -name '*~' 2>/dev/null)
+if [ -z "$left" ]; then
+	echo "ok - layout: no patch leftovers (*.orig, *.rej, *~) in the tree"
+else
+	echo "not ok - layout: patch leftovers: $(echo $left)"
 fi
