@@ -23,123 +23,19 @@
 #include "fs/procmaps.h"
 #include "java/jvm.h"
 #include "java/jvm_method.h"
+#include "jvmlive.h"
 #include "testlib.h"
 #include "testutil.h"
 
 #define CHECKS_PER_JDK 6
 #define CODES_MAX 8192
 
-static const struct {
-	unsigned major;
-	const char *home;
-} jdks[] = {
-	{ 17, "/usr/lib/jvm/java-17-openjdk-amd64" },
-	{ 25, "/usr/lib/jvm/temurin-25-jdk-amd64" },
-};
-
-/* One line of jcmd's Compiler.codelist. */
-struct code {
-	int id;
-	uint64_t blob, begin, end;
-	char name[512]; /* "Hot.spinA(J)J" */
-};
-
-/* Starts @java on Hot for @secs s; its pid, once it said "ready" (-1 if it did not). */
-static pid_t start_hot(const char *java, const char *classes, int secs)
-{
-	int fd[2];
-	pid_t pid;
-	char buf[4096], arg[16];
-	size_t got = 0;
-	time_t until = time(NULL) + 60;
-
-	if (pipe(fd))
-		return -1;
-	snprintf(arg, sizeof(arg), "%d", secs);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		execl(java, java, "-cp", classes, "Hot", arg, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	while (pid > 0 && time(NULL) < until && got < sizeof(buf) - 1) {
-		struct pollfd p = { fd[0], POLLIN, 0 };
-		ssize_t n;
-
-		if (poll(&p, 1, 1000) <= 0)
-			continue;
-		n = read(fd[0], buf + got, sizeof(buf) - 1 - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		buf[got] = 0;
-		if (strstr(buf, "ready\n")) {
-			close(fd[0]);
-			return pid;
-		}
-	}
-	close(fd[0]);
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-	return -1;
-}
-
-/* jcmd's list of compiled methods of @pid into @out: how many. */
-static size_t codelist(const char *home, pid_t pid, struct code *out, size_t max)
-{
-	char *cmd = fmt("%s/bin/jcmd %d Compiler.codelist 2>/dev/null", home, (int)pid), line[1024];
-	FILE *f = popen(cmd, "r");
-	size_t n = 0;
-
-	while (f && n < max && fgets(line, sizeof(line), f)) {
-		struct code *c = &out[n];
-		int level, state;
-
-		if (sscanf(line, "%d %d %d %511s [%lx, %lx - %lx]", &c->id, &level, &state, c->name,
-			   &c->blob, &c->begin, &c->end) == 7)
-			n++;
-	}
-	if (f)
-		pclose(f);
-	return n;
-}
-
-static bool listed(const struct code *list, size_t n, const struct code *c)
+static bool listed(const struct jvmlive_code *list, size_t n, const struct jvmlive_code *c)
 {
 	for (size_t i = 0; i < n; i++)
 		if (list[i].id == c->id && list[i].blob == c->blob)
 			return true;
 	return false;
-}
-
-/* The JVM of @pid, found as the agent finds it: maps, objects, jvmproc_find. */
-static int find_jvm(pid_t pid, struct jvmproc **jp, struct errbuf *err)
-{
-	struct vma_list maps = { 0 };
-	struct elfobj **objs;
-	int e;
-
-	if (procmaps_read("/proc", pid, &maps, err))
-		return -ENOENT;
-	objs = calloc(maps.n + 1, sizeof(*objs));
-	for (size_t i = 0; objs && i < maps.n; i++) {
-		const char *p = maps.v[i].path;
-		int fd = p && strstr(p, "libjvm.so") ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-
-		/* the object keeps the descriptor */
-		if (fd >= 0 && elfobj_open(&objs[i], fd, NULL))
-			objs[i] = NULL;
-	}
-	e = objs ? jvmproc_find(jp, (uint32_t)pid, &maps, objs, err) : -ENOMEM;
-	for (size_t i = 0; objs && i < maps.n; i++)
-		elfobj_free(objs[i]);
-	free(objs);
-	procmaps_free(&maps);
-	return e;
 }
 
 /* javap's LineNumberTable of Hot's method @name: pairs into @out, how many. */
@@ -175,7 +71,7 @@ static bool lines_match(const struct jvm_method *m, const struct jvm_line *want,
 	return true;
 }
 
-static const struct code *by_name(const struct code *list, size_t n, const char *name)
+static const struct jvmlive_code *by_name(const struct jvmlive_code *list, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(list[i].name, name))
@@ -185,7 +81,7 @@ static const struct code *by_name(const struct code *list, size_t n, const char 
 
 /* Checks 2-6 of a JVM read (@jp), its compiled methods @list (@n, and @n2 of @list2 after). */
 static void check_reads(const struct jvmproc *jp, const char *home, const char *classes,
-			const struct code *list, size_t n, const struct code *list2, size_t n2,
+			const struct jvmlive_code *list, size_t n, const struct jvmlive_code *list2, size_t n2,
 			unsigned major)
 {
 	const struct jvm_layout *l = &jp->layout;
@@ -205,7 +101,7 @@ static void check_reads(const struct jvmproc *jp, const char *home, const char *
 	      "pc %#llx: %d, blob \"%s\"", (unsigned long long)ret, e, e ? "" : b.name);
 
 	for (size_t i = 0; m && i < n; i++) {
-		const struct code *c = &list[i];
+		const struct jvmlive_code *c = &list[i];
 		char full[1400];
 
 		/* a method freed between the two lists may be anything now */
@@ -242,7 +138,7 @@ static void check_reads(const struct jvmproc *jp, const char *home, const char *
 		const char *meth = k ? "spinB" : "spinA";
 		char full[64], decl[64];
 		struct jvm_line want[64];
-		const struct code *c;
+		const struct jvmlive_code *c;
 		size_t nw;
 
 		snprintf(full, sizeof(full), "Hot.%s(J)J", meth);
@@ -264,7 +160,7 @@ static void check_reads(const struct jvmproc *jp, const char *home, const char *
 
 	/* addresses that are no Method*: the blob itself, and the method's second word */
 	{
-		const struct code *c = by_name(list, n, "Hot.spinA(J)J");
+		const struct jvmlive_code *c = by_name(list, n, "Hot.spinA(J)J");
 		uint64_t meth = 0;
 
 		if (c && !jvm_blob_find(l, &jp->mem, &jp->code, c->begin, &b))
@@ -281,7 +177,7 @@ static void check_reads(const struct jvmproc *jp, const char *home, const char *
 static void check_jdk(unsigned major, const char *home, const char *classes)
 {
 	char java[PATH_MAX], err_name[96];
-	struct code *list = calloc(CODES_MAX, sizeof(*list)), *list2 = calloc(CODES_MAX, sizeof(*list2));
+	struct jvmlive_code *list = calloc(CODES_MAX, sizeof(*list)), *list2 = calloc(CODES_MAX, sizeof(*list2));
 	struct errbuf err = { "" };
 	struct jvmproc *jp = NULL;
 	size_t n = 0, n2 = 0;
@@ -295,11 +191,11 @@ static void check_jdk(unsigned major, const char *home, const char *classes)
 			T_SKIP(err_name, "%s or %s/Hot.class is not there", java, classes);
 		goto out;
 	}
-	pid = start_hot(java, classes, 120);
-	e = pid > 0 ? find_jvm(pid, &jp, &err) : -ECHILD;
+	pid = jvmlive_start_hot(java, classes, 120);
+	e = pid > 0 ? jvmlive_find(pid, &jp, &err) : -ECHILD;
 	if (!e) {
-		n = codelist(home, pid, list, CODES_MAX);
-		n2 = codelist(home, pid, list2, CODES_MAX);
+		n = jvmlive_codelist(home, pid, list, CODES_MAX);
+		n2 = jvmlive_codelist(home, pid, list2, CODES_MAX);
 	}
 	snprintf(err_name, sizeof(err_name), "JDK %u: its JVM found, its tables and layout read", major);
 	CHECK(!e && jp->layout.major == major, err_name, "%d: %s (major %u)", e, err.msg,
@@ -310,10 +206,7 @@ static void check_jdk(unsigned major, const char *home, const char *classes)
 		for (int i = 1; i < CHECKS_PER_JDK; i++)
 			CHECK(0, fmt("JDK %u: check %d", major, i + 1), "no JVM read");
 	jvmproc_free(jp);
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	jvmlive_stop(pid);
 out:
 	free(list);
 	free(list2);
@@ -325,8 +218,8 @@ int main(void)
 	char classes[PATH_MAX];
 
 	snprintf(classes, sizeof(classes), "%s/workloads/java", build);
-	T_PLAN((int)(CHECKS_PER_JDK * (sizeof(jdks) / sizeof(jdks[0]))));
-	for (size_t i = 0; i < sizeof(jdks) / sizeof(jdks[0]); i++)
-		check_jdk(jdks[i].major, jdks[i].home, classes);
+	T_PLAN((int)(CHECKS_PER_JDK * jvmlive_njdks));
+	for (size_t i = 0; i < jvmlive_njdks; i++)
+		check_jdk(jvmlive_jdks[i].major, jvmlive_jdks[i].home, classes);
 	return T_EXIT();
 }

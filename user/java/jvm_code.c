@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "java/jvm_bytes.h"
 #include "java/jvm_code.h"
 
 /* Hops through a segment map before giving up: a 16 MB method is 1000. */
@@ -11,17 +12,9 @@
 /* Bytes of a blob's header read: past every member this reads. */
 #define HEADER_MAX 512
 
-static uint64_t word(const uint8_t *p, size_t off, unsigned size)
-{
-	uint64_t v = 0;
-
-	memcpy(&v, p + off, size); /* little-endian */
-	return v;
-}
-
 static int64_t sword(const uint8_t *p, size_t off, unsigned size)
 {
-	uint64_t v = word(p, off, size);
+	uint64_t v = jvm_member(p, off, size);
 
 	return size == 2 ? (int16_t)v : size == 4 ? (int32_t)v : (int64_t)v;
 }
@@ -54,10 +47,10 @@ int jvm_codecache_read(const struct jvm_layout *l, const struct memsrc *m,
 
 		if (memsrc_read(m, ptrs[i], h, need))
 			return errf(err, -EFAULT, "code heap %d unreadable", i);
-		hp->low = word(h, l->heap_memory + l->space_low, 8);
-		hp->high = word(h, l->heap_memory + l->space_high, 8);
-		hp->segmap = word(h, l->heap_segmap + l->space_low, 8);
-		hp->log2_segment = (unsigned)word(h, l->heap_log2_segment, 4);
+		hp->low = jvm_member(h, l->heap_memory + l->space_low, 8);
+		hp->high = jvm_member(h, l->heap_memory + l->space_high, 8);
+		hp->segmap = jvm_member(h, l->heap_segmap + l->space_low, 8);
+		hp->log2_segment = (unsigned)jvm_member(h, l->heap_log2_segment, 4);
 		if (hp->log2_segment < 4 || hp->log2_segment > 16 || hp->high < hp->low ||
 		    hp->high - hp->low > (1ull << 40) || !hp->segmap)
 			return errf(err, -EINVAL, "code heap %d does not hold together", i);
@@ -110,12 +103,12 @@ static int block_start(const struct memsrc *m, const struct jvm_heap *hp, uint64
 static int take_blob(const struct jvm_layout *l, const struct memsrc *m, const uint8_t *h,
 		     uint64_t addr, struct jvm_blob *out)
 {
-	uint64_t name = word(h, l->blob_name, 8), code = word(h, l->blob_code, l->blob_code_size);
+	uint64_t name = jvm_member(h, l->blob_name, 8), code = jvm_member(h, l->blob_code, l->blob_code_size);
 	int32_t complete = (int32_t)sword(h, l->blob_frame_complete, l->blob_frame_complete_size);
 
 	out->addr = addr;
-	out->size = (uint32_t)word(h, l->blob_size, 4);
-	out->frame_size = (int32_t)word(h, l->blob_frame_size, 4);
+	out->size = (uint32_t)jvm_member(h, l->blob_size, 4);
+	out->frame_size = (int32_t)jvm_member(h, l->blob_frame_size, 4);
 	out->frame_complete = complete;
 	out->code_begin = l->blob_code_is_offset ? addr + code : code;
 	if (!out->size || out->size > (1u << 30) || out->frame_size < 0 ||
@@ -130,9 +123,9 @@ static int take_blob(const struct jvm_layout *l, const struct memsrc *m, const u
 		out->is_nmethod = !strcmp(out->name, "nmethod") ||
 				  !strcmp(out->name, "native nmethod");
 	if (out->is_nmethod) {
-		out->method = word(h, l->nm_method, 8);
-		out->compile_id = (int32_t)word(h, l->nm_compile_id, 4);
-		out->entry_bci = (int32_t)word(h, l->nm_entry_bci, 4);
+		out->method = jvm_member(h, l->nm_method, 8);
+		out->compile_id = (int32_t)jvm_member(h, l->nm_compile_id, 4);
+		out->entry_bci = (int32_t)jvm_member(h, l->nm_entry_bci, 4);
 		if (!out->method || out->method % 8)
 			return -EINVAL;
 	}

@@ -185,6 +185,72 @@ static int by_release(const struct jvm_structs *vm, struct jvm_layout *l, struct
 	return e ? e : type_size(vm, "ConstantPool", 4096, &l->pool_size, err);
 }
 
+/*
+ * What jvm_scopes reads, by the layout of each release: optional, so
+ * each table is tried whole, and a JVM with neither keeps scopes_ok
+ * false (its compiled frames are named by their nmethod's method only).
+ */
+static const struct want scope_wants_common[] = {
+	{ { "PcDesc::_pc_offset" }, 4, false, L(pcdesc_pc_offset), NO_SIZE },
+	{ { "PcDesc::_scope_decode_offset" }, 4, false, L(pcdesc_scope_offset), NO_SIZE },
+	{ { "nmethod::_scopes_pcs_offset" }, 4, false, L(nm_scopes_pcs), NO_SIZE },
+};
+
+static const struct want scope_wants_blob[] = { /* 17-22 */
+	{ { "nmethod::_dependencies_offset" }, 4, false, L(nm_dependencies), NO_SIZE },
+	{ { "nmethod::_metadata_offset" }, 4, false, L(nm_metadata), NO_SIZE },
+	{ { "CompiledMethod::_scopes_data_begin" }, 8, false, L(nm_scopes_data_begin), NO_SIZE },
+};
+
+static const struct want scope_wants_immutable[] = { /* 25+ */
+	{ { "nmethod::_scopes_data_offset" }, 4, false, L(nm_scopes_data), NO_SIZE },
+	{ { "nmethod::_immutable_data" }, 8, false, L(nm_immutable), NO_SIZE },
+	{ { "nmethod::_immutable_data_size" }, 4, false, L(nm_immutable_size), NO_SIZE },
+	{ { "CodeBlob::_mutable_data" }, 8, false, L(blob_mutable), NO_SIZE },
+	{ { "CodeBlob::_mutable_data_size" }, 4, false, L(blob_mutable_size), NO_SIZE },
+	{ { "CodeBlob::_relocation_size" }, 4, false, L(blob_relocation_size), NO_SIZE },
+};
+
+/* Takes each member of @w (@n) into @l: false when one is missing. */
+static bool take_optional(const struct jvm_structs *vm, const struct want *w, size_t n,
+			  struct jvm_layout *l)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct errbuf scratch = { "" };
+		uint64_t v = 0;
+		unsigned size = 0;
+
+		if (find(vm, &w[i], &v, &size, &scratch))
+			return false;
+		*(uint32_t *)((char *)l + w[i].dst) = (uint32_t)v;
+	}
+	return true;
+}
+
+/* The debug info's layout, where it is one of the two known; never fails the JVM. */
+static void scopes_layout(const struct jvm_structs *vm, struct jvm_layout *l)
+{
+	const struct jvm_type *pd = jvm_structs_type(vm, "PcDesc");
+
+	l->scopes_ok = false;
+	/* PcDesc: four ints in every release; its size is the array's stride */
+	if (!pd || pd->size < 8 || pd->size > 64 || pd->size % 4)
+		return;
+	l->pcdesc_size = (uint32_t)pd->size;
+	if (!take_optional(vm, scope_wants_common,
+			   sizeof(scope_wants_common) / sizeof(scope_wants_common[0]), l))
+		return;
+	l->scopes_immutable = jvm_structs_field(vm, "nmethod", "_immutable_data") != NULL;
+	if (l->scopes_immutable)
+		l->scopes_ok = take_optional(vm, scope_wants_immutable,
+					     sizeof(scope_wants_immutable) /
+						     sizeof(scope_wants_immutable[0]), l);
+	else
+		l->scopes_ok = take_optional(vm, scope_wants_blob,
+					     sizeof(scope_wants_blob) / sizeof(scope_wants_blob[0]),
+					     l);
+}
+
 int jvm_layout_from(const struct jvm_structs *vm, const struct memsrc *m, struct jvm_layout *l,
 		    struct errbuf *err)
 {
@@ -210,6 +276,7 @@ int jvm_layout_from(const struct jvm_structs *vm, const struct memsrc *m, struct
 	e = by_release(vm, l, err);
 	if (e)
 		return e;
+	scopes_layout(vm, l);
 	if (memsrc_read(m, l->major_version_addr, &major, sizeof(major)))
 		return errf(err, -EFAULT, "Abstract_VM_Version::_vm_major_version unreadable");
 	if (major < 8 || major > 99)

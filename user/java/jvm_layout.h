@@ -57,6 +57,32 @@ struct jvm_layout {
 
 	/* interpreter frames: word offsets from rbp */
 	int32_t interp_method, interp_bcp;
+
+	/*
+	 * A compiled method's debug info (jvm_scopes.h): its PcDescs, its
+	 * scopes stream and the metadata the stream's method indexes name.
+	 * Optional: a JVM whose layout of them is not one known here still
+	 * reads, with scopes_ok false.
+	 *  17-22: all three inside the blob: metadata from header +
+	 *    nmethod::_metadata_offset to CompiledMethod::_scopes_data_begin
+	 *    (a pointer), the scopes stream to header + _scopes_pcs_offset,
+	 *    the PcDescs to header + _dependencies_offset.
+	 *  25+: PcDescs and stream in nmethod::_immutable_data (C heap), at
+	 *    _scopes_pcs_offset and _scopes_data_offset in it; metadata in
+	 *    CodeBlob::_mutable_data, after its _relocation_size bytes.
+	 * Between them (23 has no CompiledMethod; 24 has immutable data but
+	 * its metadata still in the blob) neither matches: scopes_ok is false.
+	 */
+	bool scopes_ok;
+	bool scopes_immutable;        /* the 25+ layout */
+	uint32_t pcdesc_size, pcdesc_pc_offset, pcdesc_scope_offset;
+	uint32_t nm_scopes_pcs;       /* nmethod::_scopes_pcs_offset (int) */
+	uint32_t nm_dependencies;     /* 17-22: nmethod::_dependencies_offset (int) */
+	uint32_t nm_metadata;         /* 17-22: nmethod::_metadata_offset (int) */
+	uint32_t nm_scopes_data_begin; /* 17-22: CompiledMethod::_scopes_data_begin (address) */
+	uint32_t nm_scopes_data;      /* 25+: nmethod::_scopes_data_offset (int) */
+	uint32_t nm_immutable, nm_immutable_size; /* 25+: address, int */
+	uint32_t blob_mutable, blob_mutable_size, blob_relocation_size; /* 25+: address, int, int */
 };
 
 /*

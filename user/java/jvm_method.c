@@ -3,72 +3,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "java/jvm_bytes.h"
 #include "java/jvm_method.h"
 
 /* Bytes of a line number table read at most. */
 #define LINES_BYTES_MAX (64u << 10)
-
-static uint64_t word(const uint8_t *p, size_t off, unsigned size)
-{
-	uint64_t v = 0;
-
-	memcpy(&v, p + off, size);
-	return v;
-}
 
 static bool aligned(uint64_t p)
 {
 	return p && !(p % 8);
 }
 
-/*
- * One number of the line table's stream: UNSIGNED5, Pack200's code, in
- * which bytes below L end a number and the others carry 6 bits more.
- * From JDK 20 every byte is one more than before (no zero byte is used),
- * @x being that one.  -1 when it runs past @n.
- */
-static int64_t read_u5(const uint8_t *p, size_t n, size_t *pos, unsigned x)
-{
-	const uint32_t l = 256 - 64 - x;
-	uint32_t sum = 0;
-
-	for (unsigned i = 0, shift = 0; i < 5; i++, shift += 6) {
-		uint32_t b;
-
-		if (*pos >= n || p[*pos] < x)
-			return -1;
-		b = p[(*pos)++] - x;
-		sum += b << shift;
-		if (b < l)
-			break;
-	}
-	return sum;
-}
-
-static int32_t unsign(uint32_t v)
-{
-	return (int32_t)((v >> 1) ^ -(v & 1));
-}
-
 int jvm_lines_decode(const uint8_t *p, size_t n, unsigned major, struct jvm_line *out, size_t max)
 {
-	unsigned x = major >= 20;
+	unsigned x = jvm_u5_excluded(major);
 	uint32_t bci = 0, line = 0;
 	size_t pos = 0, k = 0;
 
 	while (pos < n) {
 		uint8_t b = p[pos++];
-		int64_t db, dl;
+		uint32_t db, dl;
 
 		if (!b)
 			return (int)k;
+		/* a pair of small deltas in a byte, or 0xff and two numbers */
 		if (b == 0xff) {
-			db = read_u5(p, n, &pos, x);
-			dl = db < 0 ? -1 : read_u5(p, n, &pos, x);
-			if (dl < 0)
+			if (jvm_u5(p, n, &pos, x, &db) || jvm_u5(p, n, &pos, x, &dl))
 				return -EINVAL;
-			bci += (uint32_t)unsign((uint32_t)db);
-			line += (uint32_t)unsign((uint32_t)dl);
+			bci += (uint32_t)jvm_unsign(db);
+			line += (uint32_t)jvm_unsign(dl);
 		} else {
 			bci += b >> 3;
 			line += b & 7;
@@ -129,12 +92,12 @@ static int pool_symbol(const struct jvm_layout *l, const struct memsrc *m, uint6
 static void read_lines(const struct jvm_layout *l, const struct memsrc *m, uint64_t cm,
 		       const uint8_t *h, struct jvm_method *out)
 {
-	uint64_t words = word(h, l->const_method_size, 4);
+	uint64_t words = jvm_member(h, l->const_method_size, 4);
 	uint64_t start = (uint64_t)l->const_size + out->code_size, n;
 	uint8_t *buf;
 	int k;
 
-	if (!(word(h, l->const_flags, l->const_flags_size) & l->const_has_lines) ||
+	if (!(jvm_member(h, l->const_flags, l->const_flags_size) & l->const_has_lines) ||
 	    words * 8 <= start)
 		return;
 	n = words * 8 - start;
@@ -162,11 +125,11 @@ int jvm_method_read(const struct jvm_layout *l, const struct memsrc *m, uint64_t
 	if (!aligned(method) || memsrc_read(m, method + l->method_const, &cm, sizeof(cm)) ||
 	    !aligned(cm) || l->const_size > sizeof(h) || memsrc_read(m, cm, h, l->const_size))
 		return -EFAULT;
-	cp = word(h, l->const_constants, 8);
+	cp = jvm_member(h, l->const_constants, 8);
 	if (!aligned(cp) || l->pool_size > sizeof(p) || memsrc_read(m, cp, p, l->pool_size))
 		return -EFAULT;
-	holder = word(p, l->pool_holder, 8);
-	plen = (uint32_t)word(p, l->pool_length, 4);
+	holder = jvm_member(p, l->pool_holder, 8);
+	plen = (uint32_t)jvm_member(p, l->pool_length, 4);
 	if (!aligned(holder) || plen > (1u << 16) ||
 	    memsrc_read(m, holder + l->klass_constants, &back, sizeof(back)) ||
 	    memsrc_read(m, holder + l->klass_name, &kname, sizeof(kname)))
@@ -181,10 +144,10 @@ int jvm_method_read(const struct jvm_layout *l, const struct memsrc *m, uint64_t
 	 */
 	if (back != cp && strcmp(out->klass, "java/lang/invoke/MethodHandle"))
 		return -EINVAL;
-	out->code_size = (uint32_t)word(h, l->const_code_size, 2);
-	ni = (uint32_t)word(h, l->const_name_index, 2);
-	si = (uint32_t)word(h, l->const_signature_index, 2);
-	fi = (uint32_t)word(p, l->pool_source_file_index, 2);
+	out->code_size = (uint32_t)jvm_member(h, l->const_code_size, 2);
+	ni = (uint32_t)jvm_member(h, l->const_name_index, 2);
+	si = (uint32_t)jvm_member(h, l->const_signature_index, 2);
+	fi = (uint32_t)jvm_member(p, l->pool_source_file_index, 2);
 	e = pool_symbol(l, m, cp, plen, ni, out->name, sizeof(out->name));
 	if (!e)
 		e = pool_symbol(l, m, cp, plen, si, out->sig, sizeof(out->sig));
