@@ -319,6 +319,9 @@ cpu_ticks() {
 #   LL_SPIN            spin's pid; LL_RATE: the CPUs it had meanwhile
 #   LL_ORATE           the CPUs OTHER-PID had meanwhile (0 when OTHER-PID is 0)
 #   LL_RC              COMMAND's status ("" if none)
+#   DIR/watch          exitwatch's log: lines "cpu MS PID TICKS" every 50 ms
+#                      for spin and OTHER-PID (ll_cpus reads them), then its
+#                      account of COMMAND
 # Needs bash, setsid and chrt; the caller runs as root.  LL_NORMAL: a
 # prefix that starts the session at normal priority (bench/lib.sh's
 # $NORMAL, for a caller running in the real-time class).
@@ -339,7 +342,10 @@ loaded_launch() {
 	sleep 2
 	_lc0=$(cpu_ticks "$LL_SPIN") _lo0=0 _lw0=$(date +%s.%N)
 	[ "$_lother" != 0 ] && _lo0=$(cpu_ticks "$_lother")
-	chrt -f 20 "$BUILD/workloads/exitwatch" "$_lshell" "$LL_SPIN" 300 >"$_ld/watch" 2>"$_ld/watch.err" &
+	_lcpu=$LL_SPIN
+	[ "$_lother" != 0 ] && _lcpu="$_lcpu $_lother"
+	# shellcheck disable=SC2086
+	chrt -f 20 "$BUILD/workloads/exitwatch" "$_lshell" "$LL_SPIN" 300 $_lcpu >"$_ld/watch" 2>"$_ld/watch.err" &
 	_lew=$!
 	echo go >"$_ld/go"
 	wait $_lew
@@ -349,11 +355,33 @@ loaded_launch() {
 	wait $_lsess
 	LL_RC=$(cat "$_ld/rc" 2>/dev/null)
 	# pid N fork_ms N exec_ms N exec_wait_ms N raised_ms N raise_wait_ms N exit_ms N exec_cpu_ms N raise_cpu_ms N
-	read -r _ _ _ LL_FORK _ LL_EXEC _ LL_EWAIT _ LL_RAISED _ LL_RWAIT _ LL_EXIT _ LL_ECPU _ LL_RCPU _ <"$_ld/watch" ||
+	grep '^pid ' "$_ld/watch" >"$_ld/watch.pid"
+	read -r _ _ _ LL_FORK _ LL_EXEC _ LL_EWAIT _ LL_RAISED _ LL_RWAIT _ LL_EXIT _ LL_ECPU _ LL_RCPU _ <"$_ld/watch.pid" ||
 		LL_FORK=-1 LL_EXEC=-1 LL_EWAIT=-1 LL_RAISED=-1 LL_RWAIT=-1 LL_EXIT=-1 LL_ECPU=-1 LL_RCPU=-1
 	eval "$(awk -v c0="${_lc0:-0}" -v c1="${_lc1:-0}" -v o0="${_lo0:-0}" -v o1="${_lo1:-0}" \
 		-v w0="$_lw0" -v w1="$_lw1" -v tck="$(getconf CLK_TCK)" 'BEGIN {
 		printf "LL_RATE=%.3f LL_ORATE=%.3f\n", (c1 - c0) / tck / (w1 - w0), (o1 - o0) / tck / (w1 - w0) }')"
+}
+
+# ll_cpus DIR PID T0 T1: the CPUs process PID had from T0 to T1 (Unix
+# seconds, fractional: a profile's start and end), from loaded_launch's
+# log of its CPU time every 50 ms (interpolated between two lines); 0 when
+# the log does not span them.  The run's other load may come and go, so
+# the CPU a profile should account for is the CPU of its own span.
+ll_cpus() {
+	awk -v pid="$2" -v t0="$3" -v t1="$4" -v tck="$(getconf CLK_TCK)" '
+		function at(t,   i) {
+			for (i = 2; i <= n; i++)
+				if (ms[i] >= t)
+					return tk[i - 1] + (tk[i] - tk[i - 1]) * (t - ms[i - 1]) / (ms[i] - ms[i - 1])
+			return -1
+		}
+		$1 == "cpu" && $3 == pid && $4 >= 0 && (n == 0 || $2 > ms[n]) { n++; ms[n] = $2; tk[n] = $4 }
+		END {
+			a = t0 * 1000; b = t1 * 1000
+			if (n < 2 || ms[1] > a || ms[n] < b || b <= a) { print 0; exit }
+			printf "%.3f\n", (at(b) - at(a)) / tck / ((b - a) / 1000)
+		}' "$1/watch"
 }
 
 # profile_field FILE FIELD: "Time" (Unix seconds, fractional) or "Duration"

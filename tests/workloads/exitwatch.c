@@ -5,7 +5,7 @@
  * and bench/overload.sh: an account of the agent's phases that does not
  * come from the agent.
  *
- * exitwatch PARENT [EXCEPT [TIMEOUT_S]]: waits for PARENT (a shell) to
+ * exitwatch PARENT [EXCEPT [TIMEOUT_S [CPU_PID...]]]: waits for PARENT (a shell) to
  * fork a child other than EXCEPT (looking every millisecond, so that a
  * shell held back by the load never has to say which: the test's pid
  * files would be written late), then until that child exits (a pidfd is
@@ -24,6 +24,12 @@
  * compare with a profile's start.  Meant to run outside the load being
  * measured and in the real-time class (chrt), so that its readings are on
  * time: a user's shell among the load sees the exit seconds later.
+ *
+ * Meanwhile, every 50 ms, it prints the CPU time each CPU_PID has had
+ * (utime + stime of the whole process, in clock ticks) as
+ *   cpu MS PID TICKS
+ * so that the CPU a process had over any span (a profile's) can be told,
+ * not only over the whole run, whose other load may come and go.
  */
 #include <errno.h>
 #include <poll.h>
@@ -89,6 +95,38 @@ static int read_stat(int pid, unsigned long long *start, unsigned *policy)
 	return 0;
 }
 
+/* The CPU time process @pid has had (utime + stime), clock ticks; -1 if gone. */
+static long long cpu_ticks(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* After the name: utime is field 14, stime 15. */
+	if (!p || sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut,
+			 &st) != 2)
+		return -1;
+	return (long long)(ut + st);
+}
+
+/* One line for each of the @n processes @pids: "cpu MS PID TICKS". */
+static void log_cpu(const int *pids, int n)
+{
+	double now = ms_of(CLOCK_REALTIME);
+
+	for (int i = 0; i < n; i++)
+		printf("cpu %.0f %d %lld\n", now, pids[i], cpu_ticks(pids[i]));
+}
+
 /* Its command name into @buf (NUL-terminated); "" if unreadable. */
 static void read_comm(int pid, char *buf, size_t len)
 {
@@ -133,19 +171,21 @@ int main(int argc, char **argv)
 {
 	double deadline = ms_of(CLOCK_MONOTONIC) + (argc > 3 ? atof(argv[3]) : 120) * 1e3;
 	double raised = -1, raise_wait = -1, fork_ms = -1, exec_ms = -1, exec_wait = -1, wait_before;
-	double exec_cpu = -1, raise_cpu = -1, run_before;
+	double exec_cpu = -1, raise_cpu = -1, run_before, next_log = 0;
 	char comm0[32], comm[32];
 	struct pollfd pfd = { .events = POLLIN };
 	unsigned long long start;
 	unsigned policy;
-	int parent, except, pid;
+	int parent, except, pid, ncpu = argc > 4 ? argc - 4 : 0, cpu_pids[16];
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: exitwatch PARENT [EXCEPT [TIMEOUT_S]]\n");
+	if (argc < 2 || ncpu > 16) {
+		fprintf(stderr, "usage: exitwatch PARENT [EXCEPT [TIMEOUT_S [CPU_PID...]]] (16 at most)\n");
 		return 2;
 	}
 	parent = atoi(argv[1]);
 	except = argc > 2 ? atoi(argv[2]) : 0;
+	for (int i = 0; i < ncpu; i++)
+		cpu_pids[i] = atoi(argv[4 + i]);
 	while (!(pid = new_child(parent, except))) {
 		if (ms_of(CLOCK_MONOTONIC) > deadline) {
 			fprintf(stderr, "exitwatch: no new child of %d\n", parent);
@@ -167,7 +207,10 @@ int main(int argc, char **argv)
 		double run, w;
 
 		sched_ms(pid, &run, &w);
-
+		if (ncpu && ms_of(CLOCK_MONOTONIC) >= next_log) {
+			log_cpu(cpu_pids, ncpu);
+			next_log = ms_of(CLOCK_MONOTONIC) + 50;
+		}
 		if (r == 1)
 			break;
 		if (ms_of(CLOCK_MONOTONIC) > deadline) {
@@ -189,6 +232,7 @@ int main(int argc, char **argv)
 			raise_cpu = run;
 		}
 	}
+	log_cpu(cpu_pids, ncpu);
 	printf("pid %d fork_ms %.0f exec_ms %.0f exec_wait_ms %.0f raised_ms %.0f raise_wait_ms %.0f"
 	       " exit_ms %.0f exec_cpu_ms %.3f raise_cpu_ms %.3f\n", pid, fork_ms, exec_ms,
 	       exec_wait, raised, raise_wait, ms_of(CLOCK_REALTIME), exec_cpu, raise_cpu);
