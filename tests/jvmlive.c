@@ -12,6 +12,7 @@
 
 #include "elf/elfobj.h"
 #include "fs/procmaps.h"
+#include "java/jvm_scopes.h"
 #include "jvmlive.h"
 
 const struct jvmlive_jdk jvmlive_jdks[] = {
@@ -129,4 +130,59 @@ bool jvmlive_wait_c2(const char *home, pid_t pid, const char *name, int secs)
 	}
 	free(list);
 	return found;
+}
+
+/* One line of "jstack -v": " - Hot.work(long) @bci=78, line=30, pc=0x..., Method*=0x... (...)". */
+static bool sa_line(const char *line, struct jvmlive_saframe *f)
+{
+	const char *p;
+
+	memset(f, 0, sizeof(*f));
+	if (sscanf(line, " - %255s @bci=%d", f->name, &f->bci) != 2)
+		return false;
+	f->line = (p = strstr(line, ", line=")) ? atoi(p + 7) : -1;
+	if (!(p = strstr(line, "pc=0x")) || sscanf(p + 3, "%lx", &f->pc) != 1)
+		return false;
+	if (!(p = strstr(line, "Method*=0x")) || sscanf(p + 8, "%lx", &f->method) != 1)
+		return false;
+	f->compiled = strstr(line, "(Compiled frame") != NULL;
+	return true;
+}
+
+size_t jvmlive_sa_frames(const char *home, pid_t pid, struct jvmlive_saframe *out, size_t max)
+{
+	char cmd[600], line[1024];
+	bool in = false;
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "echo 'jstack -v' | timeout 60 %s/bin/jhsdb clhsdb --pid %d 2>/dev/null",
+		 home, (int)pid);
+	f = popen(cmd, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "\"main\"", 6))
+			in = true;
+		else if (in && (line[0] == '\n' || line[0] == '"'))
+			in = false;
+		else if (in && n < max && sa_line(line, &out[n]))
+			n++;
+	}
+	if (f)
+		pclose(f);
+	return n;
+}
+
+
+uint64_t jvmlive_sa_pc(const struct jvmproc *jp, const struct jvm_blob *b, uint64_t pc)
+{
+	const size_t max = 65536;
+	int32_t *offs = calloc(max, sizeof(*offs));
+	int n = offs ? jvm_scopes_pc_offsets(&jp->layout, &jp->mem, b, offs, max) : -ENOMEM;
+	int64_t off = (int64_t)(pc - b->code_begin), best = -1;
+
+	for (int i = 0; i < n && (size_t)i < max; i++)
+		if (offs[i] >= 0 && offs[i] <= off && offs[i] > best)
+			best = offs[i];
+	free(offs);
+	return best < 0 ? 0 : b->code_begin + (uint64_t)best;
 }

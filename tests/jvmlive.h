@@ -50,6 +50,31 @@ size_t jvmlive_codelist(const char *home, pid_t pid, struct jvmlive_code *out, s
  */
 bool jvmlive_wait_c2(const char *home, pid_t pid, const char *name, int secs);
 
+/* One Java frame of the agent's "jstack -v". */
+struct jvmlive_saframe {
+	char name[256]; /* "Hot.work(long)" */
+	int bci, line;  /* line: -1 when not printed */
+	uint64_t pc, method;
+	bool compiled;
+};
+
+/*
+ * The Java frames of @pid's "main" thread, innermost first, as the JDK's
+ * serviceability agent sees them ("jhsdb clhsdb", "jstack -v": each
+ * frame's pc, Method* and bci; inlined frames share their pc): how many.
+ */
+size_t jvmlive_sa_frames(const char *home, pid_t pid, struct jvmlive_saframe *out, size_t max);
+
+/*
+ * The pc at which jvm_scopes_at finds the PcDesc the agent takes for @pc
+ * in @b: the nearest at or before it (its getPCDescNearDbg), where the
+ * VM's own rule (jvm_scopes_at's) takes the first at or after.  0 if
+ * none: a pc before the method's first PcDesc (in a loop C2 left without
+ * a safepoint), where the agent, passing over PcDescs without a scope
+ * (the sentinel), takes the first one, as jvm_scopes_at does at @pc.
+ */
+uint64_t jvmlive_sa_pc(const struct jvmproc *jp, const struct jvm_blob *b, uint64_t pc);
+
 /* The JVM of @pid, found as the agent finds it. */
 int jvmlive_find(pid_t pid, struct jvmproc **jp, struct errbuf *err);
 

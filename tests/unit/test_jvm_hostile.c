@@ -109,6 +109,9 @@ struct ffield {
 static const struct ffield fields17[] = {
 	{ "Abstract_VM_Version", "_vm_major_version", "int", 0, true },
 	{ "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", 0, true },
+	{ "AbstractInterpreter", "_code", "StubQueue*", 0, true },
+	{ "StubQueue", "_stub_buffer", "address", 8, false },
+	{ "StubQueue", "_buffer_limit", "int", 20, false },
 	{ "CodeCache", "_low_bound", "address", 0, true },
 	{ "CodeCache", "_high_bound", "address", 0, true },
 	{ "GrowableArrayBase", "_len", "int", 0, false },
@@ -151,7 +154,8 @@ static const struct {
 	{ "VirtualSpace", 112 }, { "CodeBlob", 104 }, { "CompiledMethod", 192 },
 	{ "nmethod", 352 }, { "Method", 88 }, { "ConstMethod", 48 }, { "ConstantPool", 72 },
 	{ "Klass", 208 }, { "InstanceKlass", 464 }, { "Symbol", 8 }, { "HeapBlock", 16 },
-	{ "Abstract_VM_Version", 1 }, { "CodeCache", 1 },
+	{ "Abstract_VM_Version", 1 }, { "CodeCache", 1 }, { "AbstractInterpreter", 1 },
+	{ "StubQueue", 48 },
 };
 
 static const struct {
@@ -160,6 +164,7 @@ static const struct {
 } ints17[] = {
 	{ "ConstMethod::_has_linenumber_table", 1 },
 	{ "frame::interpreter_frame_last_sp_offset", -2 },
+	{ "frame::interpreter_frame_sender_sp_offset", -1 },
 };
 
 /* What a made-up JVM is built from: its fields may be changed before it is built. */
@@ -236,6 +241,15 @@ static int fake_read(struct fake *f, struct jvm_layout *l, struct errbuf *err)
 
 #define NF17 (sizeof(fields17) / sizeof(fields17[0]))
 
+/* Where fields17 has @type's @name. */
+static size_t field17(const char *type, const char *name)
+{
+	for (size_t i = 0; i < NF17; i++)
+		if (!strcmp(fields17[i].type, type) && !strcmp(fields17[i].name, name))
+			return i;
+	abort();
+}
+
 static void check_tables(void)
 {
 	struct fake f;
@@ -308,14 +322,15 @@ static void check_tables(void)
 
 	/* members missing, or outside their types */
 	memcpy(fs, fields17, sizeof(fs));
-	fs[18].name = "_compile_id_renamed";
+	fs[field17("nmethod", "_compile_id")].name = "_compile_id_renamed";
 	fake_build(&f, fs, NF17);
 	e = fake_read(&f, &l, &err);
 	CHECK(e == -ENOTSUP && strstr(err.msg, "nmethod::_compile_id"),
 	      "a JVM without a member the reader needs is refused, naming it", "%d: %s", e, err.msg);
 	fake_free(&f);
 	memcpy(fs, fields17, sizeof(fs));
-	fs[17].offset = 190; /* CompiledMethod is 192 bytes: a pointer does not fit at 190 */
+	/* CompiledMethod is 192 bytes: a pointer does not fit at 190 */
+	fs[field17("CompiledMethod", "_method")].offset = 190;
 	fake_build(&f, fs, NF17);
 	e = fake_read(&f, &l, &err);
 	CHECK(e == -ENOTSUP && strstr(err.msg, "CompiledMethod::_method") &&
@@ -323,7 +338,7 @@ static void check_tables(void)
 	      "a member past its type's end is refused, naming it", "%d: %s", e, err.msg);
 	fake_free(&f);
 	memcpy(fs, fields17, sizeof(fs));
-	fs[15].ts = "float";
+	fs[field17("CodeBlob", "_frame_complete_offset")].ts = "float";
 	fake_build(&f, fs, NF17);
 	e = fake_read(&f, &l, &err);
 	CHECK(e == -ENOTSUP && strstr(err.msg, "_frame_complete_offset is of type float"),
@@ -367,6 +382,15 @@ static void check_code(void)
 	put64(&f.im, arr, ch);
 	if (!e)
 		put64(&f.im, l.codecache_heaps, ga);
+	/* the interpreter's code: a StubQueue's buffer in the heap */
+	{
+		uint64_t q = img_alloc(&f.im, 48);
+
+		put64(&f.im, q + l.queue_buffer, heap + (60 << log2));
+		put32(&f.im, q + l.queue_limit, 16 << log2);
+		if (!e)
+			put64(&f.im, l.interp_code, q);
+	}
 	/* block 0: 40 segments in use, an nmethod; then free segments; then hops of 1 to the end */
 	sm = at(&f.im, map);
 	for (unsigned k = 0; k < nseg; k++)
@@ -386,7 +410,9 @@ static void check_code(void)
 	if (!e)
 		e2 = jvm_blob_find(&l, &f.m, &cc, heap + (39 << log2) + 3, &b);
 	CHECK(!e && !e2 && cc.n == 1 && b.addr == blob && b.is_nmethod && b.compile_id == 42 &&
-		      b.frame_size == 6 && b.method == 0x5000,
+		      b.frame_size == 6 && b.method == 0x5000 &&
+		      jvm_codecache_interpreted(&cc, heap + (70 << log2)) &&
+		      !jvm_codecache_interpreted(&cc, heap + (76 << log2)),
 	      "a made-up code heap: the nmethod holding a pc found by its segment map",
 	      "%d %d: %s; blob %#llx id %d", e, e2, err.msg, (unsigned long long)b.addr,
 	      b.compile_id);

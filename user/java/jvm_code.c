@@ -19,6 +19,25 @@ static int64_t sword(const uint8_t *p, size_t off, unsigned size)
 	return size == 2 ? (int16_t)v : size == 4 ? (int32_t)v : (int64_t)v;
 }
 
+/* The interpreter's code: its StubQueue's buffer, which must lie in a code heap. */
+static int read_interpreter(const struct jvm_layout *l, const struct memsrc *m,
+			    struct jvm_codecache *cc, struct errbuf *err)
+{
+	uint64_t queue, buf;
+	int32_t limit;
+
+	if (memsrc_read(m, l->interp_code, &queue, 8) || !queue ||
+	    memsrc_read(m, queue + l->queue_buffer, &buf, 8) ||
+	    memsrc_read(m, queue + l->queue_limit, &limit, 4))
+		return errf(err, -EFAULT, "AbstractInterpreter::_code unreadable");
+	if (limit <= 0 || !jvm_codecache_has(cc, buf) || !jvm_codecache_has(cc, buf + limit - 1))
+		return errf(err, -EINVAL, "the interpreter's code (%d bytes) is not in a code heap",
+			    limit);
+	cc->interp_lo = buf;
+	cc->interp_hi = buf + (uint32_t)limit;
+	return 0;
+}
+
 int jvm_codecache_read(const struct jvm_layout *l, const struct memsrc *m,
 		       struct jvm_codecache *cc, struct errbuf *err)
 {
@@ -57,7 +76,7 @@ int jvm_codecache_read(const struct jvm_layout *l, const struct memsrc *m,
 		if (hp->high > hp->low) /* an empty heap holds nothing */
 			cc->n++;
 	}
-	return 0;
+	return read_interpreter(l, m, cc, err);
 }
 
 bool jvm_codecache_has(const struct jvm_codecache *cc, uint64_t pc)

@@ -32,11 +32,18 @@ struct jvm_heap {
 struct jvm_codecache {
 	struct jvm_heap heap[JVM_HEAPS_MAX];
 	unsigned n;
+	uint64_t interp_lo, interp_hi; /* the interpreter's code, within a heap */
 };
 
 /* The code heaps of the JVM: 0, or a negative errno with @err saying what did not read. */
 int jvm_codecache_read(const struct jvm_layout *l, const struct memsrc *m,
 		       struct jvm_codecache *cc, struct errbuf *err);
+
+/* Whether @pc lies in the interpreter's code. */
+static inline bool jvm_codecache_interpreted(const struct jvm_codecache *cc, uint64_t pc)
+{
+	return pc >= cc->interp_lo && pc < cc->interp_hi;
+}
 
 /* Whether @pc lies in one of the code heaps. */
 bool jvm_codecache_has(const struct jvm_codecache *cc, uint64_t pc);

@@ -26,6 +26,9 @@ struct want {
 static const struct want wants[] = {
 	{ { "Abstract_VM_Version::_vm_major_version" }, 4, true, L(major_version_addr), NO_SIZE },
 	{ { "CodeCache::_heaps" }, 8, true, L(codecache_heaps), NO_SIZE },
+	{ { "AbstractInterpreter::_code" }, 8, true, L(interp_code), NO_SIZE },
+	{ { "StubQueue::_stub_buffer" }, 8, false, L(queue_buffer), NO_SIZE },
+	{ { "StubQueue::_buffer_limit" }, 4, false, L(queue_limit), NO_SIZE },
 	{ { "CodeCache::_low_bound" }, 8, true, L(codecache_low), NO_SIZE },
 	{ { "CodeCache::_high_bound" }, 8, true, L(codecache_high), NO_SIZE },
 	{ { "GrowableArrayBase::_len" }, 4, false, L(array_len), NO_SIZE },
@@ -176,6 +179,10 @@ static int by_release(const struct jvm_structs *vm, struct jvm_layout *l, struct
 		return e;
 	l->interp_method = (int32_t)v - 1;
 	l->interp_bcp = (int32_t)v - 6;
+	e = constant(vm, "frame::interpreter_frame_sender_sp_offset", -16, -1, &v, err);
+	if (e)
+		return e;
+	l->interp_sender_sp = (int32_t)v;
 	/* the block header: a length (size_t, or u32 in 23+) and the used flag after it */
 	e = type_size(vm, "HeapBlock", 64, &l->heapblock_size, err);
 	if (e)

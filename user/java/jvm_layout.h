@@ -57,6 +57,10 @@ struct jvm_layout {
 
 	/* interpreter frames: word offsets from rbp */
 	int32_t interp_method, interp_bcp;
+	int32_t interp_sender_sp;    /* the caller's sp before the interpreter extended it */
+	/* the interpreter's code: AbstractInterpreter::_code, a StubQueue */
+	uint64_t interp_code;
+	uint32_t queue_buffer, queue_limit; /* StubQueue::_stub_buffer, _buffer_limit */
 
 	/*
 	 * A compiled method's debug info (jvm_scopes.h): its PcDescs, its
