@@ -14,12 +14,47 @@
 #include "fs/procmaps.h"
 #include "java/jvm_scopes.h"
 #include "jvmlive.h"
+#include "testlib.h"
 
 const struct jvmlive_jdk jvmlive_jdks[] = {
 	{ 17, "/usr/lib/jvm/java-17-openjdk-amd64" },
 	{ 25, "/usr/lib/jvm/temurin-25-jdk-amd64" },
 };
 const size_t jvmlive_njdks = sizeof(jvmlive_jdks) / sizeof(jvmlive_jdks[0]);
+
+void jvmlive_run(void (*check)(unsigned major, const char *home, const char *classes), int per_jdk,
+		 int extra)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char classes[512];
+
+	snprintf(classes, sizeof(classes), "%s/workloads/java", build);
+	T_PLAN(extra + per_jdk * (int)jvmlive_njdks);
+	for (size_t i = 0; i < jvmlive_njdks; i++)
+		check(jvmlive_jdks[i].major, jvmlive_jdks[i].home, classes);
+}
+
+bool jvmlive_usable(unsigned major, const char *home, const char *classes, bool sa, int checks)
+{
+	char java[512], jhsdb[512], hot[512], name[32];
+	const char *missing = NULL;
+
+	snprintf(java, sizeof(java), "%s/bin/java", home);
+	snprintf(jhsdb, sizeof(jhsdb), "%s/bin/jhsdb", home);
+	snprintf(hot, sizeof(hot), "%s/Hot.class", classes);
+	if (access(java, X_OK))
+		missing = java;
+	else if (sa && access(jhsdb, X_OK))
+		missing = jhsdb;
+	else if (access(hot, R_OK))
+		missing = hot;
+	if (!missing)
+		return true;
+	snprintf(name, sizeof(name), "JDK %u", major);
+	for (int i = 0; i < checks; i++)
+		T_SKIP(name, "%s is not there", missing);
+	return false;
+}
 
 void jvmlive_stop(pid_t pid)
 {

@@ -25,6 +25,20 @@ extern const struct jvmlive_jdk jvmlive_jdks[];
 extern const size_t jvmlive_njdks;
 
 /*
+ * Plans @extra checks and @per_jdk for each JDK, then runs @check for each
+ * with this build's folder of Hot's classes ($BUILD/workloads/java).
+ */
+void jvmlive_run(void (*check)(unsigned major, const char *home, const char *classes), int per_jdk,
+		 int extra);
+
+/*
+ * Whether the JDK at @home can run Hot from @classes, with a jhsdb when
+ * @sa: when it cannot, @checks skips are reported for it (a machine
+ * without that JDK), each naming what is missing.
+ */
+bool jvmlive_usable(unsigned major, const char *home, const char *classes, bool sa, int checks);
+
+/*
  * Starts @java on Hot (its classes in @classes) for @secs s: its pid, once
  * it said "ready" (its methods compiled), or -1 if it did not within 60 s.
  */

@@ -185,12 +185,8 @@ static void check_jdk(unsigned major, const char *home, const char *classes)
 	int e;
 
 	snprintf(java, sizeof(java), "%s/bin/java", home);
-	snprintf(err_name, sizeof(err_name), "JDK %u", major);
-	if (access(java, X_OK) || access(fmt("%s/Hot.class", classes), R_OK)) {
-		for (int i = 0; i < CHECKS_PER_JDK; i++)
-			T_SKIP(err_name, "%s or %s/Hot.class is not there", java, classes);
+	if (!jvmlive_usable(major, home, classes, false, CHECKS_PER_JDK))
 		goto out;
-	}
 	pid = jvmlive_start_hot(java, classes, 120);
 	e = pid > 0 ? jvmlive_find(pid, &jp, &err) : -ECHILD;
 	if (!e) {
@@ -214,12 +210,6 @@ out:
 
 int main(void)
 {
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char classes[PATH_MAX];
-
-	snprintf(classes, sizeof(classes), "%s/workloads/java", build);
-	T_PLAN((int)(CHECKS_PER_JDK * jvmlive_njdks));
-	for (size_t i = 0; i < jvmlive_njdks; i++)
-		check_jdk(jvmlive_jdks[i].major, jvmlive_jdks[i].home, classes);
+	jvmlive_run(check_jdk, CHECKS_PER_JDK, 0);
 	return T_EXIT();
 }

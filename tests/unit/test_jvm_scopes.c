@@ -227,13 +227,8 @@ static void check_jdk(unsigned major, const char *home, const char *classes)
 	int e;
 
 	snprintf(java, sizeof(java), "%s/bin/java", home);
-	if (access(java, X_OK) || access(fmt("%s/bin/jhsdb", home), X_OK) ||
-	    access(fmt("%s/Hot.class", classes), R_OK)) {
-		for (int i = 0; i < CHECKS_PER_JDK; i++)
-			T_SKIP(fmt("JDK %u", major), "%s, its jhsdb or %s/Hot.class is not there",
-			       java, classes);
+	if (!jvmlive_usable(major, home, classes, true, CHECKS_PER_JDK))
 		goto out;
-	}
 	pid = jvmlive_start_hot(java, classes, 60);
 	e = pid > 0 ? jvmlive_find(pid, &jp, &err) : -ECHILD;
 	CHECK(!e && jp->layout.major == major && jp->layout.scopes_ok,
@@ -496,13 +491,7 @@ static void check_hostile(void)
 
 int main(void)
 {
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char classes[PATH_MAX];
-
-	snprintf(classes, sizeof(classes), "%s/workloads/java", build);
-	T_PLAN((int)(HOSTILE_CHECKS + CHECKS_PER_JDK * (jvmlive_njdks)));
+	jvmlive_run(check_jdk, CHECKS_PER_JDK, HOSTILE_CHECKS);
 	check_hostile();
-	for (size_t i = 0; i < jvmlive_njdks; i++)
-		check_jdk(jvmlive_jdks[i].major, jvmlive_jdks[i].home, classes);
 	return T_EXIT();
 }

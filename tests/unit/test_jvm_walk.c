@@ -44,10 +44,26 @@ struct jframe {
 	bool interpreted;
 };
 
+/* Thread @tid's stat line after its name (into @buf), or NULL. */
+static const char *task_stat(pid_t pid, const char *tid, char *buf, size_t len)
+{
+	char path[300];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
+	f = fopen(path, "r");
+	n = f ? fread(buf, 1, len - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	return strrchr(buf, ')') ? strrchr(buf, ')') + 1 : NULL;
+}
+
 /* The thread of @pid that has run most: Hot's main, spinning. */
 static pid_t busiest_thread(pid_t pid)
 {
-	char path[64];
+	char path[64], buf[1024];
 	DIR *d;
 	struct dirent *e;
 	pid_t best = 0;
@@ -56,22 +72,12 @@ static pid_t busiest_thread(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	while (d && (e = readdir(d))) {
-		char stat[300], buf[1024], *p;
+		const char *p = e->d_name[0] == '.' ? NULL : task_stat(pid, e->d_name, buf, sizeof(buf));
 		unsigned long long ut, st;
-		FILE *f;
-		size_t n;
 
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(stat, sizeof(stat), "/proc/%d/task/%s/stat", (int)pid, e->d_name);
-		f = fopen(stat, "r");
-		n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-		if (f)
-			fclose(f);
-		buf[n] = 0;
-		p = strrchr(buf, ')');
-		if (p && sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut,
-				&st) == 2 && ut + st > most) {
+		/* utime and stime: fields 14 and 15 */
+		if (p && sscanf(p, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut, &st) == 2 &&
+		    ut + st > most) {
 			most = ut + st;
 			best = atoi(e->d_name);
 		}
@@ -84,19 +90,13 @@ static pid_t busiest_thread(pid_t pid)
 /* Whether thread @tid of @pid is stopped ("T" in its stat), waiting up to a second. */
 static bool stopped(pid_t pid, pid_t tid)
 {
-	for (int i = 0; i < 1000; i++) {
-		char path[64], buf[512], *p;
-		FILE *f;
-		size_t n;
+	char id[16], buf[1024];
 
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-		f = fopen(path, "r");
-		n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-		if (f)
-			fclose(f);
-		buf[n] = 0;
-		p = strrchr(buf, ')');
-		if (p && (p[2] == 'T' || p[2] == 't'))
+	snprintf(id, sizeof(id), "%d", (int)tid);
+	for (int i = 0; i < 1000; i++) {
+		const char *p = task_stat(pid, id, buf, sizeof(buf));
+
+		if (p && (p[1] == 'T' || p[1] == 't'))
 			return true;
 		usleep(1000);
 	}
@@ -197,13 +197,8 @@ static void check_jdk(unsigned major, const char *home, const char *classes)
 	int e;
 
 	snprintf(java, sizeof(java), "%s/bin/java", home);
-	if (access(java, X_OK) || access(fmt("%s/bin/jhsdb", home), X_OK) ||
-	    access(fmt("%s/Hot.class", classes), R_OK)) {
-		for (int i = 0; i < CHECKS_PER_JDK; i++)
-			T_SKIP(fmt("JDK %u", major), "%s, its jhsdb or %s/Hot.class is not there",
-			       java, classes);
+	if (!jvmlive_usable(major, home, classes, true, CHECKS_PER_JDK))
 		goto out;
-	}
 	pid = jvmlive_start_hot(java, classes, 90);
 	e = pid > 0 ? jvmlive_find(pid, &jp, &err) : -ECHILD;
 	if (!e) {
@@ -258,12 +253,6 @@ out:
 
 int main(void)
 {
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char classes[PATH_MAX];
-
-	snprintf(classes, sizeof(classes), "%s/workloads/java", build);
-	T_PLAN((int)(CHECKS_PER_JDK * jvmlive_njdks));
-	for (size_t i = 0; i < jvmlive_njdks; i++)
-		check_jdk(jvmlive_jdks[i].major, jvmlive_jdks[i].home, classes);
+	jvmlive_run(check_jdk, CHECKS_PER_JDK, 0);
 	return T_EXIT();
 }

@@ -72,23 +72,32 @@ static int new_child(int parent, int except)
 	return pid;
 }
 
-/* Fields 22 (starttime, ticks since boot) and 41 (policy) of /proc/PID/stat; 0 or -1. */
-static int read_stat(int pid, unsigned long long *start, unsigned *policy)
+/* @pid's /proc/PID/stat after its command name (into @buf), or NULL. */
+static const char *stat_fields(int pid, char *buf, size_t len)
 {
-	char path[64], buf[1024], *p;
+	char path[64];
 	FILE *f;
 	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "r");
 	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	p = strrchr(buf, ')');
+	/* the name, which the process chose, ends at the last ')' */
+	return strrchr(buf, ')') ? strrchr(buf, ')') + 1 : NULL;
+}
+
+/* Fields 22 (starttime, ticks since boot) and 41 (policy) of /proc/PID/stat; 0 or -1. */
+static int read_stat(int pid, unsigned long long *start, unsigned *policy)
+{
+	char buf[1024];
+	const char *p = stat_fields(pid, buf, sizeof(buf));
+
 	/* After the name: state is field 3, starttime 22, policy 41. */
-	if (!p || sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
+	if (!p || sscanf(p, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
 			 " %*s %*s %*s %*s %llu %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
 			 " %*s %*s %*s %*s %*s %*s %*s %u", start, policy) != 2)
 		return -1;
@@ -98,22 +107,12 @@ static int read_stat(int pid, unsigned long long *start, unsigned *policy)
 /* The CPU time process @pid has had (utime + stime), clock ticks; -1 if gone. */
 static long long cpu_ticks(int pid)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024];
+	const char *p = stat_fields(pid, buf, sizeof(buf));
 	unsigned long long ut, st;
-	FILE *f;
-	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
 	/* After the name: utime is field 14, stime 15. */
-	if (!p || sscanf(p + 1, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut,
-			 &st) != 2)
+	if (!p || sscanf(p, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut, &st) != 2)
 		return -1;
 	return (long long)(ut + st);
 }
