@@ -320,8 +320,8 @@ cpu_ticks() {
 #   LL_ORATE           the CPUs OTHER-PID had meanwhile (0 when OTHER-PID is 0)
 #   LL_RC              COMMAND's status ("" if none)
 #   DIR/watch          exitwatch's log: lines "cpu MS PID TICKS" every 50 ms
-#                      for spin and OTHER-PID (ll_cpus reads them), then its
-#                      account of COMMAND
+#                      for spin and OTHER-PID (cpus_between reads them), then
+#                      its account of COMMAND
 # Needs bash, setsid and chrt; the caller runs as root.  LL_NORMAL: a
 # prefix that starts the session at normal priority (bench/lib.sh's
 # $NORMAL, for a caller running in the real-time class).
@@ -363,12 +363,12 @@ loaded_launch() {
 		printf "LL_RATE=%.3f LL_ORATE=%.3f\n", (c1 - c0) / tck / (w1 - w0), (o1 - o0) / tck / (w1 - w0) }')"
 }
 
-# ll_cpus DIR PID T0 T1: the CPUs process PID had from T0 to T1 (Unix
-# seconds, fractional: a profile's start and end), from loaded_launch's
-# log of its CPU time every 50 ms (interpolated between two lines); 0 when
-# the log does not span them.  The run's other load may come and go, so
-# the CPU a profile should account for is the CPU of its own span.
-ll_cpus() {
+# cpus_between LOG PID T0 T1: the CPUs process PID had from T0 to T1 (Unix
+# seconds, fractional: a profile's start and end), from exitwatch's log of
+# its CPU time every 50 ms (lines "cpu MS PID TICKS", interpolated between
+# two); 0 when the log does not span them.  Other load may come and go
+# over a run, so the CPU a profile should account for is that of its span.
+cpus_between() {
 	awk -v pid="$2" -v t0="$3" -v t1="$4" -v tck="$(getconf CLK_TCK)" '
 		function at(t,   i) {
 			for (i = 2; i <= n; i++)
@@ -381,7 +381,13 @@ ll_cpus() {
 			a = t0 * 1000; b = t1 * 1000
 			if (n < 2 || ms[1] > a || ms[n] < b || b <= a) { print 0; exit }
 			printf "%.3f\n", (at(b) - at(a)) / tck / ((b - a) / 1000)
-		}' "$1/watch"
+		}' "$1"
+}
+
+# profile_span PROFILE: its start and end, Unix seconds ("T0 T1"); empty if unreadable.
+profile_span() {
+	_pt0=$(profile_field "$1" Time) _pd=$(profile_field "$1" Duration)
+	[ -n "$_pt0" ] && [ -n "$_pd" ] && awk -v a="$_pt0" -v d="$_pd" 'BEGIN { printf "%.3f %.3f\n", a, a + d }'
 }
 
 # profile_field FILE FIELD: "Time" (Unix seconds, fractional) or "Duration"

@@ -93,8 +93,10 @@ loaded_run() {
 	# The CPU spin had over the profile's own span: the other load on the
 	# host (another test, a build) comes and goes over the run, and the
 	# whole run's average once expected 750 samples where the span gave 514.
-	_rate=0
-	[ -n "$_t0" ] && _rate=$(ll_cpus "$_d" "$LL_SPIN" "$_t0" "$(awk -v a="$_t0" -v b="${_dur:-0}" 'BEGIN { printf "%.3f", a + b }')")
+	_rate=0 _span=
+	[ -f "$_prof" ] && _span=$(profile_span "$_prof")
+	# shellcheck disable=SC2086
+	[ -n "$_span" ] && _rate=$(cpus_between "$_d/watch" "$LL_SPIN" $_span)
 	eval "$(awk -v f="$LL_FORK" -v r="$LL_RWAIT" -v e="$LL_EXIT" -v t0="${_t0:-0}" \
 		-v d="${_dur:-0}" -v last="${_last:-0}" -v rate="$_rate" 'BEGIN {
 		if (r < 0) r = 0
@@ -134,7 +136,8 @@ loaded_run() {
 		[ -f "$_mcf" ] && folded "$_mcf" >"$_d/mc.folded" && _mcgot=$(sum_where "$_d/mc.folded" .)
 		MCGOT=$((MCGOT + _mcgot))
 		_orate=0
-		[ -n "$_t0" ] && _orate=$(ll_cpus "$_d" "$_mc" "$_t0" "$(awk -v a="$_t0" -v b="${_dur:-0}" 'BEGIN { printf "%.3f", a + b }')")
+		# shellcheck disable=SC2086
+		[ -n "$_span" ] && _orate=$(cpus_between "$_d/watch" "$_mc" $_span)
 		MCEXP=$((MCEXP + $(awk -v r="$_orate" -v d="${_dur:-0}" 'BEGIN { printf "%d", 99 * d * r }')))
 	fi
 }

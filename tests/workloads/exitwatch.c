@@ -29,7 +29,8 @@
  * (utime + stime of the whole process, in clock ticks) as
  *   cpu MS PID TICKS
  * so that the CPU a process had over any span (a profile's) can be told,
- * not only over the whole run, whose other load may come and go.
+ * not only over the whole run, whose other load may come and go.  With
+ * PARENT 0 it only logs, until TIMEOUT_S or a signal (tests/e2e/test_cpus.sh).
  */
 #include <errno.h>
 #include <poll.h>
@@ -185,6 +186,15 @@ int main(int argc, char **argv)
 	except = argc > 2 ? atoi(argv[2]) : 0;
 	for (int i = 0; i < ncpu; i++)
 		cpu_pids[i] = atoi(argv[4 + i]);
+	if (!parent) {
+		/* a log only: each line whole when it is killed */
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		while (ms_of(CLOCK_MONOTONIC) < deadline) {
+			log_cpu(cpu_pids, ncpu);
+			usleep(50000);
+		}
+		return 0;
+	}
 	while (!(pid = new_child(parent, except))) {
 		if (ms_of(CLOCK_MONOTONIC) > deadline) {
 			fprintf(stderr, "exitwatch: no new child of %d\n", parent);
