@@ -45,9 +45,15 @@ kill $W 2>/dev/null
 wait $W 2>/dev/null
 W=
 
-# Per child: its last name seen and the most CPU seen (ms).
-awk -v tck="$(getconf CLK_TCK)" 'NF == 3 { name[$1] = $2; if ($3 > t[$1]) t[$1] = $3 }
-	END { for (p in name) printf "%s %s %d\n", p, name[p], t[p] * 1000 / tck }' "$T/kids" >"$T/last"
+# Per child: its last name seen and the most CPU seen (ms).  Under ASan,
+# LeakSanitizer's check at exit runs in a task cloned without
+# CLONE_THREAD, a child named as the agent is: seen only as "cprof-bpf"
+# (never as the reader), it is not one (with detect_leaks=0 it never shows;
+# CI's stop 40 and a run of this session caught it in one look of 50 ms).
+awk -v tck="$(getconf CLK_TCK)" -v san="${SANITIZE:-}" 'NF == 3 {
+		name[$1] = $2; if ($2 != "cprof-bpf") other[$1] = 1; if ($3 > t[$1]) t[$1] = $3 }
+	END { for (p in name) if (san != 1 || other[p]) printf "%s %s %d\n", p, name[p], t[p] * 1000 / tck }' \
+	"$T/kids" >"$T/last"
 nkids=$(wc -l <"$T/last")
 kid_ms=$(awk '{ s += $3 } END { print s + 0 }' "$T/last")
 names=$(awk '{ print $2 }' "$T/last" | sort | uniq -c | awk '{ printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1 }')
