@@ -379,9 +379,38 @@ cpus_between() {
 		$1 == "cpu" && $3 == pid && $4 >= 0 && (n == 0 || $2 > ms[n]) { n++; ms[n] = $2; tk[n] = $4 }
 		END {
 			a = t0 * 1000; b = t1 * 1000
-			if (n < 2 || ms[1] > a || ms[n] < b || b <= a) { print 0; exit }
+			if (n < 2 || ms[1] > a || ms[n] < b || b <= a) {
+				# 0, and why on stderr: a log that does not cover the span
+				printf "cpus_between: %d lines for %s, %.0f..%.0f ms, do not cover the span %.0f..%.0f\n",
+					n, pid, ms[1], ms[n], a, b > "/dev/stderr"
+				print 0; exit
+			}
 			printf "%.3f\n", (at(b) - at(a)) / tck / ((b - a) / 1000)
 		}' "$1"
+}
+
+# cpu_log_start LOG PID...: exitwatch (real-time) logs the CPU time of each
+# PID every 50 ms to LOG ("cpu MS PID TICKS", for cpus_between); returns
+# once the first line is written, so that an agent started next finds its
+# whole span in the log.  Sets CPU_LOG_PID.
+cpu_log_start() {
+	_cll=$1
+	shift
+	chrt -f 20 "$BUILD/workloads/exitwatch" 0 0 300 "$@" >"$_cll" &
+	CPU_LOG_PID=$!
+	for _ in $(seq 100); do
+		[ -s "$_cll" ] && return 0
+		sleep 0.02
+	done
+	echo "cpu_log_start: no line in $_cll after 2 s" >&2
+}
+
+# cpu_log_stop: ends the log after one more line, so that it covers
+# whatever ended just before (an agent's last window).
+cpu_log_stop() {
+	sleep 0.1
+	kill "$CPU_LOG_PID" 2>/dev/null
+	wait "$CPU_LOG_PID" 2>/dev/null
 }
 
 # profile_span PROFILE: its start and end, Unix seconds ("T0 T1"); empty if unreadable.
@@ -394,6 +423,6 @@ profile_span() {
 # (seconds) of a profile, as go tool pprof prints them.
 profile_field() {
 	go tool pprof -raw "$1" 2>/dev/null | awk -v f="$2" '
-		f == "Time" && /^Time: / { cmd = "date -d \"" $2 " " $3 " UTC\" +%s.%N"; cmd | getline t; print t; exit }
+		f == "Time" && /^Time: / { cmd = "date -d \"" $2 " " $3 " " $4 "\" +%s.%N"; cmd | getline t; print t; exit }
 		f == "Duration" && /^Duration: / { print $2 + 0; exit }'
 }

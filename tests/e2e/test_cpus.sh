@@ -26,13 +26,11 @@ BG=$W
 # the whole run the agent's start (real-time, on CPU 1 too) made its share
 # 0.69 where it had 0.96 of CPU 1 while sampled.
 cpu() {
-	chrt -f 20 "$BUILD/workloads/exitwatch" 0 0 30 "$W" >"$T/$1.log" &
-	_cl=$!
+	cpu_log_start "$T/$1.log" "$W"
 	$CPROF -F 199 --cpu "$1" --pid "$W" --duration 2 --output-dir "$T/out$1" \
 		--json-summary "$T/$1.json" -v 2>"$T/$1.err"
 	_rc=$?
-	kill $_cl 2>/dev/null
-	wait $_cl 2>/dev/null
+	cpu_log_stop
 	echo $_rc
 }
 rc0=$(cpu 0)
