@@ -16,6 +16,7 @@
 #include "base.bpf.h"
 #include "entry.bpf.h"
 #include "framestep.bpf.h"
+#include "jvm.bpf.h"
 #include "pytramp.bpf.h"
 #include "stacks.bpf.h"
 #include "state.bpf.h"
@@ -593,6 +594,13 @@ static long unwind_step(__u32 i, void *data)
 			return step_dwarf(l, &c->memo.rule);
 	} else if (mapped && !tramp_row(c->pid, lookup, lookup == c->pc, &c->memo.rule)) {
 		/* a CPython perf trampoline: no CFI, a row all the same */
+		c->memo.key = 0;
+		return step_dwarf(l, &c->memo.rule);
+	} else if (!jvm_row(c, lookup, lookup == c->pc)) {
+		/* a JVM's Java code: recorded as what names it (cprof.h) */
+		st->ip[n & (CPROF_MAX_FRAMES - 1)] = c->jtag;
+		if (n)
+			c->hash = hash_mix(c->hash, c->jtag);
 		c->memo.key = 0;
 		return step_dwarf(l, &c->memo.rule);
 	}

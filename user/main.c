@@ -158,6 +158,8 @@ static void retire_exits(struct run *r)
 				bpftables_remove_process(r->tables, p->pid);
 			if (p->py)
 				sampler_set_python(r->sampler, p->pid, NULL);
+			if (p->jvm)
+				sampler_set_jvm(r->sampler, p->pid, NULL);
 		}
 		if (p->exited)
 			sampler_forget(r->sampler, p->pid, p->gen);
@@ -538,6 +540,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 
 	sopts.waiter = &waiter;
 	r->python = o->python;
+	r->java = o->java;
 	ksymcache_init(&r->ksyms, o->interval ? KSYMCACHE_CATALOG_BYTES : 0);
 	/* Fail before sampling if the results could not be written. */
 	ret = outdir_open(&r->out, o->output_dir, o->file_mode, o->keep > 0, err);

@@ -31,6 +31,47 @@ static void python_attach(struct run *r, struct process *p)
 	}
 }
 
+/* A JVM still starting is looked for again this often. */
+#define JVM_RETRY_S 0.2
+
+/*
+ * Finds the HotSpot JVM of a process not known to run one, and tells BPF
+ * of it.  A JVM whose layout this does not know is said once a run (each
+ * with -v), and its frames stay native.
+ */
+static void java_attach(struct run *r, struct process *p, bool created)
+{
+	struct cprof_jvm_proc bpf;
+	struct errbuf err = { "" };
+	int ret;
+
+	if (!r->java || p->jvm || !p->have_maps || p->exited)
+		return;
+	ret = jvmproc_find(&p->jvm, p->pid, &p->maps, p->objs, &err);
+	p->jvm_retry = ret == -EAGAIN ? clock_s(CLOCK_MONOTONIC) + JVM_RETRY_S : 0;
+	if (ret == 0 && jvmproc_bpf(p->jvm, p->gen, &bpf) == 0 &&
+	    sampler_set_jvm(r->sampler, p->pid, &bpf) == 0) {
+		r->java_st.jvms++;
+		return;
+	}
+	if (ret == 0) {
+		ret = -ENOTSUP;
+		errf(&err, ret, "its code cache (%u heaps) does not fit BPF's entry", p->jvm->code.n);
+		jvmproc_free(p->jvm);
+		p->jvm = NULL;
+	}
+	/* a pid's earlier image may have been a JVM */
+	if (created && ret != -EAGAIN)
+		sampler_set_jvm(r->sampler, p->pid, NULL);
+	if (ret == -ENOTSUP) {
+		r->java_st.refused++;
+		if (!r->java_st.told || r->opts->verbose)
+			fprintf(stderr, PROG ": pid %u: a JVM this does not know: %s; its Java frames "
+					"stay native\n", p->pid, err.msg);
+		r->java_st.told = true;
+	}
+}
+
 /* Tells BPF of the perf trampolines a process mapped since its last look. */
 static void python_tramps(struct run *r, struct process *p)
 {
@@ -67,8 +108,11 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	/* Python first: its frames need no table, and a short run is short. */
 	if (p && created) {
 		python_attach(r, p);
+		java_attach(r, p, true);
 		python_tramps(r, p);
 		tables_of(r, p, false);
+	} else if (p && p->jvm_retry && clock_s(CLOCK_MONOTONIC) >= p->jvm_retry) {
+		java_attach(r, p, false);
 	}
 	if (created_out)
 		*created_out = created;
@@ -81,6 +125,7 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 	if (p && !p->exited &&
 	    proctab_refresh(&r->procs, p, clock_s(CLOCK_MONOTONIC), why) == 0) {
 		python_attach(r, p);
+		java_attach(r, p, false);
 		python_tramps(r, p);
 		tables_of(r, p, why == REFRESH_RACED);
 	}
@@ -309,6 +354,8 @@ int events_on_event(void *ctx, const void *data, size_t size)
 			bpftables_remove_process(r->tables, ev->pid);
 		if (p && p->py && p->gen == ev->gen)
 			sampler_set_python(r->sampler, ev->pid, NULL);
+		if (p && p->jvm && p->gen == ev->gen)
+			sampler_set_jvm(r->sampler, ev->pid, NULL);
 		if (p && p->gen == ev->gen)
 			py_tramps_remove(r->tramps, ev->pid);
 		break;

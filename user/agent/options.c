@@ -38,6 +38,7 @@ enum {
 	OPT_JSON_SUMMARY,
 	OPT_NO_PRIORITY_BOOST,
 	OPT_NO_PYTHON,
+	OPT_NO_JAVA,
 	OPT_LD_PROBE,
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_MIN,
@@ -90,6 +91,10 @@ static const struct optdef optdefs[] = {
 	  "leave out Python frames (CPython 3.8-3.13 processes\n"
 	  "show their Python functions, files and lines by\n"
 	  "default)" },
+	{ "no-java", OPT_NO_JAVA, NULL, set_flag,
+	  "leave out Java frames (HotSpot JVMs, JDK 17 and 25,\n"
+	  "show their Java methods, files and lines by default,\n"
+	  "read from the JVM's own structures: no flag or agent)" },
 	{ "ld-probe", OPT_LD_PROBE, NULL, set_flag,
 	  "a uprobe on the host's ld.so (_dl_debug_state), so\n"
 	  "that a new program's libraries have unwind tables\n"
@@ -412,6 +417,9 @@ static int set_flag(struct options *o, int key, const char *arg)
 	case OPT_NO_PYTHON:
 		o->python = false;
 		break;
+	case OPT_NO_JAVA:
+		o->java = false;
+		break;
 	case OPT_LD_PROBE:
 		o->ld_probe = true;
 		break;
@@ -562,6 +570,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.output_dir = "./cprof-out",
 		.kernel = true,
 		.python = true,
+		.java = true,
 		.symbolize = true,
 		.dwarf = true,
 		.unwind_kb = 16 * 1024,

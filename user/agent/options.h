@@ -42,6 +42,7 @@ struct options {
 	size_t n_pids;
 	bool kernel;
 	bool python;              /* Python frames in CPython processes */
+	bool java;                /* Java frames in HotSpot JVMs */
 	bool symbolize;           /* name user frames here (--symbolize=host) */
 	bool verbose;
 	bool quiet;               /* errors only */

@@ -13,9 +13,11 @@
 
 #include <stdint.h>
 
+#include "cprof.h"
 #include "fs/procmem.h"
 #include "java/jvm_code.h"
 #include "java/jvm_layout.h"
+#include "java/jvm_names.h"
 #include "java/jvm_structs.h"
 #include "util/errbuf.h"
 
@@ -28,13 +30,15 @@ struct jvmproc {
 	struct jvm_structs vm;
 	struct jvm_layout layout;
 	struct jvm_codecache code;
+	struct jvm_names names; /* its methods, read once (jvm_names.h) */
 };
 
 /*
  * Finds the JVM in the mappings @maps (with their objects @objs, which may
  * hold NULLs) of process @pid.  0 and *@out set; -ENOENT: no libjvm.so
- * mapped, or one without the tables (a JVM not yet started holds them
- * empty); -ENOTSUP: a JVM whose tables lack what the reader needs, or do
+ * mapped with the tables' symbols; -EAGAIN: a JVM still starting (its
+ * tables not filled in, or its code heaps or interpreter not there yet:
+ * try again later); -ENOTSUP: a JVM whose tables lack what the reader needs, or do
  * not hold together (@err says what); -ENOMEM.
  */
 int jvmproc_find(struct jvmproc **out, uint32_t pid, const struct vma_list *maps,
@@ -42,6 +46,14 @@ int jvmproc_find(struct jvmproc **out, uint32_t pid, const struct vma_list *maps
 
 /* Reads the code heaps again (they are committed as they fill). */
 int jvmproc_refresh(struct jvmproc *jp, struct errbuf *err);
+
+/*
+ * What BPF's walk needs of @jp (bpf/jvm.bpf.h), for image @gen: each heap
+ * out to the next one's start (or the code cache's end), so that code
+ * committed later is covered.  0, or -ENOTSUP: more heaps than BPF takes,
+ * or members beyond what its fields hold.
+ */
+int jvmproc_bpf(const struct jvmproc *jp, uint64_t gen, struct cprof_jvm_proc *out);
 
 void jvmproc_free(struct jvmproc *jp);
 

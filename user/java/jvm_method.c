@@ -42,17 +42,22 @@ int jvm_lines_decode(const uint8_t *p, size_t n, unsigned major, struct jvm_line
 	return -EINVAL;
 }
 
-uint32_t jvm_method_line(const struct jvm_method *jm, uint32_t bci)
+uint32_t jvm_lines_find(const struct jvm_line *lines, size_t n, uint32_t bci)
 {
 	uint32_t best = 0, best_bci = 0;
 
 	/* javac's table is by source order, not bci: the nearest start at or below */
-	for (size_t i = 0; i < jm->nlines; i++)
-		if (jm->lines[i].bci <= bci && (!best || jm->lines[i].bci >= best_bci)) {
-			best = jm->lines[i].line;
-			best_bci = jm->lines[i].bci;
+	for (size_t i = 0; i < n; i++)
+		if (lines[i].bci <= bci && (!best || lines[i].bci >= best_bci)) {
+			best = lines[i].line;
+			best_bci = lines[i].bci;
 		}
 	return best;
+}
+
+uint32_t jvm_method_line(const struct jvm_method *jm, uint32_t bci)
+{
+	return jvm_lines_find(jm->lines, jm->nlines, bci);
 }
 
 /* Symbol @sym's bytes into @buf (@cap, NUL included), cut with "..." when longer. */

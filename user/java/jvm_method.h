@@ -52,6 +52,9 @@ int jvm_method_read(const struct jvm_layout *l, const struct memsrc *m, uint64_t
 /* The source line of bytecode @bci of @jm; 0 when unknown. */
 uint32_t jvm_method_line(const struct jvm_method *jm, uint32_t bci);
 
+/* ... of a method whose line table is @lines (@n pairs). */
+uint32_t jvm_lines_find(const struct jvm_line *lines, size_t n, uint32_t bci);
+
 /*
  * Decodes a compressed line number table (@p, @n bytes) of a JVM of major
  * version @major into @out (at most @max pairs): the number of pairs, or

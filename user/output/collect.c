@@ -36,7 +36,9 @@ static int walk(const struct process *p, const struct stackstore *stacks, bool k
 		    !(ip = stackstore_get(stacks, stack, &nr, NULL)))
 			continue;
 		for (uint32_t j = 0; j < nr && !ret; j++)
-			ret = fn(ctx, symbolize_frame_addr(ip[j], j));
+			/* a Java frame's record names itself (profile.c), no address */
+			if (kernel || !(ip[j] & CPROF_JAVA_FRAME))
+				ret = fn(ctx, symbolize_frame_addr(ip[j], j));
 	}
 	return ret;
 }

@@ -13,7 +13,7 @@
 #include "pprof.h"
 #include "output/profile.h"
 
-enum frame_kind { FRAME_USER, FRAME_KERNEL, FRAME_PSEUDO, FRAME_PYTHON };
+enum frame_kind { FRAME_USER, FRAME_KERNEL, FRAME_PSEUDO, FRAME_PYTHON, FRAME_JAVA };
 
 /* Pseudo-frames: why a sample has no (complete) stack. */
 enum pseudo {
@@ -210,6 +210,32 @@ static void python_sym(struct writer *w, uint64_t code, uint64_t pos, struct sym
 	};
 }
 
+/* A Java frame (cprof.h, "HotSpot JVMs") as a symbolized one: its methods, inlined ones first. */
+static void java_sym(struct writer *w, uint64_t tagged, struct sym *sym)
+{
+	struct jvm_frame_line jl[SYM_MAX_LINES];
+	enum jvm_frame_result res = JVM_NAMED_UNREADABLE;
+	size_t n = w->p->jvm ? jvm_frame_lines(w->p->jvm, tagged, jl, SYM_MAX_LINES, &res) : 0;
+
+	*sym = (struct sym){ .vma = -1, .nlines = 1, .dwarf = true };
+	if (!n) {
+		sym->lines[0].name = res == JVM_NAMED_GONE ? "[java: compiled code gone]" :
+							   "[java: method not read]";
+		return;
+	}
+	sym->nlines = (unsigned)n;
+	for (size_t i = 0; i < n; i++) {
+		const struct jvm_named *m = jl[i].method;
+
+		sym->lines[i] = m ? (struct sym_line){ .name = m->function,
+						       .system_name = m->system_name,
+						       .file = m->file,
+						       .line = jl[i].line,
+						       .start_line = m->start_line } :
+				    (struct sym_line){ .name = "[java: method not read]" };
+	}
+}
+
 static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t addr, uint64_t pos)
 {
 	struct frame_key k = { .addr = addr, .pos = pos, .kind = kind };
@@ -226,6 +252,8 @@ static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t 
 		symbolize_kernel(w->sym, addr, &sym);
 	} else if (kind == FRAME_PYTHON) {
 		python_sym(w, addr, pos, &sym);
+	} else if (kind == FRAME_JAVA) {
+		java_sym(w, addr, &sym);
 	} else {
 		sym = (struct sym){ .vma = -1, .nlines = 1 };
 		sym.lines[0].name = pseudo_names[addr];
@@ -315,6 +343,12 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t addr = symbolize_frame_addr(ip[i], i);
 
+		if (kind == FRAME_USER && (ip[i] & CPROF_JAVA_FRAME)) {
+			/* names itself: its record, not an address */
+			if ((ret = fn(w, FRAME_JAVA, ip[i], 0)))
+				return ret;
+			continue;
+		}
 		/*
 		 * A frame-pointer walk through code that keeps no frame pointer
 		 * reads stack garbage as return addresses (a process sampled

@@ -51,6 +51,7 @@ static void process_free(struct proctab *t, struct process *p)
 	aggregate_free(&p->samples);
 	perfmap_file_close(&p->perfmap);
 	pyproc_free(p->py);
+	jvmproc_free(p->jvm);
 	if (t->roots)
 		rootfs_root_put(t->roots, p->root);
 	free(p);

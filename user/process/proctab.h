@@ -31,6 +31,7 @@
 #include "elf/objcache.h"
 #include "symbols/perfmap.h"
 #include "fs/procmaps.h"
+#include "java/jvm.h"
 #include "python/python.h"
 #include "fs/rootfs.h"
 
@@ -90,6 +91,8 @@ struct process {
 	struct perfmap_file perfmap;
 	struct cgroup_info cgroup; /* path and container id ("" if unknown) */
 	struct pyproc *py;      /* its CPython (python.h); NULL: none known */
+	struct jvmproc *jvm;    /* its HotSpot JVM (java/jvm.h); NULL: none known */
+	double jvm_retry;       /* CLOCK_MONOTONIC s to look again for a JVM still starting; 0: not */
 	uint32_t ns_pid;        /* pid in its own namespace; 0 if unknown */
 	uint64_t first_pc;      /* the pc BPF first found it at (its table is wanted) */
 	double exec_s;          /* CLOCK_MONOTONIC s of its exec, seen while sampling; 0: none */

@@ -152,6 +152,9 @@ int sampler_get_proc(void *sampler, uint32_t pid, struct cprof_proc_maps *pm);
  */
 int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_proc *pp);
 
+/* ... where the JVM of @pid keeps its code (bpf/jvm.bpf.h); @jp NULL: no longer. */
+int sampler_set_jvm(struct sampler *s, uint32_t pid, const struct cprof_jvm_proc *jp);
+
 /*
  * Tells the program of a page of CPython perf trampolines (python_tramp.h);
  * @t NULL: no longer.  0 or a negative errno.

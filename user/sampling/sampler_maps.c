@@ -51,6 +51,15 @@ int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_pr
 	return bpf_map_update_elem(fd, &pid, pp, BPF_ANY) ? -errno : 0;
 }
 
+int sampler_set_jvm(struct sampler *s, uint32_t pid, const struct cprof_jvm_proc *jp)
+{
+	int fd = bpf_map__fd(s->skel->maps.jvm_procs);
+
+	if (!jp)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, jp, BPF_ANY) ? -errno : 0;
+}
+
 int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,
 			 const struct cprof_py_tramp *t)
 {

@@ -14,6 +14,7 @@
 #include "framestep.bpf.h"
 #include "python.bpf.h"
 #include "pytramp.bpf.h"
+#include "jvm.bpf.h"
 #include "stacks.bpf.h"
 #include "state.bpf.h"
 #include "unwind.bpf.h"
@@ -100,6 +101,8 @@ static void setup(void)
 	shim_ringbuf(&events, sizeof(struct cprof_event), EVENTS_MAX);
 	shim_hash(&py_tramps, sizeof(struct cprof_py_tramp_key), sizeof(struct cprof_py_tramp),
 		  TRAMP_PAGES_MAX);
+	/* empty: a record's stack copy holds no JVM's code cache to read */
+	shim_hash(&jvm_procs, sizeof(__u32), sizeof(struct cprof_jvm_proc), 1);
 }
 
 int bpfu_set_tramp(uint32_t pid, const struct cprof_py_tramp *t)
