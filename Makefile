@@ -174,6 +174,14 @@ $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fomit-frame-pointer -shared -fPIC -o $@ $<
 
+# A process mapping a libjvm.so that lies (tests/e2e/test_jvm_fake.sh).
+WORKLOADS += $(BUILD)/workloads/fakejvm/fakejvm
+$(BUILD)/workloads/fakejvm/libjvm.so: tests/workloads/fakejvm/libjvm.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -shared -fPIC -o $@ $<
+$(BUILD)/workloads/fakejvm/fakejvm: tests/workloads/fakejvm/main.c $(BUILD)/workloads/fakejvm/libjvm.so
+	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(dir $@) -ljvm -Wl,-rpath,'$$ORIGIN'
+
 # The JVM's workloads, where there is a javac (tests/unit/test_jvm skips without).
 JAVAC ?= $(shell command -v javac 2>/dev/null)
 ifneq ($(JAVAC),)

@@ -459,6 +459,7 @@ static void gather(struct run *r, struct summary *sum)
 	sum->files_evicted = r->lru.st.evicted;
 	sum->drain_error = r->drain_error ? r->drain_errmsg : NULL;
 	sum->py = r->py;
+	sum->java = r->java_st;
 	py_tramps_get_stats(r->tramps, &sum->py.tramps);
 	clockthreads_stats(r->clocks, &sum->jitter);
 	sum->phases = r->phases;

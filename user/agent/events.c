@@ -31,8 +31,13 @@ static void python_attach(struct run *r, struct process *p)
 	}
 }
 
-/* A JVM still starting is looked for again this often. */
-#define JVM_RETRY_S 0.2
+/*
+ * A JVM still starting is looked for again this often, so many times (a
+ * JVM fills in its tables well within a second; a process that keeps
+ * them empty is not looked at for ever).
+ */
+#define JVM_RETRY_S 0.05
+#define JVM_RETRIES 100
 
 /*
  * Finds the HotSpot JVM of a process not known to run one, and tells BPF
@@ -48,9 +53,11 @@ static void java_attach(struct run *r, struct process *p, bool created)
 	if (!r->java || p->jvm || !p->have_maps || p->exited)
 		return;
 	ret = jvmproc_find(&p->jvm, p->pid, &p->maps, p->objs, &err);
-	p->jvm_retry = ret == -EAGAIN ? clock_s(CLOCK_MONOTONIC) + JVM_RETRY_S : 0;
+	p->jvm_retry = ret == -EAGAIN && ++p->jvm_tries < JVM_RETRIES ?
+			       clock_s(CLOCK_MONOTONIC) + JVM_RETRY_S : 0;
 	if (ret == 0 && jvmproc_bpf(p->jvm, p->gen, &bpf) == 0 &&
 	    sampler_set_jvm(r->sampler, p->pid, &bpf) == 0) {
+		p->jvm->names.st = &r->java_st.names;
 		r->java_st.jvms++;
 		return;
 	}
@@ -389,6 +396,24 @@ static struct process *sample_process(struct run *r, const struct cprof_sample_k
 	return p;
 }
 
+/*
+ * The Java frames of a sample of a JVM, named now, while the process
+ * lives (a method can be unloaded, compiled code freed): each once.
+ */
+static void java_frames_read(struct run *r, struct process *p, const struct cprof_sample_key *k)
+{
+	const uint64_t *ip;
+	uint32_t nr = 0;
+
+	if (k->uleaf & CPROF_JAVA_FRAME)
+		jvm_frame_lines(p->jvm, k->uleaf);
+	if (!(k->ustack & CPROF_STACK_HASHED) || !(ip = stackstore_get(&r->stacks, k->ustack, &nr, NULL)))
+		return;
+	for (uint32_t i = 0; i < nr; i++)
+		if (ip[i] & CPROF_JAVA_FRAME)
+			jvm_frame_lines(p->jvm, ip[i]);
+}
+
 static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t count)
 {
 	struct run *r = ctx;
@@ -399,6 +424,8 @@ static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t
 	r->samples_drained += count;
 	if (p->py)
 		py_stats_sample(&r->py, k->pystack, count);
+	if (p->jvm)
+		java_frames_read(r, p, k);
 	return aggregate_add(&p->samples, &r->stacks, k, count);
 }
 
@@ -409,6 +436,8 @@ static int on_off_cpu(void *ctx, const struct cprof_sample_key *k, uint64_t ns)
 
 	if (!p)
 		return -ENOMEM;
+	if (p->jvm)
+		java_frames_read(r, p, k);
 	return aggregate_add_off_cpu(&p->samples, &r->stacks, k, ns);
 }
 

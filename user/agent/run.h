@@ -42,11 +42,7 @@ struct run {
 	struct sampler *sampler;
 	bool python;                 /* Python frames wanted */
 	bool java;                   /* Java frames wanted */
-	struct java_stats {
-		size_t jvms;             /* JVMs found and told to BPF */
-		size_t refused;          /* ... not: a layout this reader does not know */
-		bool told;               /* the first refusal was said */
-	} java_st;
+	struct java_stats java_st;   /* HotSpot JVMs found, and their frames */
 	struct py_stats py;
 	struct py_tramps *tramps;    /* CPython's perf trampolines told to BPF */
 	struct priority prio; /* the agent's own scheduling (priority.h) */

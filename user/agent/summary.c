@@ -222,6 +222,20 @@ static void bound_problems(struct problems *p, const struct summary *s, const st
 /* ---- what -v adds: every counter line that is not all zeros ------------ */
 
 /* Where the run's time went: each phase, as a loaded host may stretch it. */
+/* Java: the JVMs found and what their frames came out as, when there were any. */
+static void java_line(FILE *f, const struct java_stats *j)
+{
+	const size_t *n = j->names.frames;
+
+	if (!j->jvms && !j->refused)
+		return;
+	fprintf(f, PROG ": java: %zu JVM%s (%zu of a layout not known: native frames only); frames"
+		" %zu named, %zu the JVM's stubs, %zu of compiled code gone, %zu unreadable;"
+		" %zu names over the bounds\n", j->jvms, j->jvms == 1 ? "" : "s", j->refused,
+		n[JVM_NAMED_OK], n[JVM_NAMED_STUB], n[JVM_NAMED_GONE], n[JVM_NAMED_UNREADABLE],
+		j->names.refused);
+}
+
 static void phases(FILE *f, const struct summary *s)
 {
 	const struct summary_phases *ph = &s->phases;
@@ -253,6 +267,7 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 	phases(f, s);
 	if (py_stats_line(&s->py, line, sizeof(line)))
 		fprintf(f, PROG ": %s\n", line);
+	java_line(f, &s->java);
 	if (s->lost || st->lost_no_pidmap || st->events_dropped)
 		fprintf(f, PROG ": lost %llu samples (counts map full: %llu, no room to count: %llu);"
 			" process events dropped: %llu\n",

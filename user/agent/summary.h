@@ -26,6 +26,7 @@
 #include "elf/objcache.h"
 #include "agent/options.h"
 #include "process/proctab.h"
+#include "java/jvm_names.h"
 #include "python/python.h"
 #include "fs/rootfs.h"
 #include "symbols/symbolize.h"
@@ -79,6 +80,7 @@ struct summary {
 	size_t files_max, files_evicted; /* --max-files and what it closed */
 	const char *drain_error;     /* NULL, or why draining the maps failed */
 	struct py_stats py;          /* Python frames (python.h) */
+	struct java_stats java;      /* Java frames (java/jvm_names.h) */
 	struct jitter_stats jitter;  /* the sampling clocks' periods set */
 };
 

@@ -105,6 +105,23 @@ static void write_run(FILE *f, const struct summary *s, const struct options *o)
 	ju(f, "processes", s->processes, true);
 }
 
+static void write_java(FILE *f, const struct java_stats *j)
+{
+	const size_t *n = j->names.frames;
+
+	jopen(f, "java");
+	ju(f, "jvms", j->jvms, false);
+	ju(f, "jvms_refused", j->refused, false);
+	fprintf(f, "\"frames\": { ");
+	ju(f, "named", n[JVM_NAMED_OK], false);
+	ju(f, "stubs", n[JVM_NAMED_STUB], false);
+	ju(f, "gone", n[JVM_NAMED_GONE], false);
+	ju(f, "unreadable", n[JVM_NAMED_UNREADABLE], true);
+	fprintf(f, " }, ");
+	ju(f, "names_refused", j->names.refused, true);
+	jclose(f);
+}
+
 static void write_clock(FILE *f, const struct summary *s, const struct options *o)
 {
 	jopen(f, "clock");
@@ -304,6 +321,7 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	fprintf(f, "{\n");
 	write_run(f, s, o);
 	write_clock(f, s, o);
+	write_java(f, &s->java);
 	write_samples(f, s);
 	write_exits(f, s);
 	write_output(f, s);

@@ -83,7 +83,13 @@ int jvmproc_find(struct jvmproc **out, uint32_t pid, const struct vma_list *maps
 
 int jvmproc_refresh(struct jvmproc *jp, struct errbuf *err)
 {
-	return jvm_codecache_read(&jp->layout, &jp->mem, &jp->code, err);
+	struct jvm_codecache cc;
+	int e = jvm_codecache_read(&jp->layout, &jp->mem, &cc, err);
+
+	/* what was read before stays, unless this read holds together */
+	if (!e)
+		jp->code = cc;
+	return e;
 }
 
 static bool fits16(uint64_t v)

@@ -9,53 +9,58 @@
 #include "java/jvm_names.h"
 #include "java/jvm_scopes.h"
 
+/* An hmap entry: its key first. */
+struct named_slot {
+	uint64_t addr;        /* the Method* or CodeBlob* */
+	struct jvm_named *m;  /* NULL: unreadable */
+};
+
 void jvm_names_init(struct jvm_names *n)
 {
 	memset(n, 0, sizeof(*n));
-	hmap_init(&n->methods, sizeof(uint64_t), sizeof(struct jvm_named));
-	hmap_init(&n->stubs, sizeof(uint64_t), sizeof(struct jvm_named));
+	hmap_init(&n->methods, sizeof(uint64_t), sizeof(struct named_slot));
+	hmap_init(&n->stubs, sizeof(uint64_t), sizeof(struct named_slot));
+	hmap_init(&n->frames, sizeof(uint64_t), sizeof(struct jvm_frame_rec));
 }
 
-static void named_free(struct jvm_named *m)
+static void free_all(struct hmap *h)
 {
-	/* one allocation holds the lines, then the strings (kept()) */
-	free(m->nlines ? (void *)m->lines : (void *)m->function);
+	struct named_slot *e;
+	size_t it = 0;
+
+	while ((e = hmap_next(h, &it)))
+		free(e->m);
+	hmap_free(h);
 }
 
 void jvm_names_free(struct jvm_names *n)
 {
-	struct jvm_named *m;
-	size_t it = 0;
-
-	while ((m = hmap_next(&n->methods, &it)))
-		named_free(m);
-	it = 0;
-	while ((m = hmap_next(&n->stubs, &it)))
-		named_free(m);
-	hmap_free(&n->methods);
-	hmap_free(&n->stubs);
+	free_all(&n->methods);
+	free_all(&n->stubs);
+	hmap_free(&n->frames);
 }
 
 /*
- * @m filled in one allocation: function, system name, file and lines.
- * -ENOSPC past the process's bounds, -ENOMEM.
+ * A method or stub, in one allocation with its lines and strings: NULL
+ * past the process's bounds (counted) or with no memory.
  */
-static int kept(struct jvm_names *n, struct jvm_named *m, const char *function,
-		const char *system_name, const char *file, const struct jvm_line *lines,
-		size_t nlines)
+static struct jvm_named *named_new(struct jvm_names *n, const char *function,
+				   const char *system_name, const char *file,
+				   const struct jvm_line *lines, size_t nlines)
 {
 	size_t fl = strlen(function) + 1, sl = system_name ? strlen(system_name) + 1 : 0,
 	       il = file ? strlen(file) + 1 : 0, ll = nlines * sizeof(*lines);
-	size_t size = ll + fl + sl + il;
+	size_t size = sizeof(struct jvm_named) + ll + fl + sl + il;
+	struct jvm_named *m;
 	char *p;
 
-	if (n->bytes + size > JVM_NAMES_BYTES ||
-	    n->methods.n + n->stubs.n >= JVM_NAMES_MAX)
-		return -ENOSPC;
-	p = malloc(size ? size : 1);
-	if (!p)
-		return -ENOMEM;
-	/* lines first: aligned as malloc's block is */
+	if (n->bytes + size > JVM_NAMES_BYTES || (m = malloc(size)) == NULL) {
+		if (n->st)
+			n->st->refused++;
+		return NULL;
+	}
+	/* the lines right after the struct: aligned as it is */
+	p = (char *)(m + 1);
 	m->lines = nlines ? memcpy(p, lines, ll) : NULL;
 	m->nlines = (uint32_t)nlines;
 	m->function = memcpy(p + ll, function, fl);
@@ -66,66 +71,82 @@ static int kept(struct jvm_names *n, struct jvm_named *m, const char *function,
 		if (!m->start_line || lines[i].line < m->start_line)
 			m->start_line = lines[i].line;
 	n->bytes += size;
-	return 0;
+	return m;
+}
+
+/* Whether @n may keep another entry; counts a refusal. */
+static bool room(struct jvm_names *n)
+{
+	if (n->methods.n + n->stubs.n + n->frames.n < JVM_NAMES_MAX)
+		return true;
+	if (n->st)
+		n->st->refused++;
+	return false;
 }
 
 /* Method @method of @jp, read once: NULL when unreadable or over the bounds. */
 static const struct jvm_named *method_named(struct jvmproc *jp, uint64_t method)
 {
 	struct jvm_names *n = &jp->names;
-	struct jvm_named *m = hmap_find(&n->methods, &method);
+	struct named_slot *slot = hmap_find(&n->methods, &method);
+	struct jvm_named *m = NULL;
 	struct jvm_method *jm;
 	char function[JVM_CLASS_MAX + JVM_MNAME_MAX + 1];
 	char *system_name;
 	bool created;
 
-	if (m)
-		return m->function ? m : NULL;
-	if (n->methods.n + n->stubs.n >= JVM_NAMES_MAX) {
-		n->refused++;
+	if (slot)
+		return slot->m;
+	if (!room(n))
 		return NULL;
-	}
 	jm = malloc(sizeof(*jm));
 	system_name = malloc(sizeof(function) + JVM_SIG_MAX);
-	m = jm && system_name ? hmap_insert(&n->methods, &method, &created) : NULL;
-	if (m) {
-		memset(m, 0, sizeof(*m));
-		/* a method that cannot be read stays unnamed: it is not read again */
-		if (!jvm_method_read(&jp->layout, &jp->mem, method, jm)) {
-			snprintf(function, sizeof(function), "%s.%s", jm->klass, jm->name);
-			snprintf(system_name, sizeof(function) + JVM_SIG_MAX, "%s%s", function, jm->sig);
-			if (kept(n, m, function, system_name, jm->file[0] ? jm->file : NULL, jm->lines,
-				 jm->nlines))
-				n->refused++;
-		}
+	/* a method that cannot be read stays unnamed: it is not read again */
+	if (jm && system_name && !jvm_method_read(&jp->layout, &jp->mem, method, jm)) {
+		snprintf(function, sizeof(function), "%s.%s", jm->klass, jm->name);
+		snprintf(system_name, sizeof(function) + JVM_SIG_MAX, "%s%s", function, jm->sig);
+		m = named_new(n, function, system_name, jm->file[0] ? jm->file : NULL, jm->lines,
+			      jm->nlines);
 	}
 	free(jm);
 	free(system_name);
-	return m && m->function ? m : NULL;
+	slot = hmap_insert(&n->methods, &method, &created);
+	if (!slot) {
+		free(m);
+		return NULL;
+	}
+	slot->m = m;
+	return m;
 }
 
 /* A blob of the JVM's own code (a stub, an adapter), named by it. */
 static const struct jvm_named *stub_named(struct jvmproc *jp, const struct jvm_blob *b)
 {
 	struct jvm_names *n = &jp->names;
-	struct jvm_named *m = hmap_find(&n->stubs, &b->addr);
-	char name[JVM_BLOB_NAME_MAX + 8];
+	struct named_slot *slot = hmap_find(&n->stubs, &b->addr);
+	struct jvm_named *m;
+	char name[JVM_BLOB_NAME_MAX + 8], *o;
 	bool created;
 
-	if (m)
-		return m->function ? m : NULL;
-	m = hmap_insert(&n->stubs, &b->addr, &created);
-	if (!m)
+	if (slot)
+		return slot->m;
+	if (!room(n))
 		return NULL;
-	memset(m, 0, sizeof(*m));
-	snprintf(name, sizeof(name), "[jvm] %s", b->name[0] ? b->name : "code");
+	o = name + snprintf(name, sizeof(name), "[jvm] ");
+
 	/* pprof takes "(1)" in "StubRoutines (1)" for a parameter list and drops it */
-	for (char *c = name; *c; c++)
-		if (*c == '(' || *c == ')')
-			*c = ' ';
-	if (kept(n, m, name, NULL, NULL, NULL, 0))
-		n->refused++;
-	return m->function ? m : NULL;
+	for (const char *c = b->name[0] ? b->name : "code"; *c && o < name + sizeof(name) - 1; c++)
+		if (*c != '(' && *c != ')')
+			*o++ = *c;
+	*o = 0;
+	m = named_new(n, name, NULL, NULL, NULL, 0);
+	slot = hmap_insert(&n->stubs, &b->addr, &created);
+	if (!slot) {
+		free(m);
+		return NULL;
+	}
+	slot->m = m;
+	return m;
 }
 
 static size_t interpreted(struct jvmproc *jp, uint64_t tagged, struct jvm_frame_line *out,
@@ -155,7 +176,10 @@ static size_t compiled(struct jvmproc *jp, uint64_t tagged, struct jvm_frame_lin
 	size_t k = 0;
 	int ns;
 
-	if (jvm_blob_find(&jp->layout, &jp->mem, &jp->code, pc, &b)) {
+	/* the heaps commit more as code is compiled: a pc past what was read asks again */
+	if (jvm_blob_find(&jp->layout, &jp->mem, &jp->code, pc, &b) &&
+	    (jvm_codecache_has(&jp->code, pc) || jvmproc_refresh(jp, NULL) ||
+	     jvm_blob_find(&jp->layout, &jp->mem, &jp->code, pc, &b))) {
 		*res = JVM_NAMED_GONE;
 		return 0;
 	}
@@ -192,13 +216,37 @@ static size_t compiled(struct jvmproc *jp, uint64_t tagged, struct jvm_frame_lin
 	return out[0].method ? k : 0;
 }
 
-size_t jvm_frame_lines(struct jvmproc *jp, uint64_t tagged, struct jvm_frame_line *out, size_t max,
-		       enum jvm_frame_result *res)
+/* Resolves @tagged into @r (at most JVM_FRAME_LINES lines). */
+static void resolve(struct jvmproc *jp, uint64_t tagged, struct jvm_frame_rec *r)
 {
-	*res = JVM_NAMED_UNREADABLE;
-	if (!max || !(tagged & CPROF_JAVA_FRAME))
-		return 0;
+	enum jvm_frame_result res = JVM_NAMED_UNREADABLE;
+	size_t n;
+
 	if (tagged & CPROF_JAVA_INTERP)
-		return interpreted(jp, tagged, out, res);
-	return compiled(jp, tagged, out, max, res);
+		n = interpreted(jp, tagged, r->lines, &res);
+	else
+		n = compiled(jp, tagged, r->lines, JVM_FRAME_LINES, &res);
+	r->n = (uint8_t)n;
+	r->res = (uint8_t)res;
+}
+
+const struct jvm_frame_rec *jvm_frame_lines(struct jvmproc *jp, uint64_t tagged)
+{
+	struct jvm_names *n = &jp->names;
+	struct jvm_frame_rec *r, tmp;
+	bool created;
+
+	if (!(tagged & CPROF_JAVA_FRAME))
+		return NULL;
+	r = hmap_find(&n->frames, &tagged);
+	if (r)
+		return r;
+	tmp.tagged = tagged;
+	resolve(jp, tagged, &tmp);
+	if (!room(n) || !(r = hmap_insert(&n->frames, &tagged, &created)))
+		return NULL;
+	*r = tmp;
+	if (n->st)
+		n->st->frames[tmp.res]++;
+	return r;
 }

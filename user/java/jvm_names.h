@@ -20,29 +20,28 @@
 
 struct jvmproc;
 
-/* Methods a process keeps named, and the bytes they may take. */
+/* Entries a process keeps (methods, stubs, frames), and the bytes methods may take. */
 #define JVM_NAMES_MAX 65536
 #define JVM_NAMES_BYTES (32u << 20)
 
 /* One method, read. */
 struct jvm_named {
-	const char *function;    /* "java.util.HashMap.get"; NULL: not readable */
-	const char *system_name; /* with its signature: "java.util.HashMap.get(Ljava/lang/Object;)..." */
+	const char *function;    /* "java.util.HashMap.get" */
+	const char *system_name; /* with its signature: "java.util.HashMap.get(Ljava/lang/Object;)..."; NULL: none */
 	const char *file;        /* "HashMap.java"; NULL when the class has none */
 	struct jvm_line *lines;
 	uint32_t nlines;
 	uint32_t start_line;     /* the lowest line of its table; 0: none */
 };
 
-struct jvm_names {
-	struct hmap methods; /* Method* -> struct jvm_named */
-	struct hmap stubs;   /* CodeBlob* -> struct jvm_named: the JVM's own code, by its name */
-	size_t bytes;
-	size_t refused;      /* methods not kept: over the bounds */
+/* What a frame was found to be (jvm_names.counts, for -v and the summary). */
+enum jvm_frame_result {
+	JVM_NAMED_OK,         /* its method(s) read */
+	JVM_NAMED_STUB,       /* code of the JVM's own: named by its blob */
+	JVM_NAMED_GONE,       /* compiled code freed or replaced before it was read */
+	JVM_NAMED_UNREADABLE, /* what it pointed at is not a method */
+	JVM_NAMED_RESULTS,
 };
-
-void jvm_names_init(struct jvm_names *n);
-void jvm_names_free(struct jvm_names *n);
 
 /* One line of a Java frame: the method (or stub) and where in it. */
 struct jvm_frame_line {
@@ -50,20 +49,52 @@ struct jvm_frame_line {
 	uint32_t line;      /* 0: unknown */
 };
 
-/* What a frame was found to be, for the counts -v shows. */
-enum jvm_frame_result {
-	JVM_NAMED_OK,      /* its method(s) read */
-	JVM_NAMED_STUB,       /* code of the JVM's own: named by its blob */
-	JVM_NAMED_GONE,       /* compiled code freed or replaced since the sample */
-	JVM_NAMED_UNREADABLE, /* what it pointed at is not a method */
+/* Lines a frame keeps: the innermost inlined ones and the compiled method. */
+#define JVM_FRAME_LINES 8
+
+/* A frame as BPF recorded it, resolved: its lines, innermost first. */
+struct jvm_frame_rec {
+	uint64_t tagged; /* the key: what BPF recorded */
+	uint8_t n;   /* 0: none (res says why) */
+	uint8_t res; /* enum jvm_frame_result */
+	struct jvm_frame_line lines[JVM_FRAME_LINES];
 };
 
 /*
- * The lines of Java frame @tagged (as BPF recorded it) of @jp, innermost
- * first, into @out (at most @max, at least 1): how many (0 for none
- * readable, with @res saying why).  Strings are @jp's, kept as long as it.
+ * What a process keeps: methods and stubs (each allocated once, so the
+ * pointers frames hold stay good) and frames resolved, bounded together.
  */
-size_t jvm_frame_lines(struct jvmproc *jp, uint64_t tagged, struct jvm_frame_line *out, size_t max,
-		       enum jvm_frame_result *res);
+/* What the frames of every JVM of a run came out as, and entries refused. */
+struct jvm_names_stats {
+	size_t frames[JVM_NAMED_RESULTS];
+	size_t refused;
+};
+
+struct jvm_names {
+	struct hmap methods; /* Method* -> its struct jvm_named (NULL: unreadable) */
+	struct hmap stubs;   /* CodeBlob* -> its struct jvm_named */
+	struct hmap frames;  /* the value BPF recorded -> struct jvm_frame_rec */
+	size_t bytes;        /* of the methods and stubs */
+	struct jvm_names_stats *st; /* the run's, where its counts go; NULL: none kept */
+};
+
+/* A run's JVMs. */
+struct java_stats {
+	size_t jvms;                 /* found and told to BPF */
+	size_t refused;              /* not: a layout this reader does not know */
+	bool told;                   /* the first refusal was said */
+	struct jvm_names_stats names;
+};
+
+void jvm_names_init(struct jvm_names *n);
+void jvm_names_free(struct jvm_names *n);
+
+/*
+ * Java frame @tagged (as BPF recorded it, cprof.h) of @jp, resolved once
+ * and kept: read while the process lives (a drain), it names the frame
+ * after the process is gone.  NULL for no Java frame, or over the bounds.
+ * Its strings live as long as @jp.
+ */
+const struct jvm_frame_rec *jvm_frame_lines(struct jvmproc *jp, uint64_t tagged);
 
 #endif

@@ -211,28 +211,45 @@ static void python_sym(struct writer *w, uint64_t code, uint64_t pos, struct sym
 }
 
 /* A Java frame (cprof.h, "HotSpot JVMs") as a symbolized one: its methods, inlined ones first. */
+_Static_assert(JVM_FRAME_LINES <= SYM_MAX_LINES, "a Java frame's lines do not fit a sym");
 static void java_sym(struct writer *w, uint64_t tagged, struct sym *sym)
 {
-	struct jvm_frame_line jl[SYM_MAX_LINES];
-	enum jvm_frame_result res = JVM_NAMED_UNREADABLE;
-	size_t n = w->p->jvm ? jvm_frame_lines(w->p->jvm, tagged, jl, SYM_MAX_LINES, &res) : 0;
+	const struct jvm_frame_rec *r = w->p->jvm ? jvm_frame_lines(w->p->jvm, tagged) : NULL;
 
 	*sym = (struct sym){ .vma = -1, .nlines = 1, .dwarf = true };
-	if (!n) {
-		sym->lines[0].name = res == JVM_NAMED_GONE ? "[java: compiled code gone]" :
-							   "[java: method not read]";
+	if (!r || !r->n) {
+		sym->lines[0].name = r && r->res == JVM_NAMED_GONE ? "[java: compiled code gone]" :
+								   "[java: method not read]";
 		return;
 	}
-	sym->nlines = (unsigned)n;
-	for (size_t i = 0; i < n; i++) {
-		const struct jvm_named *m = jl[i].method;
+	sym->nlines = r->n;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct jvm_named *m = r->lines[i].method;
 
 		sym->lines[i] = m ? (struct sym_line){ .name = m->function,
 						       .system_name = m->system_name,
 						       .file = m->file,
-						       .line = jl[i].line,
+						       .line = r->lines[i].line,
 						       .start_line = m->start_line } :
 				    (struct sym_line){ .name = "[java: method not read]" };
+	}
+}
+
+/*
+ * The address a frame's location shows: a Python frame's is its code
+ * object's and an interpreted Java frame's its method's (no pc to show); a
+ * compiled Java frame's its pc.
+ */
+static uint64_t location_address(const struct frame_key *k)
+{
+	switch (k->kind) {
+	case FRAME_PSEUDO:
+	case FRAME_PYTHON:
+		return 0;
+	case FRAME_JAVA:
+		return k->addr & CPROF_JAVA_INTERP ? 0 : CPROF_JAVA_PC(k->addr);
+	default:
+		return k->addr;
 	}
 }
 
@@ -577,11 +594,7 @@ static int64_t location_of(struct writer *w, struct frame *f)
 	}
 	if (!n && f->key.kind == FRAME_USER)
 		w->st->unsymbolized++;
-	/* A Python frame's address is its code object's: no pc to show. */
-	id = pprof_add_location(w->enc, map_id,
-				f->key.kind == FRAME_PSEUDO || f->key.kind == FRAME_PYTHON ? 0 :
-											f->key.addr,
-				lines, n);
+	id = pprof_add_location(w->enc, map_id, location_address(&f->key), lines, n);
 	if (id > 0) {
 		f->loc_id = (uint64_t)id;
 		w->st->locations++;

@@ -93,6 +93,7 @@ struct process {
 	struct pyproc *py;      /* its CPython (python.h); NULL: none known */
 	struct jvmproc *jvm;    /* its HotSpot JVM (java/jvm.h); NULL: none known */
 	double jvm_retry;       /* CLOCK_MONOTONIC s to look again for a JVM still starting; 0: not */
+	unsigned jvm_tries;     /* looks for it that found it still starting */
 	uint32_t ns_pid;        /* pid in its own namespace; 0 if unknown */
 	uint64_t first_pc;      /* the pc BPF first found it at (its table is wanted) */
 	double exec_s;          /* CLOCK_MONOTONIC s of its exec, seen while sampling; 0: none */

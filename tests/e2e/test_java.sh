@@ -1,0 +1,191 @@
+#!/bin/sh
+# End-to-end: Java frames of Debian's OpenJDK 17, started with no flag, no
+# perf map and no agent (issue 32).  tests/workloads/java/Hot.java splits
+# its CPU time 75:25 between spinA and spinB by its own clock (the
+# thread's CPU time, from the JVM), under main -> stage -> work; with a
+# thread count it does so in worker threads; Zip.java spends its time in
+# zlib through JNI (java.util.zip.Deflater).  The profiles are read by go
+# tool pprof.  Needs root, Debian's JDK 17 (make deps installs
+# openjdk-17-jdk-headless) and the workloads built by javac.
+. "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d)
+trap 'stop_all; rm -rf "$T"' EXIT
+CLASSES=$BUILD/workloads/java
+JAVA=${JAVA17:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
+
+plan 13
+require_root "java: hot methods named" "java: split as its own clock" "java: main below them" \
+	"java: stacks to the thread root" "java: Java frames with File.java:line" \
+	"java: C2's inlining as inline frames" "java threads: each worker named" \
+	"java threads: split as their own clocks" "java threads: stacks to the thread root" \
+	"java JNI: Java callers under zlib" "java start: the JIT's and GC's threads by CFI" \
+	"--no-java: no Java names" "java: the summary counts JVMs and frames"
+[ -x "$JAVA" ] || skip_all "needs Debian's OpenJDK 17 at $JAVA (make deps installs openjdk-17-jdk-headless)"
+[ -f "$CLASSES/Hot.class" ] && [ -f "$CLASSES/Zip.class" ] ||
+	skip_all "needs the Java workloads, built by javac (make workloads)"
+
+# run NAME SECS CPROF-ARGS -- JAVA-ARGS...: starts the JVM with the
+# workload, waits for its "ready" (C2 has compiled its hot methods), then
+# profiles its pid at 499 Hz for SECS (a share's noise at 199 Hz over 8 s was up to 4 points, at 499 Hz 1.3) and waits for it to end.  Leaves
+# $T/NAME.out (what it printed), .err, .json (the summary), .folded, .raw.
+run() {
+	_n=$1 _s=$2
+	shift 2
+	_args=
+	while [ "$1" != "--" ]; do _args="$_args $1"; shift; done
+	shift
+	"$JAVA" -cp "$CLASSES" "$@" >"$T/$_n.out" 2>&1 &
+	_j=$!
+	BG="$BG $_j"
+	for _ in $(seq 150); do
+		grep -q '^ready' "$T/$_n.out" && break
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	$CPROF --pid "$_j" -F 499 --duration "$_s" --output-dir "$T/$_n" \
+		--json-summary "$T/$_n.json" $_args 2>"$T/$_n.err"
+	wait "$_j"
+	folded "$T/$_n/java-$_j.pb.gz" >"$T/$_n.folded"
+	go tool pprof -raw "$T/$_n/java-$_j.pb.gz" >"$T/$_n.raw" 2>/dev/null
+}
+
+# own_a OUT: spinA's % of the CPU time of every "own split A:B" line in OUT
+# from the last N lines (the last stage of each thread).
+own_a() { # OUT LINES
+	grep '^own split' "$1" | tail -n "$2" | awk -F '[ :]' '{ a += $3; b += $4 }
+		END { printf "%.1f", a + b ? 100 * a / (a + b) : -100 }'
+}
+
+# share FOLDED: spinA's % of the samples in spinA or spinB.
+share_a() {
+	awk -F '\t' '$3 ~ /Hot\.spinA(;|$)/ { a += $1 } $3 ~ /Hot\.spin[AB](;|$)/ { t += $1 }
+		END { printf "%.1f", t ? 100 * a / t : -100 }' "$1"
+}
+
+# within5 A B: |A - B| <= 5 points, both real.
+within5() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 0 && b >= 0 && d <= 5) }'; }
+
+# ROOT: a thread's outermost frames, as glibc starts it
+ROOT='	(__GI___)?clone3;start_thread;'
+
+run one 8 -- Hot 16
+all=$(sum_where "$T/one.folded" .)
+hot=$(sum_where "$T/one.folded" ';Hot\.spin[AB](;|$)')
+check "java: hot methods named: >= 90% of the JVM's samples in Hot.spinA or Hot.spinB ($hot of $all)" \
+	at_least "$hot $all" 0.9 1000
+own=$(own_a "$T/one.out" 1) ours=$(share_a "$T/one.folded")
+check "java: split as its own clock: spinA $ours% of the hot samples, its clock $own%, within 5 points" \
+	within5 "$ours" "$own"
+below=$(sum_where "$T/one.folded" ';Hot\.main;Hot\.stage;Hot\.work;Hot\.spin[AB](;|$)')
+check "java: main below them: >= 99% of the hot samples through Hot.main;Hot.stage;Hot.work ($below of $hot)" \
+	at_least "$below $hot" 0.99 1000
+rooted=$(awk -F '\t' -v r="$ROOT" '$0 ~ r && $3 ~ /Hot\.spin[AB](;|$)/ && $3 !~ /\[(unwind|java):/ { s += $1 }
+	END { print s + 0 }' "$T/one.folded")
+check "java: stacks to the thread root: >= 99% of the hot samples from clone3;start_thread, no unwind stop ($rooted of $hot)" \
+	at_least "$rooted $hot" 0.99 1000
+
+# javaframes RAW: "WITH ALL" over the samples' Java frames (inlined ones
+# included), weighted by samples: functions named as Java's (a dotted
+# name, no C++ parameter list or space) with a file and line.
+javaframes() {
+	awk '
+	/^Samples:/ { s = 1; next }
+	/^Locations/ { s = 0; l = 1; next }
+	/^Mappings/ { l = 0; next }
+	s && /^ *[0-9]+( +[0-9]+)+: / { n++; c[n] = $1; sub(/^ *[0-9]+( +[0-9]+)+: */, ""); ids[n] = $0; next }
+	function frame(fn, fl) {
+		if (fn !~ /^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z0-9_$\/]+)+$/) return
+		all[id]++
+		if (fl ~ /\.java:[1-9][0-9]*$/) with[id]++
+	}
+	l && /^ +[0-9]+: / { id = $1; sub(/:$/, "", id); f = $3; if (f ~ /^M=/) f = $4; fl = $(NF - 1); frame(f, fl); next }
+	l && /^ +[^ 0-9]/ { frame($1, $2) }
+	END {
+		for (i = 1; i <= n; i++) {
+			m = split(ids[i], a, " ")
+			for (j = 1; j <= m; j++) { W += c[i] * with[a[j]]; A += c[i] * all[a[j]] }
+		}
+		print W + 0, A + 0
+	}' "$1"
+}
+jf=$(javaframes "$T/one.raw")
+check "java: Java frames with File.java:line: >= 80% of them, inlined ones included ($jf)" \
+	at_least "$jf" 0.8 1000
+
+# inlined RAW: "INLINED SPINA" over the samples whose leaf location is
+# Hot.spinA: INLINED where the location has Hot.work as its inlining caller.
+inlined() {
+	awk '
+	/^Samples:/ { s = 1; next }
+	/^Locations/ { s = 0; l = 1; next }
+	/^Mappings/ { l = 0; next }
+	s && /^ *[0-9]+( +[0-9]+)+: / { n++; c[n] = $1; sub(/^ *[0-9]+( +[0-9]+)+: */, ""); split($0, a, " "); leaf[n] = a[1]; next }
+	l && /^ +[0-9]+: / { id = $1; sub(/:$/, "", id); first[id] = $3; nl[id] = 1; next }
+	l && /^ +[^ 0-9]/ { if (nl[id] == 1) caller[id] = $1; nl[id]++ }
+	END {
+		for (i = 1; i <= n; i++) {
+			if (first[leaf[i]] != "Hot.spinA") continue
+			t += c[i]
+			if (caller[leaf[i]] == "Hot.work") in_ += c[i]
+		}
+		print in_ + 0, t + 0
+	}' "$1"
+}
+inl=$(inlined "$T/one.raw")
+check "java: C2's inlining as inline frames: >= 90% of spinA's samples are spinA inlined in Hot.work's location ($inl)" \
+	at_least "$inl" 0.9 500
+
+# Three workers on two CPUs: each thread's own clock is its CPU time.
+run threads 8 -- Hot 16 3
+ok_workers=0
+for w in 0 1 2; do
+	wt=$(sum_where "$T/threads.folded" "thread_name:\\[worker-$w\\]")
+	wn=$(sum_where "$T/threads.folded" "thread_name:\\[worker-$w\\].*Hot\\.lambda[$]main[$]0;Hot\\.stage;Hot\\.work;Hot\\.spin[AB](;|\$)")
+	at_least "$wn $wt" 0.9 300 && ok_workers=$((ok_workers + 1))
+	echo "# worker-$w: $wn of $wt samples through Hot.stage;Hot.work to spinA or spinB"
+done
+check "java threads: each worker named: >= 90% of each of 3 workers' samples through Hot.stage;Hot.work to a hot method ($ok_workers of 3)" \
+	[ "$ok_workers" -eq 3 ]
+town=$(own_a "$T/threads.out" 3) tours=$(share_a "$T/threads.folded")
+check "java threads: split as their own clocks: spinA $tours% of the hot samples, their clocks $town%, within 5 points" \
+	within5 "$tours" "$town"
+thot=$(sum_where "$T/threads.folded" ';Hot\.spin[AB](;|$)')
+troot=$(awk -F '\t' -v r="$ROOT" '$0 ~ r && $3 ~ /Hot\.spin[AB](;|$)/ && $3 !~ /\[(unwind|java):/ { s += $1 }
+	END { print s + 0 }' "$T/threads.folded")
+check "java threads: stacks to the thread root: >= 99% of the hot samples ($troot of $thot)" \
+	at_least "$troot $thot" 0.99 1000
+
+# JNI: zlib's deflate (libz, no symbols but its exports) called from Java.
+run zip 5 -- Zip 12
+zt=$(sum_where "$T/zip.folded" ';deflate(;|$)')
+zj=$(sum_where "$T/zip.folded" "${ROOT}.*;Zip\\.main;Zip\\.compress;java\\.util\\.zip\\.Deflater\\.deflate;.*java\\.util\\.zip\\.Deflater\\.deflateBytesBytes;Java_java_util_zip_Deflater_deflateBytesBytes;deflate(;|\$)")
+check "java JNI: Java callers under zlib: >= 95% of the samples in deflate under Zip.main;Zip.compress;Deflater.deflate...deflateBytesBytes, from the thread root ($zj of $zt)" \
+	at_least "$zj $zt" 0.95 300
+
+# From the JVM's start: the agent first, on every process named java.
+# (at 999 Hz: the JIT's threads run for well under a second of a short program)
+$CPROF --comm java -F 999 --duration 12 --output-dir "$T/start" 2>"$T/start.err" &
+CP=$!
+BG="$BG $CP"
+# an agent that never sampled leaves no profile: the check fails on 0 of 0
+wait_sampling $CP && "$JAVA" -cp "$CLASSES" Hot 4 >"$T/start.out" 2>&1
+wait $CP
+for f in "$T"/start/java-*.pb.gz; do folded "$f"; done >"$T/start.folded"
+# the VM's own threads: C1/C2 compilers, G1's, the VM thread
+vm='thread_name:\[(C[12] CompilerThre|G1 |GC Thread|VM Thread)'
+vt=$(sum_where "$T/start.folded" "$vm")
+vc=$(awk -F '\t' -v vm="$vm" -v r="$ROOT" '$2 ~ vm && $0 ~ r && $3 !~ /\[(unwind|java):|(^|;)(<unknown>|0x[0-9a-f]+)(;|$)/ { s += $1 }
+	END { print s + 0 }' "$T/start.folded")
+check "java start: the JIT's and GC's threads by CFI: >= 99% of their samples complete from the thread root and named ($vc of $vt)" \
+	at_least "$vc $vt" 0.99 50
+
+run nojava 3 --no-java -- Hot 10
+nt=$(sum_where "$T/nojava.folded" .)
+nn=$(sum_where "$T/nojava.folded" '(^|;)(Hot\.|\[jvm\]|\[java:)')
+check "--no-java: no Java names ($nn of $nt samples name a Hot method or the JVM's code; its samples all kept)" \
+	eval '[ "$nt" -ge 300 ] && [ "$nn" -eq 0 ]'
+
+jv=$(jget "$T/one.json" java.jvms) jn=$(jget "$T/one.json" java.frames.named)
+check "java: the summary counts JVMs and frames (--json-summary: java.jvms $jv, java.frames.named $jn; --no-java: $(jget "$T/nojava.json" java.jvms) JVMs)" \
+	eval '[ "$jv" = 1 ] && [ "${jn:-0}" -ge 3 ] && [ "$(jget "$T/nojava.json" java.jvms)" = 0 ]'
