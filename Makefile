@@ -220,7 +220,7 @@ test: deps
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
-	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/overload.sh && sh bench/python.sh && sh bench/offcpu.sh && sh bench/realhost.sh && sh bench/syscalls.sh && sh bench/windows.sh && sh bench/phase.sh
+	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/overload.sh && sh bench/python.sh && sh bench/java.sh && sh bench/offcpu.sh && sh bench/realhost.sh && sh bench/syscalls.sh && sh bench/windows.sh && sh bench/phase.sh
 
 # The unit names the binary where this installs it.
 install: cprof-bpf

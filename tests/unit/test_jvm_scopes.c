@@ -47,7 +47,7 @@
 #include "testutil.h"
 
 #define CHECKS_PER_JDK 5
-#define HOSTILE_CHECKS 10
+#define HOSTILE_CHECKS 11
 #define SA_FRAMES_MAX 64
 #define SA_SAMPLES 3
 #define OFFSETS_MAX 65536
@@ -439,7 +439,17 @@ static void check_hostile(void)
 		      "%d, %d, %d", k, k2, k3);
 	}
 
+	/* a native method's wrapper: no PcDescs (the section ends where it begins) */
 	fake_layout(&l, 17);
+	fake_nmethod(&im, &b, 17);
+	put32(&im, BLOB + 0x14, 0x140);
+	k = jvm_scopes_at(&l, &m, &b, b.code_begin + 5, sc, JVM_SCOPES_MAX);
+	k2 = jvm_scopes_at(&l, &m, &b, b.code_begin + 5, sc + 1, 0);
+	CHECK(k == 1 && sc[0].method == OWN && sc[0].bci == 0 && k2 == -ENOSPC,
+	      "made-up nmethod without PcDescs (a native method's wrapper): its method at bci 0, "
+	      "as the VM gives it",
+	      "%d: %#lx@%d; %d", k, sc[0].method, sc[0].bci, k2);
+
 	fake_nmethod(&im, &b, 17);
 	*desc_at(&im, 17, 1, 1) = 0x140 - 0x110; /* the stream's section is 0x30 bytes */
 	k = jvm_scopes_at(&l, &m, &b, b.code_begin + 5, sc, JVM_SCOPES_MAX);

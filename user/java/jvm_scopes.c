@@ -127,7 +127,7 @@ static int find_sections(const struct jvm_layout *l, const struct memsrc *m,
 		return e;
 	/* a native method's wrapper records no PcDescs */
 	if (!s->pcs.len)
-		return -ENOENT;
+		return -ENODATA;
 	return s->pcs.len % l->pcdesc_size ? -EINVAL : 0;
 }
 
@@ -250,10 +250,17 @@ int jvm_scopes_at(const struct jvm_layout *l, const struct memsrc *m, const stru
 	size_t at = 0;
 	int e = find_sections(l, m, b, &s);
 
-	if (e)
+	if (e != -ENODATA && e)
 		return e;
 	if (pc < b->code_begin || pc >= b->addr + b->size)
 		return -ENOENT;
+	if (e == -ENODATA) {
+		/* a native method's wrapper: the method itself, at bci 0 as the VM says */
+		if (!max)
+			return -ENOSPC;
+		out[0] = (struct jvm_scope){ .method = b->method, .bci = 0 };
+		return 1;
+	}
 	buf = malloc((size_t)s.pcs.len + s.data.len + s.meta.len + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -284,7 +291,7 @@ int jvm_scopes_pc_offsets(const struct jvm_layout *l, const struct memsrc *m,
 	int e = find_sections(l, m, b, &s);
 
 	if (e)
-		return e;
+		return e == -ENODATA ? -ENOENT : e;
 	buf = malloc(s.pcs.len);
 	if (!buf)
 		return -ENOMEM;

@@ -43,8 +43,9 @@ struct jvm_scope {
  * first, the compiled method itself last, into @out (@max).  For a pc
  * between two PcDescs, the scope is the next one's (see jvm_scopes.c).
  * The number of scopes, or: -ENOTSUP when the JVM's debug info layout is
- * not known (jvm_layout's scopes_ok); -ENOENT when @b is no nmethod, has
- * no debug info (a native method's wrapper) or none covers @pc; -ENOSPC
+ * not known (jvm_layout's scopes_ok); -ENOENT when @b is no nmethod or
+ * none of its debug info covers @pc (a native method's wrapper has none:
+ * its one scope is its method at bci 0, as the VM gives it); -ENOSPC
  * when more than @max scopes; -ELOOP when the sender chain loops or runs
  * past JVM_SCOPES_MAX; -EFAULT when a read failed; -EINVAL when what was
  * read does not hold together.
