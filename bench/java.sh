@@ -29,8 +29,11 @@ TURN=0.25
 NCPU=$(nproc)
 # the JVM's start and C2's compiles of Hot's methods, before the instance
 TURNS_WARMUP=4
+FINISH_MAX=60
+BPF_PROG_TYPE_PERF_EVENT=7
 
-bench_require "$CPROF" "$NOFP" "$JAVA" "$CLASSES/Hot.class" -- taskset
+bench_require "$CPROF" "$NOFP" "$JAVA" -- taskset
+[ -f "$CLASSES/Hot.class" ] || die "$CLASSES/Hot.class missing: run 'make workloads' (with javac) first"
 [ "$NCPU" -ge 2 ] || die "needs 2 CPUs: the workloads compared run at once, a CPU each"
 . "$ROOT/bench/lib.sh"
 bench_init cprof-bench-java
@@ -89,7 +92,8 @@ r=$(ratio_of java) rn=$(ratio_of java-nojava)
 	echo "the Python section (bench/turns.sh).  A Java sample walks Hot's stack from its leaf in"
 	echo "C2's code of Hot.work (spinA inlined) through Hot.stage, Hot.main (interpreted or"
 	echo "compiled), the call stub, and libjvm's and glibc's frames by CFI to the thread's start:"
-	echo "17 frames; the native one 5.  With --no-java the walk stops at the first Java frame."
+	echo "11 or 12 frames (the profiles' stacks); the native one 7.  With --no-java the walk stops"
+	echo "at the first Java frame."
 	echo "Raw logs: \`$RAW\`."
 	echo
 	echo "| workload | BPF ns/sample | runs | a sample | the native sample of its runs | ratio | Java frames named (the run's) | stacks stopped early (the run's) |"

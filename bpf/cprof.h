@@ -404,9 +404,6 @@ enum cprof_cfa_rule {
 	CPROF_CFA_SIGNAL = 4,  /* signal trampoline (__restore_rt): the
 				  interrupted registers are in the ucontext at rsp */
 	CPROF_CFA_STOP = 5,    /* return address undefined: outermost frame */
-	CPROF_CFA_JVM_INTERP = 6, /* a HotSpot interpreted frame (jvm.bpf.h): return
-				     address and saved rbp at rbp + 8 and rbp, the
-				     caller's sp saved at rbp + cfa_off */
 };
 
 enum cprof_rbp_rule {

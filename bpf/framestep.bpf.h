@@ -54,7 +54,6 @@ struct unwind_ctx {
 	__u8 defer;    /* a frame waits for its file's table: this CPU's defer_notes says where */
 	__u8 pad[3];
 	__u64 chain_end; /* sp of a frame whose saved rbp, read by step_fp, was 0 */
-	__u64 jtag;      /* a Java frame's record (jvm_row) */
 };
 
 /*
@@ -149,32 +148,6 @@ static __always_inline long step_signal(struct unwind_loop *l)
 	return step_to(c, pc, sp);
 }
 
-/*
- * A HotSpot interpreted frame (jvm.bpf.h): rbp-based, its return address
- * and the caller's rbp above rbp, and the caller's sp as it was before the
- * interpreter extended it for locals (a compiled caller is stepped from
- * it), saved at rbp + @sender_off.
- */
-static __always_inline long step_jvm_interp(struct unwind_loop *l, __s32 sender_off)
-{
-	struct unwind_ctx *c = l->c;
-	struct stack_words frame; /* saved rbp, return address */
-	__u64 sp;
-
-	if (c->bp < c->sp || read_stack(l->win, c->bp, &frame, sizeof(frame)) ||
-	    read_word(l, c->bp + sender_off, &sp)) {
-		c->status = CPROF_UNWIND_READ;
-		return 1;
-	}
-	if (sp < c->bp + 16) {
-		c->status = CPROF_UNWIND_BAD_CFA;
-		return 1;
-	}
-	c->bp = frame.w[0];
-	l->st->status |= CPROF_STACK_F_DWARF;
-	return step_to(c, frame.w[1], sp);
-}
-
 static __always_inline long step_dwarf(struct unwind_loop *l, const struct cprof_unwind_rule *row)
 {
 	struct unwind_ctx *c = l->c;
@@ -195,8 +168,6 @@ static __always_inline long step_dwarf(struct unwind_loop *l, const struct cprof
 	case CPROF_CFA_STOP:
 		c->status = CPROF_UNWIND_OK;
 		return 1;
-	case CPROF_CFA_JVM_INTERP:
-		return step_jvm_interp(l, row->cfa_off);
 	default:
 		return step_fp(l, true);
 	}

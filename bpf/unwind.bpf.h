@@ -596,13 +596,12 @@ static long unwind_step(__u32 i, void *data)
 		/* a CPython perf trampoline: no CFI, a row all the same */
 		c->memo.key = 0;
 		return step_dwarf(l, &c->memo.rule);
-	} else if (!jvm_row(c, lookup, lookup == c->pc)) {
-		/* a JVM's Java code: recorded as what names it (cprof.h) */
-		st->ip[n & (CPROF_MAX_FRAMES - 1)] = c->jtag;
-		if (n)
-			c->hash = hash_mix(c->hash, c->jtag);
-		c->memo.key = 0;
-		return step_dwarf(l, &c->memo.rule);
+	} else {
+		/* a JVM's Java code: recorded as what names it (cprof.h), and stepped */
+		long j = jvm_row(c, st, n, lookup);
+
+		if (j >= 0)
+			return j;
 	}
 	/* a table to come: the walk from here may be made again once it is there */
 	if (defer_walks && !c->defer && (mapped ? c->cur.waiting != 0 : unread))
