@@ -36,31 +36,17 @@ bench_require "$CPROF" "$NOFP" "$JAVA" -- taskset
 [ -f "$CLASSES/Hot.class" ] || die "$CLASSES/Hot.class missing: run 'make workloads' (with javac) first"
 [ "$NCPU" -ge 2 ] || die "needs 2 CPUs: the workloads compared run at once, a CPU each"
 . "$ROOT/bench/lib.sh"
-bench_init cprof-bench-java
-
-OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
-WL=""
-cleanup() {
-	# shellcheck disable=SC2086
-	[ -n "$WL" ] && kill $WL 2>/dev/null
-	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
-}
-trap cleanup EXIT
-sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
-
 . "$ROOT/bench/turns.sh"
+turns_init cprof-bench-java
 
 # record NAME NS: the row of one run, from its summaries: the share of the
 # instance's runs that were the workloads' samples, Java frames named, and
 # stacks that stopped early.
 record() {
 	local name=$1 ns=$2 runs named stopped
-	runs=$(python3 -c 'import json, sys
-s = json.load(open(sys.argv[1]))["samples"]
-n = s["sampled"] + s["idle"] + s["filtered"]
-print("%.0f" % (100.0 * s["sampled"] / n) if n else "-")' "$RAW/$name.json" 2>/dev/null)
+	runs=$(turns_runs "$name")
 	named=$(jget "$RAW/$name.json" java.frames.named)
-	stopped=$(awk '/: unwind: [0-9]+ stacks by CFI/ { for (i = 1; i <= NF; i++) if ($i == "stacks") n = $(i - 1); sub(/^\(/, "", $7); print $7 "/" n + $(NF - 4); exit }' "$RAW/$name.err")
+	stopped=$(turns_stopped "$name")
 	cp "$RAW/$name.err" "$RAW/$name.$rep.err"
 	echo "$name $ns ${named:--} ${stopped:--} ${runs:--} $rep" >>"$RAW/rows"
 	log "$name: $ns ns/sample (${runs:--}% of the runs the workload's), ${named:--} Java frames named, ${stopped:--} stacks stopped early"

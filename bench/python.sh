@@ -43,31 +43,15 @@ BPF_PROG_TYPE_PERF_EVENT=7
 bench_require "$CPROF" "$NOFP" -- taskset
 [ "$NCPU" -ge 2 ] || die "needs 2 CPUs: the workloads compared run at once, a CPU each"
 . "$ROOT/bench/lib.sh"
-bench_init cprof-bench-python
-
-OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
-WL=""
-cleanup() {
-	# shellcheck disable=SC2086
-	[ -n "$WL" ] && kill $WL 2>/dev/null
-	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
-}
-trap cleanup EXIT
-sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
-
 . "$ROOT/bench/turns.sh"
+turns_init cprof-bench-python
 
 # record NAME NS: the row of one tool's run, from its summaries.
 record() {
 	local name=$1 ns=$2 share stopped runs
-	# the programs' runs that were the workload's samples, in percent
-	runs=$(python3 -c 'import json, sys
-s = json.load(open(sys.argv[1]))["samples"]
-n = s["sampled"] + s["idle"] + s["filtered"]
-print("%.0f" % (100.0 * s["sampled"] / n) if n else "-")' "$RAW/$name.json" 2>/dev/null)
+	runs=$(turns_runs "$name")
 	share=$(awk '/python: [0-9]+ processes, / { for (i = 1; i <= NF; i++) if ($i == "of") { print $(i - 1) "/" $(i + 2); exit } }' "$RAW/$name.err")
-	# "unwind: N stacks by CFI (M stopped early: ...), F by frame pointers only"
-	stopped=$(awk '/: unwind: [0-9]+ stacks by CFI/ { for (i = 1; i <= NF; i++) if ($i == "stacks") n = $(i - 1); sub(/^\(/, "", $7); print $7 "/" n + $(NF - 4); exit }' "$RAW/$name.err")
+	stopped=$(turns_stopped "$name")
 	cp "$RAW/$name.err" "$RAW/$name.$rep.err"
 	echo "$name $ns ${share:--} ${stopped:--} ${runs:--} $rep" >>"$RAW/rows"
 	log "$name: $ns ns/sample (${runs:--}% of the runs the workload's), Python frames on ${share:--} samples, ${stopped:--} stacks stopped early"

@@ -4,7 +4,38 @@
 # same instance a fraction of a second apart.  The sourcing script sets
 # NOFP, SECS, HZ, LOAD_SLACK, TURN, RAW, rep and TOOLS_CPU, and defines
 # record NAME NS (its row of a run); TURNS_WARMUP (s, default 1) is how
-# long the workloads run before the instance starts.
+# long the workloads run before the instance starts.  Sourced after
+# bench/lib.sh; turns_init first.
+
+# turns_init NAME: the bench's raw logs (bench_init NAME), and the kernel's
+# BPF statistics on for the run, as they were again at its end, when the
+# workloads in $WL are stopped too.
+turns_init() {
+	bench_init "$1"
+	OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+	WL=""
+	trap turns_cleanup EXIT
+	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable kernel.bpf_stats_enabled"
+}
+turns_cleanup() {
+	# shellcheck disable=SC2086
+	[ -n "$WL" ] && kill $WL 2>/dev/null
+	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
+}
+
+# turns_runs NAME: the percent of run NAME's program runs that were the
+# workloads' samples (the rest cost less: idle or others' ticks), from
+# its summary; turns_stopped NAME: "STOPPED/STACKS" of its -v summary
+# ("unwind: N stacks by CFI (M stopped early: ...), F by frame pointers only").
+turns_runs() {
+	python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["samples"]
+n = s["sampled"] + s["idle"] + s["filtered"]
+print("%.0f" % (100.0 * s["sampled"] / n) if n else "-")' "$RAW/$1.json" 2>/dev/null
+}
+turns_stopped() {
+	awk '/: unwind: [0-9]+ stacks by CFI/ { for (i = 1; i <= NF; i++) if ($i == "stacks") n = $(i - 1); sub(/^\(/, "", $7); print $7 "/" n + $(NF - 4); exit }' "$RAW/$1.err"
+}
 
 # turn RUN STOPPED: RUN runs alone for TURN s, STOPPED stopped; TURN_RT and
 # TURN_CNT: what in_turns' instance ($tool, $fds) ran meanwhile

@@ -86,10 +86,13 @@ rooted=$(awk -F '\t' -v r="$ROOT" '$0 ~ r && $3 ~ /Hot\.spin[AB](;|$)/ && $3 !~ 
 check "java: stacks to the thread root: >= 99% of the hot samples from clone3;start_thread, no unwind stop ($rooted of $hot)" \
 	at_least "$rooted $hot" 0.99 1000
 
-# javaframes RAW: "WITH ALL" over the samples' Java frames (inlined ones
-# included), weighted by samples: functions named as Java's (a dotted
-# name, no C++ parameter list or space) with a file and line.
-javaframes() {
+# raw_figures RAW: "WITH ALL INLINED SPINA", from the profile as go tool
+# pprof -raw prints it, weighted by samples.  WITH of ALL: the samples'
+# Java frames (inlined ones included: functions named as Java's, a dotted
+# name with no C++ parameter list or space) with a file and line.
+# INLINED of SPINA: of the samples whose leaf location is Hot.spinA, those
+# whose location has Hot.work as spinA's inlining caller.
+raw_figures() {
 	awk '
 	/^Samples:/ { s = 1; next }
 	/^Locations/ { s = 0; l = 1; next }
@@ -100,40 +103,26 @@ javaframes() {
 		all[id]++
 		if (fl ~ /\.java:[1-9][0-9]*$/) with[id]++
 	}
-	l && /^ +[0-9]+: / { id = $1; sub(/:$/, "", id); f = $3; if (f ~ /^M=/) f = $4; fl = $(NF - 1); frame(f, fl); next }
-	l && /^ +[^ 0-9]/ { frame($1, $2) }
+	l && /^ +[0-9]+: / {
+		id = $1; sub(/:$/, "", id); f = $3; if (f ~ /^M=/) f = $4
+		first[id] = f; nl[id] = 1; frame(f, $(NF - 1)); next
+	}
+	l && /^ +[^ 0-9]/ { if (nl[id]++ == 1) caller[id] = $1; frame($1, $2) }
 	END {
 		for (i = 1; i <= n; i++) {
 			m = split(ids[i], a, " ")
 			for (j = 1; j <= m; j++) { W += c[i] * with[a[j]]; A += c[i] * all[a[j]] }
+			if (first[a[1]] != "Hot.spinA") continue
+			T += c[i]
+			if (caller[a[1]] == "Hot.work") I += c[i]
 		}
-		print W + 0, A + 0
+		print W + 0, A + 0, I + 0, T + 0
 	}' "$1"
 }
-jf=$(javaframes "$T/one.raw")
+set -- $(raw_figures "$T/one.raw")
+jf="$1 $2" inl="$3 $4"
 check "java: Java frames with File.java:line: >= 80% of them, inlined ones included ($jf)" \
 	at_least "$jf" 0.8 1000
-
-# inlined RAW: "INLINED SPINA" over the samples whose leaf location is
-# Hot.spinA: INLINED where the location has Hot.work as its inlining caller.
-inlined() {
-	awk '
-	/^Samples:/ { s = 1; next }
-	/^Locations/ { s = 0; l = 1; next }
-	/^Mappings/ { l = 0; next }
-	s && /^ *[0-9]+( +[0-9]+)+: / { n++; c[n] = $1; sub(/^ *[0-9]+( +[0-9]+)+: */, ""); split($0, a, " "); leaf[n] = a[1]; next }
-	l && /^ +[0-9]+: / { id = $1; sub(/:$/, "", id); first[id] = $3; nl[id] = 1; next }
-	l && /^ +[^ 0-9]/ { if (nl[id] == 1) caller[id] = $1; nl[id]++ }
-	END {
-		for (i = 1; i <= n; i++) {
-			if (first[leaf[i]] != "Hot.spinA") continue
-			t += c[i]
-			if (caller[leaf[i]] == "Hot.work") in_ += c[i]
-		}
-		print in_ + 0, t + 0
-	}' "$1"
-}
-inl=$(inlined "$T/one.raw")
 check "java: C2's inlining as inline frames: >= 90% of spinA's samples are spinA inlined in Hot.work's location ($inl)" \
 	at_least "$inl" 0.9 500
 
