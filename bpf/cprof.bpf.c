@@ -49,7 +49,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * deeper.)
  */
 static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 pair, __u64 epoch,
-					struct task_struct *task, __u32 pid, bool in_kernel,
+					struct task_struct *task, __u32 pid, __u64 gen, bool in_kernel,
 					struct cprof_stats *s, __u64 *leaf, bool *defer)
 {
 	struct unwind_loop l;
@@ -59,6 +59,7 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 p
 
 	if (!span || !c)
 		return CPROF_STACK_ERR_READ;
+	c->gen = gen;
 	/*
 	 * The sampled registers, read unconditionally: clang would otherwise
 	 * merge these loads with the ones below through a pointer select,
@@ -123,11 +124,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	no_user = exec || (flags & PF_KTHREAD) || ((flags & PF_EXITING) && !task->mm);
 	if (epoch & 1)
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 1, epoch, task, pid, in_kernel, s, &key.uleaf,
+				       user_stack(ctx, 1, epoch, task, pid, key.gen, in_kernel, s, &key.uleaf,
 						  &defer);
 	else
 		key.ustack = no_user ? CPROF_STACK_NONE :
-				       user_stack(ctx, 0, epoch, task, pid, in_kernel, s, &key.uleaf,
+				       user_stack(ctx, 0, epoch, task, pid, key.gen, in_kernel, s, &key.uleaf,
 						  &defer);
 	/* right after the user walk: it reads what CPython keeps on the C stack from its window */
 	key.pystack = python_stacks && !no_user ?

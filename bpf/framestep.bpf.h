@@ -54,6 +54,7 @@ struct unwind_ctx {
 	__u8 defer;    /* a frame waits for its file's table: this CPU's defer_notes says where */
 	__u8 pad[3];
 	__u64 chain_end; /* sp of a frame whose saved rbp, read by step_fp, was 0 */
+	__u64 gen;       /* the process image walked (cprof_event.gen): a JVM's entry must be its */
 };
 
 /*

@@ -174,7 +174,8 @@ __noinline int jvm_row(struct unwind_ctx *c, struct cprof_stack *st, __u32 n, __
 		return -1;
 	pid = c->pid;
 	p = bpf_map_lookup_elem(&jvm_procs, &pid);
-	if (!p || lookup < p->lo || lookup >= p->hi || c->pc >= (1ULL << 47))
+	/* an entry of the pid's image before an exec is not this one's */
+	if (!p || p->gen != c->gen || lookup < p->lo || lookup >= p->hi || c->pc >= (1ULL << 47))
 		return -1;
 	if (lookup >= p->interp_lo && lookup < p->interp_hi)
 		ret = jvm_interpreted(c, p, &tagged);

@@ -123,7 +123,7 @@ static __always_inline bool take_walk(__u64 now)
 
 /* The user stack @task (current) blocked in, from its registers at kernel entry. */
 static __always_inline __u64 blocked_user_stack(struct task_struct *task, struct pt_regs *regs,
-						__u32 pid, __u32 pair, __u64 epoch,
+						__u32 pid, __u64 gen, __u32 pair, __u64 epoch,
 						struct cprof_stats *s)
 {
 	struct unwind_loop l;
@@ -132,6 +132,7 @@ static __always_inline __u64 blocked_user_stack(struct task_struct *task, struct
 
 	if (!span || !c)
 		return CPROF_STACK_ERR_READ;
+	c->gen = gen;
 	c->pc = regs->ip;
 	c->sp = regs->sp;
 	c->bp = regs->bp;
@@ -265,7 +266,7 @@ static __always_inline void begin_wait(void *ctx, struct offcpu_task *t, struct 
 						      sched_text_lo, sched_text_hi) :
 				    CPROF_STACK_NONE;
 	t->ustack = exec ? CPROF_STACK_NONE :
-			   blocked_user_stack(prev, regs, pid, epoch & 1, epoch, s);
+			   blocked_user_stack(prev, regs, pid, t->gen, epoch & 1, epoch, s);
 	t->pystack = python_stacks && !exec ?
 			     python_stack(py_ids(pid, prev->pid), t->gen, prev->thread.fsbase, epoch,
 					  NULL) :

@@ -32,6 +32,53 @@ static void python_attach(struct run *r, struct process *p)
 }
 
 /*
+ * Frame @depth of a JVM's sample, @ip as BPF stored it: a Java frame it
+ * recorded, or the JVM's own code it walked before it knew the JVM
+ * (looked up at the address the profile names it by).  Named now, while
+ * the process lives (a method can be unloaded, compiled code freed).
+ */
+static void java_frame_read(struct jvmproc *jp, uint64_t ip, uint32_t depth)
+{
+	if (ip & CPROF_JAVA_FRAME)
+		jvm_frame_lines(jp, ip);
+	else if (ip)
+		jvm_stub_at(jp, symbolize_frame_addr(ip, depth));
+}
+
+/* The frames of a JVM's stack @hash, named now. */
+static void java_stack_read(struct run *r, struct jvmproc *jp, uint64_t hash)
+{
+	const uint64_t *ip;
+	uint32_t nr = 0;
+
+	if (!(hash & CPROF_STACK_HASHED) || !(ip = stackstore_get(&r->stacks, hash, &nr, NULL)))
+		return;
+	for (uint32_t i = 0; i < nr; i++)
+		java_frame_read(jp, ip[i], i);
+}
+
+/* The frames of a JVM's sample @k, named now. */
+static void java_frames_read(struct run *r, struct process *p, const struct cprof_sample_key *k)
+{
+	java_frame_read(p->jvm, k->uleaf, 0);
+	java_stack_read(r, p->jvm, k->ustack);
+}
+
+/*
+ * The samples a JVM's process had before it was found (its first ones,
+ * walked by frame pointers through the interpreter): the JVM's own code
+ * in them named now.
+ */
+static void java_frames_before(struct run *r, struct process *p)
+{
+	struct aggregate_entry *e;
+	size_t it = 0;
+
+	while ((e = hmap_next(&p->samples.map, &it)))
+		java_stack_read(r, p->jvm, e->key.ustack);
+}
+
+/*
  * A JVM still starting is looked for again this often, so many times (a
  * JVM fills in its tables well within a second; a process that keeps
  * them empty is not looked at for ever).
@@ -44,7 +91,7 @@ static void python_attach(struct run *r, struct process *p)
  * of it.  A JVM whose layout this does not know is said once a run (each
  * with -v), and its frames stay native.
  */
-static void java_attach(struct run *r, struct process *p, bool created)
+static void java_attach(struct run *r, struct process *p)
 {
 	struct cprof_jvm_proc bpf;
 	struct errbuf err = { "" };
@@ -59,6 +106,7 @@ static void java_attach(struct run *r, struct process *p, bool created)
 	    sampler_set_jvm(r->sampler, p->pid, &bpf) == 0) {
 		p->jvm->names.st = &r->java_st.names;
 		r->java_st.jvms++;
+		java_frames_before(r, p);
 		return;
 	}
 	if (ret == 0) {
@@ -67,9 +115,6 @@ static void java_attach(struct run *r, struct process *p, bool created)
 		jvmproc_free(p->jvm);
 		p->jvm = NULL;
 	}
-	/* a pid's earlier image may have been a JVM */
-	if (created && ret != -EAGAIN)
-		sampler_set_jvm(r->sampler, p->pid, NULL);
 	if (ret == -ENOTSUP) {
 		r->java_st.refused++;
 		if (!r->java_st.told || r->opts->verbose)
@@ -115,11 +160,11 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	/* Python first: its frames need no table, and a short run is short. */
 	if (p && created) {
 		python_attach(r, p);
-		java_attach(r, p, true);
+		java_attach(r, p);
 		python_tramps(r, p);
 		tables_of(r, p, false);
 	} else if (p && p->jvm_retry && clock_s(CLOCK_MONOTONIC) >= p->jvm_retry) {
-		java_attach(r, p, false);
+		java_attach(r, p);
 	}
 	if (created_out)
 		*created_out = created;
@@ -132,7 +177,7 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 	if (p && !p->exited &&
 	    proctab_refresh(&r->procs, p, clock_s(CLOCK_MONOTONIC), why) == 0) {
 		python_attach(r, p);
-		java_attach(r, p, false);
+		java_attach(r, p);
 		python_tramps(r, p);
 		tables_of(r, p, why == REFRESH_RACED);
 	}
@@ -323,6 +368,10 @@ int events_on_event(void *ctx, const void *data, size_t size)
 			bpftables_want_at(r->tables, p, ev->addr);
 		break;
 	case CPROF_EV_EXEC:
+		/* the image it replaces, if a JVM, is no longer BPF's to walk */
+		p = proctab_find(&r->procs, ev->pid);
+		if (p && p->jvm && p->gen != ev->gen)
+			sampler_set_jvm(r->sampler, ev->pid, NULL);
 		/*
 		 * An image first sampled inside its execve keeps its
 		 * generation: the mappings read then may predate the new ones.
@@ -394,24 +443,6 @@ static struct process *sample_process(struct run *r, const struct cprof_sample_k
 		p->comm[sizeof(p->comm) - 1] = '\0';
 	}
 	return p;
-}
-
-/*
- * The Java frames of a sample of a JVM, named now, while the process
- * lives (a method can be unloaded, compiled code freed): each once.
- */
-static void java_frames_read(struct run *r, struct process *p, const struct cprof_sample_key *k)
-{
-	const uint64_t *ip;
-	uint32_t nr = 0;
-
-	if (k->uleaf & CPROF_JAVA_FRAME)
-		jvm_frame_lines(p->jvm, k->uleaf);
-	if (!(k->ustack & CPROF_STACK_HASHED) || !(ip = stackstore_get(&r->stacks, k->ustack, &nr, NULL)))
-		return;
-	for (uint32_t i = 0; i < nr; i++)
-		if (ip[i] & CPROF_JAVA_FRAME)
-			jvm_frame_lines(p->jvm, ip[i]);
 }
 
 static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t count)

@@ -31,14 +31,36 @@ static int table_symbols(struct elfobj *o, uint64_t bias, uint64_t sym[JVM_SYM_N
 	return 0;
 }
 
+/* What the code cache reserves: its heaps, out to CodeCache::_high_bound. */
+static void reserved(struct jvmproc *jp)
+{
+	uint64_t end = 0;
+
+	if (memsrc_read(&jp->mem, jp->layout.codecache_high, &end, sizeof(end)))
+		end = 0;
+	jp->reserved_lo = UINT64_MAX;
+	jp->reserved_hi = end;
+	for (unsigned i = 0; i < jp->code.n; i++) {
+		if (jp->code.heap[i].low < jp->reserved_lo)
+			jp->reserved_lo = jp->code.heap[i].low;
+		if (jp->code.heap[i].high > jp->reserved_hi)
+			jp->reserved_hi = jp->code.heap[i].high;
+	}
+}
+
 /* The JVM whose tables' symbols are at @sym, read into @jp. */
 static int read_jvm(struct jvmproc *jp, const uint64_t *sym, struct errbuf *err)
 {
-	uint64_t structs;
+	uint64_t structs, stride;
 	int e;
 
-	/* before the JVM's start has filled it in, the table's pointer is NULL */
-	if (memsrc_read(&jp->mem, sym[JVM_SYM_STRUCTS], &structs, sizeof(structs)) || !structs)
+	/*
+	 * Before the JVM's start has filled it in, the table's pointer is
+	 * NULL; and between libjvm.so's relocation (which sets the pointer)
+	 * and its constructors (which compute the strides), the stride is 0.
+	 */
+	if (memsrc_read(&jp->mem, sym[JVM_SYM_STRUCTS], &structs, sizeof(structs)) || !structs ||
+	    memsrc_read(&jp->mem, sym[JVM_SYM_STRUCT_STRIDE], &stride, sizeof(stride)) || !stride)
 		return errf(err, -EAGAIN, "libjvm.so's tables not filled in yet");
 	e = jvm_structs_read(&jp->vm, &jp->mem, sym, err);
 	if (e)
@@ -48,6 +70,8 @@ static int read_jvm(struct jvmproc *jp, const uint64_t *sym, struct errbuf *err)
 		return e == -ENOMEM ? e : -ENOTSUP;
 	/* a JVM starting may not have its code heaps or interpreter yet */
 	e = jvm_codecache_read(&jp->layout, &jp->mem, &jp->code, err);
+	if (!e)
+		reserved(jp);
 	return e == -ENOMEM ? e : e ? -EAGAIN : 0;
 }
 
@@ -87,8 +111,10 @@ int jvmproc_refresh(struct jvmproc *jp, struct errbuf *err)
 	int e = jvm_codecache_read(&jp->layout, &jp->mem, &cc, err);
 
 	/* what was read before stays, unless this read holds together */
-	if (!e)
+	if (!e) {
 		jp->code = cc;
+		reserved(jp);
+	}
 	return e;
 }
 

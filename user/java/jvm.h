@@ -31,6 +31,7 @@ struct jvmproc {
 	struct jvm_layout layout;
 	struct jvm_codecache code;
 	struct jvm_names names; /* its methods, read once (jvm_names.h) */
+	uint64_t reserved_lo, reserved_hi; /* all the code cache may hold, committed later or not */
 };
 
 /*

@@ -149,6 +149,40 @@ static const struct jvm_named *stub_named(struct jvmproc *jp, const struct jvm_b
 	return m;
 }
 
+/* The blob holding @pc, the heaps read again when the pc is past what was. */
+static int blob_at(struct jvmproc *jp, uint64_t pc, struct jvm_blob *b)
+{
+	if (!jvm_blob_find(&jp->layout, &jp->mem, &jp->code, pc, b))
+		return 0;
+	/* the heaps commit more as code is compiled: a pc past what was read asks again */
+	if (jvm_codecache_has(&jp->code, pc) || pc < jp->reserved_lo || pc >= jp->reserved_hi ||
+	    jvmproc_refresh(jp, NULL))
+		return -ENOENT;
+	return jvm_blob_find(&jp->layout, &jp->mem, &jp->code, pc, b);
+}
+
+const struct jvm_named *jvm_stub_at(struct jvmproc *jp, uint64_t pc)
+{
+	struct jvm_names *n = &jp->names;
+	struct jvm_frame_rec *r, tmp = { .tagged = pc };
+	struct jvm_blob b;
+	bool created;
+
+	/* kept by its pc, as a frame BPF recorded is by its record (bit 63 tells them apart) */
+	if (pc & CPROF_JAVA_FRAME || pc < jp->reserved_lo || pc >= jp->reserved_hi)
+		return NULL;
+	r = hmap_find(&n->frames, &pc);
+	if (r)
+		return r->n ? r->lines[0].method : NULL;
+	if (!blob_at(jp, pc, &b) && !b.is_nmethod && (tmp.lines[0].method = stub_named(jp, &b)))
+		tmp.n = 1;
+	tmp.res = tmp.n ? JVM_NAMED_STUB : JVM_NAMED_GONE;
+	if (!room(n) || !(r = hmap_insert(&n->frames, &pc, &created)))
+		return tmp.n ? tmp.lines[0].method : NULL;
+	*r = tmp;
+	return r->n ? r->lines[0].method : NULL;
+}
+
 static size_t interpreted(struct jvmproc *jp, uint64_t tagged, struct jvm_frame_line *out,
 			  enum jvm_frame_result *res)
 {
@@ -176,10 +210,7 @@ static size_t compiled(struct jvmproc *jp, uint64_t tagged, struct jvm_frame_lin
 	size_t k = 0;
 	int ns;
 
-	/* the heaps commit more as code is compiled: a pc past what was read asks again */
-	if (jvm_blob_find(&jp->layout, &jp->mem, &jp->code, pc, &b) &&
-	    (jvm_codecache_has(&jp->code, pc) || jvmproc_refresh(jp, NULL) ||
-	     jvm_blob_find(&jp->layout, &jp->mem, &jp->code, pc, &b))) {
+	if (blob_at(jp, pc, &b)) {
 		*res = JVM_NAMED_GONE;
 		return 0;
 	}

@@ -97,4 +97,13 @@ void jvm_names_free(struct jvm_names *n);
  */
 const struct jvm_frame_rec *jvm_frame_lines(struct jvmproc *jp, uint64_t tagged);
 
+/*
+ * The JVM's own code (a stub, an adapter, the interpreter) at @pc, which
+ * BPF did not record as a Java frame (sampled before the JVM was found):
+ * named by its blob, looked up once and kept (a drain's look, while the
+ * process lives, names it after); NULL for compiled Java code (no compile
+ * id to check it by), no blob, or a pc outside the code cache.
+ */
+const struct jvm_named *jvm_stub_at(struct jvmproc *jp, uint64_t pc);
+
 #endif

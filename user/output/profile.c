@@ -429,6 +429,31 @@ static bool maybe_jit(const struct writer *w, const struct frame *f)
 }
 
 /*
+ * User frames without a name in the JVM's own code (stubs, the
+ * interpreter) that BPF did not record as Java frames, sampled before it
+ * knew the JVM: named by their blobs.
+ */
+static int name_jvm_stubs(struct writer *w)
+{
+	struct frame *f;
+	size_t it = 0;
+
+	while (w->p->jvm && (f = hmap_next(&w->frames, &it))) {
+		const struct jvm_named *m;
+		struct sym_line l = { 0 };
+		int ret;
+
+		if (f->key.kind != FRAME_USER || f->nlines ||
+		    !(m = jvm_stub_at(w->p->jvm, f->key.addr)))
+			continue;
+		l.name = m->function;
+		if ((ret = push_lines(w, f, &l, 1)))
+			return ret;
+	}
+	return 0;
+}
+
+/*
  * Pass 1b: frames in code no ELF object describes (JIT) are named from the
  * process's perf map, all in one read of it.  No perf map is no error.
  */
@@ -448,7 +473,9 @@ static int name_jit_frames(struct writer *w)
 		}
 		addrs[n++] = f->key.addr;
 	}
-	if (n && symbolize_jit(w->sym, proctab_perfmap(w->p, NULL), addrs, n, &w->jit, NULL) == 0) {
+	ret = name_jvm_stubs(w);
+	if (!ret && n &&
+	    symbolize_jit(w->sym, proctab_perfmap(w->p, NULL), addrs, n, &w->jit, NULL) == 0) {
 		it = 0;
 		while (!ret && (f = hmap_next(&w->frames, &it))) {
 			const struct perfmap_sym *js;

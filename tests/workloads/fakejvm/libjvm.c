@@ -65,13 +65,16 @@ static struct constant none[] = { { NULL, 0 } };
  * "lying": tables that hold together but whose members lie outside their
  * types; "endless": a field table with no end, running into a page that
  * cannot be read; "stride": an entry stride of a megabyte; "empty": the
- * tables never filled in (a JVM forever starting).
+ * tables never filled in (a JVM forever starting); "zero": the tables'
+ * pointer set but their strides 0, as a real libjvm.so is between its
+ * relocation and its constructors.
  */
 int fakejvm_fill(const char *mode)
 {
 	gHotSpotVMTypes = types;
 	gHotSpotVMIntConstants = none;
 	gHotSpotVMLongConstants = none;
+	gHotSpotVMStructEntryArrayStride = sizeof(struct field);
 	if (!strcmp(mode, "lying")) {
 		gHotSpotVMStructs = fields;
 	} else if (!strcmp(mode, "endless")) {
@@ -92,6 +95,9 @@ int fakejvm_fill(const char *mode)
 		gHotSpotVMStructs = fields;
 	} else if (!strcmp(mode, "empty")) {
 		gHotSpotVMStructs = NULL;
+	} else if (!strcmp(mode, "zero")) {
+		gHotSpotVMStructEntryArrayStride = 0;
+		gHotSpotVMStructs = fields;
 	} else {
 		return -1;
 	}
