@@ -5,7 +5,7 @@
 # table); proto/ on util/ alone; libelf read by the ELF layer and the DWARF
 # reader's image only; few files loose in user/; no patch leftovers.
 cd "$(dirname "$0")/../.." || exit 1
-echo "1..7"
+echo "1..8"
 
 loose=$(ls user/*.c user/*.h 2>/dev/null | wc -l)
 if [ "$loose" -le 3 ]; then
@@ -70,6 +70,20 @@ if [ "$n" -gt 100 ] && [ -z "$bad" ]; then
 	echo "ok - layout: $n includes between folders, each of a lower layer (proto/ of util/ only)"
 else
 	echo "not ok - layout: includes of a higher layer ($n read): $(echo "$bad" | tr '\n' ';')"
+fi
+
+# The runtimes' readers (java/, node/) share a layer: each reads a
+# process's memory and objects through util/, fs/ and elf/ (and bpf/'s
+# cprof.h), and neither includes the other.
+peer=$(grep '^user/\(java\|node\)/' "$edges" | while read -r f to; do
+	from=${f#user/}
+	from=${from%%/*}
+	case "$to" in "$from" | util | fs | elf) ;; *) echo "$f includes $to/" ;; esac
+done)
+if [ -z "$peer" ]; then
+	echo "ok - layout: java/ and node/ include util/, fs/, elf/ only (and bpf/'s cprof.h), not each other"
+else
+	echo "not ok - layout: a runtime's reader includes more than util/, fs/, elf/: $(echo "$peer" | tr '\n' ';')"
 fi
 
 # Pairs of folders in a cycle, counted independently of the stated order.
