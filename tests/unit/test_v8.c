@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: MIT
+/*
+ * V8 read from outside, against V8's own word: node runs
+ * tests/workloads/node/frames.js (and its worker_threads worker,
+ * worker.js), which defines functions of every kind at lines marked
+ * "// @label" and prints each with %DebugPrint, whose "shared_info" is the
+ * function's SharedFunctionInfo.  Each is named from node's memory by
+ * user/node/ and checked for its name (as V8's DebugName gives it), its
+ * file and its start line.  Then node waits inside an interpreted frame
+ * (waiter) called from a Sparkplug frame (bwaiter): its stack is read as
+ * BPF will read it, the frames found by their function slot, and the
+ * interpreted one's bytecode offset must name the line it waits at.
+ * Node not installed is a skip naming it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elf/elfobj.h"
+#include "fs/procmaps.h"
+#include "node/v8_heap.h"
+#include "node/v8_layout.h"
+#include "node/v8_names.h"
+#include "node/v8_script.h"
+#include "node/v8_sfi.h"
+#include "testlib.h"
+#include "testutil.h"
+
+#define WORKLOAD "tests/workloads/node"
+#define OUT_MAX (1u << 20)
+#define STACK_MAX (8u << 20)
+
+/* A function of the workload: its label, the name V8 gives it, its file, its SFI. */
+struct fn {
+	const char *label, *name, *file;
+	uint64_t sfi;
+	uint32_t line; /* of "// @label" in its file */
+};
+
+static struct fn fns[] = {
+	{ "named", "named", "frames.js", 0, 0 }, { "arrow", "arrow", "frames.js", 0, 0 },
+	{ "anon", "(anonymous)", "frames.js", 0, 0 }, { "inferred", "o.prop", "frames.js", 0, 0 },
+	{ "method", "method", "frames.js", 0, 0 }, { "static", "st", "frames.js", 0, 0 },
+	{ "inner", "inner", "frames.js", 0, 0 }, { "fe", "fe", "frames.js", 0, 0 },
+	{ "pi", "\xcf\x80", "frames.js", 0, 0 }, { "lazy", "lazy", "frames.js", 0, 0 },
+	{ "many", "many", "frames.js", 0, 0 }, { "waiter", "waiter", "frames.js", 0, 0 },
+	{ "bwaiter", "bwaiter", "frames.js", 0, 0 }, { "workerFn", "workerFn", "worker.js", 0, 0 },
+};
+
+#define NFNS (sizeof(fns) / sizeof(fns[0]))
+#define CHECKS (2 + NFNS + 6)
+
+static struct fn *by_label(const char *label)
+{
+	for (size_t i = 0; i < NFNS; i++)
+		if (!strcmp(fns[i].label, label))
+			return &fns[i];
+	return NULL;
+}
+
+/* The line of "// @@label" in @path: 0 when none. */
+static uint32_t marked_line(const char *path, const char *label)
+{
+	char line[1024], *mark = fmt("// @%s", label);
+	FILE *f = fopen(path, "r");
+	uint32_t n = 0, found = 0;
+	size_t ml = strlen(mark);
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, mark);
+
+		n++;
+		if (at && (at[ml] == '\n' || at[ml] == 0))
+			found = n;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* node in PATH into @out: false when there is none. */
+static bool find_node(char *out, size_t cap)
+{
+	const char *path = getenv("PATH");
+	char dir[PATH_MAX];
+
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(dir, sizeof(dir), "%.*s/node", (int)n, path);
+		if (!access(dir, X_OK)) {
+			snprintf(out, cap, "%s", dir);
+			return true;
+		}
+		path += n + (path[n] == ':');
+	}
+	return false;
+}
+
+/* Starts node on frames.js; its output up to "label_ready" into @out. */
+static pid_t start_node(const char *node, const char *script, char *out, size_t cap, int *fd_out)
+{
+	int fd[2];
+	size_t got = 0;
+	time_t until = time(NULL) + 60;
+	pid_t pid;
+
+	if (pipe(fd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		execl(node, node, "--allow-natives-syntax", script, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	*fd_out = fd[0];
+	while (pid > 0 && time(NULL) < until && got < cap - 1) {
+		struct pollfd p = { fd[0], POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		n = read(fd[0], out + got, cap - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		out[got] = 0;
+		if (strstr(out, "label_ready"))
+			return pid;
+	}
+	return -pid;
+}
+
+/* Each label's SFI from %DebugPrint's output: "label_X" then " - shared_info: 0x...". */
+static void parse_output(const char *out)
+{
+	struct fn *cur = NULL;
+	const char *p = out;
+
+	while (p && *p) {
+		const char *lab = strstr(p, "label_"), *si = strstr(p, " - shared_info: 0x");
+
+		if (lab && (!si || lab < si)) {
+			char label[64];
+			size_t n = strcspn(lab + 6, "\"\n ");
+
+			snprintf(label, sizeof(label), "%.*s", (int)(n < 63 ? n : 63), lab + 6);
+			cur = by_label(label);
+			p = lab + 6;
+		} else if (si) {
+			if (cur && !cur->sfi)
+				cur->sfi = strtoull(si + 16, NULL, 16);
+			cur = NULL;
+			p = si + 16;
+		} else {
+			p = NULL;
+		}
+	}
+}
+
+static void stop(pid_t pid, int fd)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The V8 of @pid, found as the agent would: every file mapping's object opened. */
+static int find_v8(pid_t pid, struct v8proc **vp, struct errbuf *err)
+{
+	struct vma_list maps = { 0 };
+	struct elfobj **objs;
+	int e;
+
+	if (procmaps_read("/proc", pid, &maps, err))
+		return -ENOENT;
+	objs = calloc(maps.n + 1, sizeof(*objs));
+	for (size_t i = 0; objs && i < maps.n; i++) {
+		const char *p = maps.v[i].path;
+		int fd = maps.v[i].kind == VMA_FILE && (maps.v[i].prot & VMA_EXEC) ?
+				 open(p, O_RDONLY | O_CLOEXEC) : -1;
+
+		if (fd >= 0 && elfobj_open(&objs[i], fd, NULL))
+			objs[i] = NULL;
+	}
+	e = objs ? v8proc_find(vp, (uint32_t)pid, &maps, objs, err) : -ENOMEM;
+	for (size_t i = 0; objs && i < maps.n; i++)
+		elfobj_free(objs[i]);
+	free(objs);
+	procmaps_free(&maps);
+	return e;
+}
+
+static void check_functions(struct v8proc *vp, const char *dir)
+{
+	for (size_t i = 0; i < NFNS; i++) {
+		struct fn *f = &fns[i];
+		const struct v8_frame *fr = NULL;
+		char *path = fmt("%s/%s", dir, f->file), *name;
+		int e = f->sfi ? v8_frame_name(&vp->names, &vp->layout, &vp->mem, f->sfi, -1, &fr) : -ENOENT;
+
+		f->line = marked_line(path, f->label);
+		name = fmt("%s (%s:%u): named \"%s\", its file and start line", f->label, f->file,
+			   f->line, f->name);
+		CHECK(!e && !fr->err && !strcmp(fr->function, f->name) && !strcmp(fr->script, path) &&
+			      fr->start_line == f->line && f->line,
+		      name, "sfi %#llx: %d/%d \"%s\" \"%s\" line %u (%d)", (unsigned long long)f->sfi, e,
+		      fr ? fr->err : 0, fr ? fr->function : "", fr ? fr->script : "",
+		      fr ? fr->start_line : 0, fr ? fr->start_err : 0);
+	}
+}
+
+/* The [stack] of @pid, read whole (at most STACK_MAX): its start in *@lo. */
+static uint8_t *read_stack(pid_t pid, uint64_t *lo, size_t *len)
+{
+	struct vma_list maps = { 0 };
+	uint8_t *buf = NULL;
+
+	if (procmaps_read("/proc", pid, &maps, NULL))
+		return NULL;
+	for (size_t i = 0; i < maps.n && !buf; i++) {
+		const struct vma *v = &maps.v[i];
+
+		if (!v->path || strcmp(v->path, "[stack]"))
+			continue;
+		*lo = v->end - v->start > STACK_MAX ? v->end - STACK_MAX : v->start;
+		*len = (size_t)(v->end - *lo);
+		buf = malloc(*len);
+		if (buf && procmem_read((uint32_t)pid, *lo, buf, *len)) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	procmaps_free(&maps);
+	return buf;
+}
+
+/* The frame pointer of the frame of @sfi's function on the stack @st (from @lo); 0: none. */
+static uint64_t frame_of(struct v8proc *vp, const uint8_t *st, uint64_t lo, size_t len, uint64_t sfi)
+{
+	const struct v8_layout *l = &vp->layout;
+
+	for (size_t off = 0; off + 8 <= len; off += 8) {
+		uint64_t w, shared;
+		uint16_t t;
+
+		memcpy(&w, st + off, 8);
+		if (v8_is_heap(w) && !v8_type(l, &vp->mem, w, &t) && t == l->t_jsfunction &&
+		    !v8_field(l, &vp->mem, w, l->fn_shared, &shared) && shared == sfi)
+			return lo + off - (uint64_t)(int64_t)l->fp_function;
+	}
+	return 0;
+}
+
+static uint64_t slot_at(const uint8_t *st, uint64_t lo, size_t len, uint64_t fp, int off)
+{
+	uint64_t a = fp + (uint64_t)(int64_t)off, w = 0;
+
+	if (a >= lo && a + 8 <= lo + len)
+		memcpy(&w, st + (a - lo), 8);
+	return w;
+}
+
+/* The waiting frames, read as BPF reads them: 3 checks. */
+static void check_frames(struct v8proc *vp, pid_t pid)
+{
+	const struct v8_layout *l = &vp->layout;
+	struct fn *w = by_label("waiter"), *b = by_label("bwaiter");
+	uint64_t lo = 0, fp = 0, bfp = 0, ctx = 0, arr = 0, off = 0, boff = 0;
+	const struct v8_frame *fr = NULL;
+	uint32_t want = marked_line(fmt("%s/frames.js", WORKLOAD), "wait");
+	uint8_t *st = NULL;
+	size_t len = 0;
+	int32_t raw = -1;
+	uint16_t t = 0, bt = 0;
+	int e = -1;
+
+	/* the thread may not be in its wait yet: looked for again for up to 10 s */
+	for (int tries = 0; tries < 100 && !(fp && bfp); tries++) {
+		free(st);
+		st = read_stack(pid, &lo, &len);
+		fp = st ? frame_of(vp, st, lo, len, w->sfi) : 0;
+		bfp = st ? frame_of(vp, st, lo, len, b->sfi) : 0;
+		if (!(fp && bfp))
+			usleep(100000);
+	}
+	if (fp) {
+		ctx = slot_at(st, lo, len, fp, l->fp_context);
+		arr = slot_at(st, lo, len, fp, l->fp_bytecode_array);
+		off = slot_at(st, lo, len, fp, l->fp_bytecode_offset);
+		v8_type(l, &vp->mem, arr, &t);
+	}
+	CHECK(fp && v8_is_heap(ctx) && t == l->t_bytecode && !v8_smi(off, &raw) && raw > 0,
+	      "waiter's interpreted frame: fp[-8] its context, fp[-32] a BytecodeArray, fp[-40] a Smi",
+	      "fp %#llx: context %#llx, array %#llx (type %u), offset word %#llx",
+	      (unsigned long long)fp, (unsigned long long)ctx, (unsigned long long)arr, t,
+	      (unsigned long long)off);
+	/* the slot holds the offset from the array's tagged pointer */
+	if (raw > 0)
+		e = v8_frame_name(&vp->names, l, &vp->mem, w->sfi, raw - (l->bytecode_data - 1), &fr);
+	CHECK(!e && !fr->err && fr->line == want && want,
+	      "waiter's bytecode offset (fp[-40] less the array's header) names the line it waits at",
+	      "%d: offset %d: line %u (%d), expected %u", e, raw - (l->bytecode_data - 1),
+	      fr ? fr->line : 0, fr ? fr->line_err : 0, want);
+	if (bfp) {
+		boff = slot_at(st, lo, len, bfp, l->fp_bytecode_offset);
+		v8_type(l, &vp->mem, boff, &bt);
+	}
+	CHECK(bfp && !v8_is_smi(boff) && v8_is_heap(boff) && bt != l->t_bytecode,
+	      "bwaiter's Sparkplug frame keeps a heap object (its feedback vector), no Smi, at fp[-40]",
+	      "fp %#llx: %#llx (type %u)", (unsigned long long)bfp, (unsigned long long)boff, bt);
+	free(st);
+}
+
+/* Which way each script's lines were read: 1 check. */
+static void check_scripts(struct v8proc *vp)
+{
+	const struct v8_layout *l = &vp->layout;
+	struct v8_sfi main_sfi, worker_sfi;
+	uint64_t le_main = 0, le_worker = 0;
+	uint16_t tm = 0, tw = 0;
+	int e = v8_sfi_read(l, &vp->mem, by_label("named")->sfi, &main_sfi);
+
+	if (!e)
+		e = v8_sfi_read(l, &vp->mem, by_label("workerFn")->sfi, &worker_sfi);
+	if (!e && !v8_field(l, &vp->mem, main_sfi.script, l->script_line_ends, &le_main) &&
+	    !v8_field(l, &vp->mem, worker_sfi.script, l->script_line_ends, &le_worker)) {
+		v8_type(l, &vp->mem, le_main, &tm);
+		v8_type(l, &vp->mem, le_worker, &tw);
+	}
+	CHECK(!e && tm == l->t_fixed_array && tw != l->t_fixed_array,
+	      "frames.js's lines came from V8's line ends, worker.js's from its source (both ways read)",
+	      "%d: types %u and %u", e, tm, tw);
+}
+
+/* Pointers that are no SFI, an offset past the bytecode, the cache: 2 checks. */
+static void check_refusals(struct v8proc *vp)
+{
+	const struct v8_layout *l = &vp->layout;
+	uint64_t sfi = by_label("named")->sfi;
+	struct v8_sfi s;
+	const struct v8_frame *fr = NULL, *again = NULL;
+	int e1 = v8_sfi_read(l, &vp->mem, sfi, &s), e2 = -1, e3 = -1, e4 = -1, e5;
+	size_t named = vp->names.st.named;
+
+	if (!e1) {
+		e2 = v8_sfi_read(l, &vp->mem, s.script, &s);
+		e3 = v8_sfi_read(l, &vp->mem, sfi + 8, &s);
+		e4 = v8_sfi_read(l, &vp->mem, sfi - 1, &s);
+	}
+	CHECK(!e1 && e2 == -EINVAL && e3 && e4 == -EINVAL,
+	      "a Script, an SFI's middle, an untagged SFI: each refused as no SFI", "%d %d %d %d", e1,
+	      e2, e3, e4);
+	e5 = v8_frame_name(&vp->names, l, &vp->mem, sfi, 100000, &fr);
+	if (!e5)
+		e5 = v8_frame_name(&vp->names, l, &vp->mem, sfi, 100000, &again);
+	CHECK(!e5 && fr == again && fr->line == 0 && fr->line_err == -ERANGE &&
+		      fr->start_line == by_label("named")->line && vp->names.st.named == named + 1,
+	      "an offset past the bytecode: no line (-ERANGE), the rest named, kept once",
+	      "%d: line %u (%d), %zu named", e5, fr ? fr->line : 0, fr ? fr->line_err : 0,
+	      vp->names.st.named - named);
+}
+
+int main(void)
+{
+	char node[PATH_MAX], dir[PATH_MAX], *out = malloc(OUT_MAX);
+	struct errbuf err = { "" };
+	struct v8proc *vp = NULL;
+	int fd = -1, e;
+	pid_t pid;
+
+	if (!find_node(node, sizeof(node))) {
+		T_SKIP("V8: node's frames named", "node is not installed (no node in PATH)");
+		free(out);
+		return T_EXIT();
+	}
+	T_PLAN((int)CHECKS);
+	if (!realpath(WORKLOAD, dir))
+		snprintf(dir, sizeof(dir), "%s", WORKLOAD);
+	pid = start_node(node, fmt("%s/frames.js", dir), out, OUT_MAX, &fd);
+	if (pid > 0)
+		parse_output(out);
+	e = pid > 0 ? find_v8(pid, &vp, &err) : -ECHILD;
+	CHECK(!e && vp->layout.major == 11 && vp->layout.minor == 3,
+	      "node's V8 found, its layout read (V8 11.3)", "%d: %s", e, err.msg);
+	CHECK(pid > 0 && by_label("workerFn")->sfi, "every function printed, the worker's too",
+	      "pid %d", (int)pid);
+	if (!e) {
+		check_functions(vp, dir);
+		check_frames(vp, pid);
+		check_scripts(vp);
+		check_refusals(vp);
+	} else {
+		for (size_t i = 2; i < CHECKS; i++)
+			CHECK(0, fmt("V8 check %zu", i + 1), "no V8 read");
+	}
+	v8proc_free(vp);
+	stop(pid > 0 ? pid : -pid, fd);
+	free(out);
+	return T_EXIT();
+}
