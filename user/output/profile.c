@@ -492,7 +492,14 @@ static int name_jit_frames(struct writer *w)
 	return ret;
 }
 
-/* What every location of one mapping has: pprof's has_* flags. */
+/*
+ * pprof's has_* flags of one mapping: files, lines and inline frames when
+ * every location has them; functions when any has a name.  A mapping that
+ * claims none of functions, files and lines is one pprof names itself,
+ * every location of it, with its own addr2line over our names (nameless
+ * static functions, relative paths, no start lines): one address no
+ * symbol covers (a PLT stub) must not cost the others their names.
+ */
 struct map_flags {
 	bool used, functions, filenames, line_numbers, inline_frames;
 };
@@ -507,7 +514,7 @@ static void note_flags(struct map_flags *m, const struct frame *f, const struct 
 		lines &= l[i].line > 0;
 	}
 	m->used = true;
-	m->functions &= named;
+	m->functions |= named;
 	m->filenames &= files;
 	m->line_numbers &= lines;
 	m->inline_frames &= f->dwarf;
@@ -553,7 +560,7 @@ static int emit_mappings(struct writer *w)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < maps->n; i++)
-		flags[i] = (struct map_flags){ false, true, true, true, true };
+		flags[i] = (struct map_flags){ false, false, true, true, true };
 	while ((f = hmap_next(&w->frames, &it)))
 		if (f->key.kind == FRAME_USER && f->map >= 0)
 			note_flags(&flags[f->map], f, w->lines + f->first);
