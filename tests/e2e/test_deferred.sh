@@ -81,19 +81,27 @@ HZ=999
 $CPROF -F $HZ --cgroup "$dir" --duration 3600 --output-dir "$T/out" --json-summary "$T/s.json" -v 2>"$T/err" &
 CP=$!
 wait_sampling "$CP" || fail_all "the agent did not start: $(tail -n1 "$T/err")"
-# a copy made now: a file no process of the run mapped before
-cp "$T/bignew" "$T/bigcopy"
-in_cgroup "$dir" "$T/bigcopy" 300 >/dev/null 2>&1
+# copies made now: files no process of the run mapped before.  Three, one
+# after another: on a loaded host a new program may get no CPU before its
+# table is built, and then none of its samples waits (2 of 6 runs beside
+# a full make test).
+for i in 1 2 3; do
+	cp "$T/bignew" "$T/bigcopy$i"
+	in_cgroup "$dir" "$T/bigcopy$i" 300 >/dev/null 2>&1
+done
 kill -INT "$CP"
 wait "$CP"
 CP=
-folded_of "$T/out" "$CG" | awk -F '\t' '$2 ~ /comm:\[bigcopy\]/' >"$T/big.folded"
+folded_of "$T/out" "$CG" | awk -F '\t' '$2 ~ /comm:\[bigcopy[1-3]\]/' >"$T/big.folded"
 walked=$(jget "$T/s.json" unwind.deferred_walked)
 complete=$(jget "$T/s.json" unwind.deferred_complete)
 set -- $(user_stacks "$T/big.folded" "$CG")
+inc=$(($3 - $1))
 # Some must have waited: a check passing on 0 of 0 would not show deferral.
-check "a new program's first samples walked on once its table was built, each to its start ($complete of $walked; $(grep 'deferred walks' "$T/err"))" \
-	eval '[ "${walked:-0}" -ge 1 ] && [ "${complete:-0}" -eq "$walked" ]'
+# Fewer stacks incomplete in the files than were walked on: a walk counted
+# complete whose sample kept BPF's stopped stack would leave them all so.
+check "a new program's first samples walked on once its table was built, each to its start ($complete of $walked; $inc incomplete in the files; $(grep 'deferred walks' "$T/err"))" \
+	eval '[ "${walked:-0}" -ge 1 ] && [ "${complete:-0}" -eq "$walked" ] && [ "$inc" -lt "$walked" ]'
 check "a new program's stacks complete: >=99% ($1 of $3 at $HZ Hz)" at_least "$1 $3" 0.99 100
 check "a new program's stacks named: >=97% ($2 of $3)" at_least "$2 $3" 0.97 100
 # what the incomplete ones were, to see on a failure

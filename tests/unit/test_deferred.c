@@ -20,6 +20,7 @@ struct fake {
 	int counts;                  /* samples counted */
 	struct cprof_sample_key last; /* ... the last one */
 	int wants;
+	uint64_t stored;             /* the last stack stored, by its hash */
 };
 
 static int f_entry(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_maps *out)
@@ -62,6 +63,7 @@ static int f_stack_status(void *ctx, uint64_t hash)
 
 static int f_stack(void *ctx, uint64_t hash, const struct cprof_stack *st)
 {
+	((struct fake *)ctx)->stored = hash;
 	return 0;
 }
 
@@ -174,9 +176,11 @@ int main(void)
 	f.asked = 0;
 	f.file.state = CPROF_FILE_LOADED;
 	deferred_run(&d, &ops, 6, 0, false);
-	CHECK(f.counts == 1 && d.st.walked >= 1 && (f.asked & (1u << 4)) && !(f.asked & (1u << 5)),
-	      "a parked entry completed by the process's mappings now",
-	      "%d counted, files asked 0x%x", f.counts, f.asked);
+	CHECK(f.counts == 1 && d.st.walked >= 1 && (f.asked & (1u << 4)) && !(f.asked & (1u << 5)) &&
+		      f.stored && f.last.ustack == f.stored,
+	      "a parked entry completed by the process's mappings now; counted with the stack walked",
+	      "%d counted, files asked 0x%x, ustack %#llx, stored %#llx", f.counts, f.asked,
+	      (unsigned long long)f.last.ustack, (unsigned long long)f.stored);
 	deferred_free(&d);
 	free(r);
 	return T_EXIT();
