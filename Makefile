@@ -182,6 +182,12 @@ $(BUILD)/workloads/fakejvm/libjvm.so: tests/workloads/fakejvm/libjvm.c
 $(BUILD)/workloads/fakejvm/fakejvm: tests/workloads/fakejvm/main.c $(BUILD)/workloads/fakejvm/libjvm.so
 	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(dir $@) -ljvm -Wl,-rpath,'$$ORIGIN'
 
+# A process exporting V8's metadata for a release not read (tests/e2e/test_node.sh).
+WORKLOADS += $(BUILD)/workloads/fakenode/fakenode
+$(BUILD)/workloads/fakenode/fakenode: tests/workloads/fakenode/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -o $@ $<
+
 # The JVM's workloads, where there is a javac (tests/unit/test_jvm skips without).
 JAVAC ?= $(shell command -v javac 2>/dev/null)
 ifneq ($(JAVAC),)
@@ -220,7 +226,7 @@ test: deps
 
 bench: deps
 	$(MAKE) cprof-bpf workloads
-	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/overload.sh && sh bench/python.sh && sh bench/java.sh && sh bench/offcpu.sh && sh bench/realhost.sh && sh bench/syscalls.sh && sh bench/windows.sh && sh bench/phase.sh
+	@sh bench/run.sh && sh bench/unwind.sh && sh bench/scale.sh && sh bench/symbols.sh && sh bench/overload.sh && sh bench/python.sh && sh bench/java.sh && sh bench/node.sh && sh bench/offcpu.sh && sh bench/realhost.sh && sh bench/syscalls.sh && sh bench/windows.sh && sh bench/phase.sh
 
 # The unit names the binary where this installs it.
 install: cprof-bpf

@@ -1,4 +1,4 @@
-# bench/turns.sh: sourced by bench/python.sh and bench/java.sh.  A
+# bench/turns.sh: sourced by bench/python.sh, bench/java.sh and bench/node.sh.  A
 # runtime's workload and the native reference (nofp split) take turns on
 # one CPU under one cprof-bpf, so that a sample of each is measured by the
 # same instance a fraction of a second apart.  The sourcing script sets

@@ -649,55 +649,7 @@ struct cprof_py_tramp {
 	__u32 pad;
 };
 
-/*
- * HotSpot JVMs (user/java/, bpf/jvm.bpf.h).  For a process running one,
- * the loader writes jvm_procs[pid]: where its code cache's heaps and their
- * segment maps are, the interpreter's code, and the offsets of the few
- * members a frame's step needs.  A pc without CFI in a heap is a Java
- * frame: stepped by its blob's frame size (compiled code, stubs), by rbp
- * and the saved sender sp (the interpreter), and recorded as what names it
- * later, in place of its pc (user pcs lie below 2^47):
- *   compiled: CPROF_JAVA_FRAME | compile id (15 bits) << 47 | pc
- *   interpreted: CPROF_JAVA_FRAME | CPROF_JAVA_INTERP | bci << 44 | Method* >> 3
- * The compile id tells the loader whether the nmethod it finds at the pc
- * when it names the frame is the one sampled (code is freed and its room
- * given to another); a bci of 0xffff is none read.
- */
-#define CPROF_JVM_HEAPS 4
-#define CPROF_JAVA_FRAME (1ULL << 63)
-#define CPROF_JAVA_INTERP (1ULL << 62)
-#define CPROF_JAVA_PC(v) ((v) & ((1ULL << 47) - 1))
-#define CPROF_JAVA_CID(v) (((v) >> 47) & 0x7fff)
-#define CPROF_JAVA_METHOD(v) (((v) & ((1ULL << 44) - 1)) << 3)
-#define CPROF_JAVA_BCI(v) (((v) >> 44) & 0xffff)
-#define CPROF_JAVA_NO_BCI 0xffff
-
-struct cprof_jvm_heap {
-	__u64 low, high; /* committed code: [low, high) */
-	__u64 segmap;    /* its segment map's first byte */
-	__u32 log2_segment;
-	__u32 pad;
-};
-
-/* CPROF_JVM_* flags */
-#define CPROF_JVM_CODE_OFFSET 1    /* CodeBlob's code is an int offset from it, not a pointer */
-#define CPROF_JVM_COMPLETE_U16 2   /* _frame_complete_offset is 16 bits */
-
-struct cprof_jvm_proc {
-	__u64 gen;                 /* the image this is for (cprof_event.gen) */
-	__u64 lo, hi;              /* all heaps within [lo, hi) */
-	__u64 interp_lo, interp_hi; /* the interpreter's code */
-	struct cprof_jvm_heap heap[CPROF_JVM_HEAPS];
-	__u32 nheaps;
-	__u32 flags;               /* CPROF_JVM_* */
-	/* CodeBlob's members, bytes from the blob */
-	__u16 blob_frame_size, blob_frame_complete, blob_code, nm_compile_id;
-	/* Method::_constMethod; sizeof(ConstMethod), after which its bytecodes lie */
-	__u16 method_const, const_size;
-	/* interpreter frames: words from rbp */
-	__s16 interp_method, interp_bcp, interp_sender_sp;
-	__u16 heapblock;           /* sizeof(HeapBlock): a block's header, before its blob */
-};
+#include "runtimes.h"
 
 /*
  * Why a sample has no Python stack (cprof_sample_key.pystack when it is
@@ -782,6 +734,7 @@ _Static_assert((CPROF_PY_TSTATE_READ & (CPROF_PY_TSTATE_READ - 1)) == 0 &&
 _Static_assert(CPROF_PY_STATUS_MAX < 64, "Python statuses must stay small stack values");
 _Static_assert((int)CPROF_PY_STATUS_MAX <= (int)CPROF_STACK_UNWALKED && CPROF_STACK_UNWALKED < 64,
 	       "CPROF_STACK_UNWALKED must be a small value no Python status takes");
+_Static_assert(sizeof(struct cprof_v8_proc) == 8 + 4 * 2 + 5 * 2 + 3 + 11, "v8 proc has padding");
 _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has padding");
 _Static_assert(sizeof(struct cprof_file_key) == 8 * 3 + 4 * 2, "file key has padding");
 _Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8 + 8, "file ref has padding");

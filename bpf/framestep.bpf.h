@@ -52,7 +52,8 @@ struct unwind_ctx {
 	__u8 by_file;  /* no entry, but a frame walked by its file's table */
 	__u8 unknown_file; /* a frame in a file not numbered: cprof_stats.unwind_unknown_file */
 	__u8 defer;    /* a frame waits for its file's table: this CPU's defer_notes says where */
-	__u8 pad[3];
+	__u8 no_v8;    /* the process runs no V8 the loader knows (v8.bpf.h): asked once a walk */
+	__u8 pad[2];
 	__u64 chain_end; /* sp of a frame whose saved rbp, read by step_fp, was 0 */
 	__u64 gen;       /* the process image walked (cprof_event.gen): a JVM's entry must be its */
 };

@@ -21,6 +21,7 @@
 #include "stacks.bpf.h"
 #include "state.bpf.h"
 #include "steps.bpf.h"
+#include "v8.bpf.h"
 #include "vma.bpf.h"
 #include "window.bpf.h"
 
@@ -588,9 +589,14 @@ static long unwind_step(__u32 i, void *data)
 	if (mapped && c->cur.tab.nrows) {
 		__u64 rel = lookup - c->cur.bias - c->cur.tab.base, key = row_key(&c->cur.tab, rel);
 
-		/* the same row as the last frame's, or a return address met before, needs no call */
-		if ((key && key == c->memo.key) || row_cached(key, &c->memo) ||
-		    !find_row(&c->cur.tab, rel, lookup == c->pc, &c->memo))
+		/*
+		 * The same row as the last frame's, or a return address met
+		 * before, needs no call.  A row of code no CFI covers (V8's
+		 * builtins, in node's text) goes by frame pointers, below.
+		 */
+		if (((key && key == c->memo.key) || row_cached(key, &c->memo) ||
+		     !find_row(&c->cur.tab, rel, lookup == c->pc, &c->memo)) &&
+		    CPROF_ROW_CFA(&c->memo.rule) != CPROF_CFA_INVALID)
 			return step_dwarf(l, &c->memo.rule);
 	} else if (mapped && !tramp_row(c->pid, lookup, lookup == c->pc, &c->memo.rule)) {
 		/* a CPython perf trampoline: no CFI, a row all the same */
@@ -603,6 +609,9 @@ static long unwind_step(__u32 i, void *data)
 		if (j >= 0)
 			return j;
 	}
+	/* a JavaScript frame: recorded as what names it (runtimes.h), stepped by rbp as any */
+	if (!c->no_v8 && v8_frame(c, st, n) == -2)
+		c->no_v8 = 1;
 	/* a table to come: the walk from here may be made again once it is there */
 	if (defer_walks && !c->defer && (mapped ? c->cur.waiting != 0 : unread))
 		note_defer(c, st, n, lookup == c->pc, mapped ? c->cur.waiting - 1 : CPROF_NO_FILE);

@@ -156,10 +156,7 @@ static void retire_exits(struct run *r)
 			proctab_exited(&r->procs, p->pid, p->gen);
 			if (r->tables)
 				bpftables_remove_process(r->tables, p->pid);
-			if (p->py)
-				sampler_set_python(r->sampler, p->pid, NULL);
-			if (p->jvm)
-				sampler_set_jvm(r->sampler, p->pid, NULL);
+			events_forget_runtimes(r, p);
 		}
 		if (p->exited)
 			sampler_forget(r->sampler, p->pid, p->gen);
@@ -246,6 +243,7 @@ static void end_window(struct run *r, const struct options *o, int64_t start_ns,
 		fprintf(stderr, PROG ": --keep: %s\n", err.msg);
 	retire_exits(r);
 	proctab_end_window(&r->procs);
+	hmap_clear(&r->js_read);
 	/* The stacks of waits in progress: they may be charged in a later window. */
 	if (stackstore_carry(&r->stacks, CPROF_STACK_F_OFFCPU, OFFCPU_CARRY_FRAMES))
 		fprintf(stderr, PROG ": out of memory keeping the stacks of waits in progress\n");
@@ -460,6 +458,7 @@ static void gather(struct run *r, struct summary *sum)
 	sum->drain_error = r->drain_error ? r->drain_errmsg : NULL;
 	sum->py = r->py;
 	sum->java = r->java_st;
+	sum->node = r->node_st;
 	py_tramps_get_stats(r->tramps, &sum->py.tramps);
 	clockthreads_stats(r->clocks, &sum->jitter);
 	sum->phases = r->phases;
@@ -542,6 +541,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 	sopts.waiter = &waiter;
 	r->python = o->python;
 	r->java = o->java;
+	r->node = o->node;
 	ksymcache_init(&r->ksyms, o->interval ? KSYMCACHE_CATALOG_BYTES : 0);
 	/* Fail before sampling if the results could not be written. */
 	ret = outdir_open(&r->out, o->output_dir, o->file_mode, o->keep > 0, err);
@@ -565,6 +565,7 @@ static int run_open(struct run *r, const struct options *o, struct errbuf *err)
 		return errf(err, -ENOMEM, "out of memory");
 	objcache_set_lru(r->objs, &r->lru, r->roots);
 	stackstore_init(&r->stacks);
+	hmap_init(&r->js_read, sizeof(struct js_stack_key), sizeof(struct js_stack_key));
 	deferred_init(&r->deferred);
 	proctab_init(&r->procs, r->objs, r->vdso, "/proc", r->roots, &r->lru);
 	r->procs_open = true;
@@ -604,6 +605,7 @@ static void run_free(struct run *r)
 	if (r->procs_open) {
 		proctab_free(&r->procs);
 		stackstore_free(&r->stacks);
+		hmap_free(&r->js_read);
 		deferred_free(&r->deferred);
 	}
 	objcache_free(r->objs);

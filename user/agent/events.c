@@ -124,6 +124,90 @@ static void java_attach(struct run *r, struct process *p)
 	}
 }
 
+/*
+ * Whether stack @hash of @p was named this window already (a stack is
+ * counted at many drains); noted now if not, while the bound allows.
+ */
+static bool js_stack_seen(struct run *r, const struct process *p, uint64_t hash)
+{
+	struct js_stack_key key = { .pid = p->pid, .gen = p->gen, .hash = hash };
+	bool created = false;
+
+	if (r->js_read.n >= JS_READ_MAX)
+		return hmap_find(&r->js_read, &key) != NULL;
+	return hmap_insert(&r->js_read, &key, &created) && !created;
+}
+
+/*
+ * The JavaScript frames of a V8's sample @k, named now: V8's collector
+ * moves and frees what names them.
+ */
+static void js_frames_read(struct run *r, struct process *p, const struct cprof_sample_key *k)
+{
+	struct v8_names_stats before = p->v8->names.st, *now = &p->v8->names.st;
+	const uint64_t *ip;
+	uint32_t nr = 0;
+
+	if (k->uleaf & CPROF_V8_FRAME)
+		v8proc_frame(p->v8, k->uleaf);
+	if (!js_stack_seen(r, p, k->ustack) && (k->ustack & CPROF_STACK_HASHED) &&
+	    (ip = stackstore_get(&r->stacks, k->ustack, &nr, NULL)))
+		for (uint32_t i = 0; i < nr; i++)
+			if (ip[i] & CPROF_V8_FRAME)
+				v8proc_frame(p->v8, ip[i]);
+	/* the run's counts: what this read added to the process's */
+	r->node_st.names.named += now->named - before.named;
+	r->node_st.names.failed += now->failed - before.failed;
+	r->node_st.names.refused += now->refused - before.refused;
+}
+
+/*
+ * Finds the V8 (Node.js) of a process not known to run one, and tells BPF
+ * of it.  Not beside a JVM, found or still starting: what BPF records in
+ * place of a pc is one runtime's record a process (bpf/runtimes.h).  A V8
+ * whose layout this does not know is said once a run (each with -v), and
+ * its frames stay native.
+ */
+static void node_attach(struct run *r, struct process *p)
+{
+	struct cprof_v8_proc bpf;
+	struct errbuf err = { "" };
+	int ret;
+
+	if (!r->node || p->v8 || p->jvm || p->jvm_retry || !p->have_maps || p->exited)
+		return;
+	ret = v8proc_find(&p->v8, p->pid, &p->maps, p->objs, &err);
+	if (ret == 0 && v8proc_bpf(p->v8, p->gen, &bpf))
+		ret = errf(&err, -ENOTSUP, "its layout's constants do not fit BPF's entry");
+	if (ret == 0 && (ret = sampler_set_v8(r->sampler, p->pid, &bpf)) != 0)
+		errf(&err, ret, "BPF's entry not written");
+	if (ret == 0) {
+		r->node_st.v8s++;
+		return;
+	}
+	v8proc_free(p->v8);
+	p->v8 = NULL;
+	if (ret == -ENOTSUP) {
+		r->node_st.refused++;
+		if (!r->node_st.told || r->opts->verbose)
+			fprintf(stderr, PROG ": pid %u: a V8 this does not know: %s; its JavaScript "
+					"frames stay native\n", p->pid, err.msg);
+		r->node_st.told = true;
+	} else if (ret != -ENOENT && r->opts->verbose) {
+		fprintf(stderr, PROG ": pid %u: V8: %s\n", p->pid, err.msg);
+	}
+}
+
+void events_forget_runtimes(struct run *r, struct process *p)
+{
+	if (p->py)
+		sampler_set_python(r->sampler, p->pid, NULL);
+	if (p->jvm)
+		sampler_set_jvm(r->sampler, p->pid, NULL);
+	if (p->v8)
+		sampler_set_v8(r->sampler, p->pid, NULL);
+}
+
 /* Tells BPF of the perf trampolines a process mapped since its last look. */
 static void python_tramps(struct run *r, struct process *p)
 {
@@ -161,10 +245,12 @@ static struct process *process_of(struct run *r, uint32_t pid, uint64_t gen, con
 	if (p && created) {
 		python_attach(r, p);
 		java_attach(r, p);
+		node_attach(r, p);
 		python_tramps(r, p);
 		tables_of(r, p, false);
 	} else if (p && p->jvm_retry && clock_s(CLOCK_MONOTONIC) >= p->jvm_retry) {
 		java_attach(r, p);
+		node_attach(r, p);
 	}
 	if (created_out)
 		*created_out = created;
@@ -178,6 +264,7 @@ static void refresh_process(struct run *r, struct process *p, enum proctab_refre
 	    proctab_refresh(&r->procs, p, clock_s(CLOCK_MONOTONIC), why) == 0) {
 		python_attach(r, p);
 		java_attach(r, p);
+		node_attach(r, p);
 		python_tramps(r, p);
 		tables_of(r, p, why == REFRESH_RACED);
 	}
@@ -368,10 +455,12 @@ int events_on_event(void *ctx, const void *data, size_t size)
 			bpftables_want_at(r->tables, p, ev->addr);
 		break;
 	case CPROF_EV_EXEC:
-		/* the image it replaces, if a JVM, is no longer BPF's to walk */
+		/* the image it replaces, if a JVM's or a V8's, is no longer BPF's to walk */
 		p = proctab_find(&r->procs, ev->pid);
-		if (p && p->jvm && p->gen != ev->gen)
+		if (p && p->gen != ev->gen && (p->jvm || p->v8)) {
 			sampler_set_jvm(r->sampler, ev->pid, NULL);
+			sampler_set_v8(r->sampler, ev->pid, NULL);
+		}
 		/*
 		 * An image first sampled inside its execve keeps its
 		 * generation: the mappings read then may predate the new ones.
@@ -408,12 +497,10 @@ int events_on_event(void *ctx, const void *data, size_t size)
 		proctab_exited(&r->procs, ev->pid, ev->gen);
 		if (r->tables && p && p->gen == ev->gen)
 			bpftables_remove_process(r->tables, ev->pid);
-		if (p && p->py && p->gen == ev->gen)
-			sampler_set_python(r->sampler, ev->pid, NULL);
-		if (p && p->jvm && p->gen == ev->gen)
-			sampler_set_jvm(r->sampler, ev->pid, NULL);
-		if (p && p->gen == ev->gen)
+		if (p && p->gen == ev->gen) {
+			events_forget_runtimes(r, p);
 			py_tramps_remove(r->tramps, ev->pid);
+		}
 		break;
 	case CPROF_EV_PY_CODE:
 		p = proctab_find(&r->procs, ev->pid);
@@ -457,6 +544,8 @@ static int on_sample_count(void *ctx, const struct cprof_sample_key *k, uint64_t
 		py_stats_sample(&r->py, k->pystack, count);
 	if (p->jvm)
 		java_frames_read(r, p, k);
+	if (p->v8)
+		js_frames_read(r, p, k);
 	return aggregate_add(&p->samples, &r->stacks, k, count);
 }
 
@@ -469,6 +558,8 @@ static int on_off_cpu(void *ctx, const struct cprof_sample_key *k, uint64_t ns)
 		return -ENOMEM;
 	if (p->jvm)
 		java_frames_read(r, p, k);
+	if (p->v8)
+		js_frames_read(r, p, k);
 	return aggregate_add_off_cpu(&p->samples, &r->stacks, k, ns);
 }
 

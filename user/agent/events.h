@@ -18,6 +18,9 @@ int events_on_event(void *ctx, const void *data, size_t size);
 /* sampler_drain_flipped()'s handlers; their ctx is the struct run. */
 extern const struct sampler_drain_ops events_drain_ops;
 
+/* An image gone: BPF no longer reads its CPython, JVM or V8. */
+void events_forget_runtimes(struct run *r, struct process *p);
+
 /* Before a window is written: the refreshes the backoff deferred. */
 void events_refresh_deferred(struct run *r);
 

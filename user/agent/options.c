@@ -39,6 +39,7 @@ enum {
 	OPT_NO_PRIORITY_BOOST,
 	OPT_NO_PYTHON,
 	OPT_NO_JAVA,
+	OPT_NO_NODE,
 	OPT_LD_PROBE,
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_MIN,
@@ -95,6 +96,10 @@ static const struct optdef optdefs[] = {
 	  "leave out Java frames (HotSpot JVMs, JDK 17 and 25,\n"
 	  "show their Java methods, files and lines by default,\n"
 	  "read from the JVM's own structures: no flag or agent)" },
+	{ "no-node", OPT_NO_NODE, NULL, set_flag,
+	  "leave out JavaScript frames (Node.js's V8, node 20,\n"
+	  "shows its JavaScript functions, files and lines by\n"
+	  "default, read from V8's own heap: no flag needed)" },
 	{ "ld-probe", OPT_LD_PROBE, NULL, set_flag,
 	  "a uprobe on the host's ld.so (_dl_debug_state), so\n"
 	  "that a new program's libraries have unwind tables\n"
@@ -420,6 +425,9 @@ static int set_flag(struct options *o, int key, const char *arg)
 	case OPT_NO_JAVA:
 		o->java = false;
 		break;
+	case OPT_NO_NODE:
+		o->node = false;
+		break;
 	case OPT_LD_PROBE:
 		o->ld_probe = true;
 		break;
@@ -571,6 +579,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		.kernel = true,
 		.python = true,
 		.java = true,
+		.node = true,
 		.symbolize = true,
 		.dwarf = true,
 		.unwind_kb = 16 * 1024,

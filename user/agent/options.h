@@ -43,6 +43,7 @@ struct options {
 	bool kernel;
 	bool python;              /* Python frames in CPython processes */
 	bool java;                /* Java frames in HotSpot JVMs */
+	bool node;                /* JavaScript frames in Node.js (V8) */
 	bool symbolize;           /* name user frames here (--symbolize=host) */
 	bool verbose;
 	bool quiet;               /* errors only */

@@ -29,6 +29,17 @@
 #include "sampling/clockthreads.h"
 
 
+/*
+ * A stack of a V8's process image whose JavaScript frames a window named
+ * already (struct run's js_read): a stack counted again is not read again.
+ */
+struct js_stack_key {
+	uint32_t pid;
+	uint32_t pad;
+	uint64_t gen, hash;
+};
+#define JS_READ_MAX (1u << 18) /* past this, stacks are named at each count */
+
 /* Everything one run accumulates. */
 struct run {
 	struct outdir out;
@@ -43,6 +54,9 @@ struct run {
 	bool python;                 /* Python frames wanted */
 	bool java;                   /* Java frames wanted */
 	struct java_stats java_st;   /* HotSpot JVMs found, and their frames */
+	bool node;                   /* JavaScript frames wanted */
+	struct node_stats node_st;   /* V8s found, and their frames */
+	struct hmap js_read;         /* struct js_stack_key: named this window */
 	struct py_stats py;
 	struct py_tramps *tramps;    /* CPython's perf trampolines told to BPF */
 	struct priority prio; /* the agent's own scheduling (priority.h) */

@@ -236,6 +236,17 @@ static void java_line(FILE *f, const struct java_stats *j)
 		j->names.refused);
 }
 
+/* Node.js: the V8s found and what their JavaScript frames came out as, when there were any. */
+static void node_line(FILE *f, const struct node_stats *n)
+{
+	if (!n->v8s && !n->refused)
+		return;
+	fprintf(f, PROG ": node: %zu V8%s (%zu of a layout not known: native frames only); frames"
+		" %zu named, %zu unreadable; %zu names over the bounds\n", n->v8s,
+		n->v8s == 1 ? "" : "s", n->refused, n->names.named, n->names.failed,
+		n->names.refused);
+}
+
 static void phases(FILE *f, const struct summary *s)
 {
 	const struct summary_phases *ph = &s->phases;
@@ -268,6 +279,7 @@ static void counters(FILE *f, const struct summary *s, const struct options *o)
 	if (py_stats_line(&s->py, line, sizeof(line)))
 		fprintf(f, PROG ": %s\n", line);
 	java_line(f, &s->java);
+	node_line(f, &s->node);
 	if (s->lost || st->lost_no_pidmap || st->events_dropped)
 		fprintf(f, PROG ": lost %llu samples (counts map full: %llu, no room to count: %llu);"
 			" process events dropped: %llu\n",

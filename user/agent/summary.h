@@ -27,6 +27,7 @@
 #include "agent/options.h"
 #include "process/proctab.h"
 #include "java/jvm_names.h"
+#include "node/v8_bpf.h"
 #include "python/python.h"
 #include "fs/rootfs.h"
 #include "symbols/symbolize.h"
@@ -81,6 +82,7 @@ struct summary {
 	const char *drain_error;     /* NULL, or why draining the maps failed */
 	struct py_stats py;          /* Python frames (python.h) */
 	struct java_stats java;      /* Java frames (java/jvm_names.h) */
+	struct node_stats node;      /* JavaScript frames (node/v8_bpf.h) */
 	struct jitter_stats jitter;  /* the sampling clocks' periods set */
 };
 

@@ -122,6 +122,19 @@ static void write_java(FILE *f, const struct java_stats *j)
 	jclose(f);
 }
 
+static void write_node(FILE *f, const struct node_stats *n)
+{
+	jopen(f, "node");
+	ju(f, "v8s", n->v8s, false);
+	ju(f, "v8s_refused", n->refused, false);
+	fprintf(f, "\"frames\": { ");
+	ju(f, "named", n->names.named, false);
+	ju(f, "unreadable", n->names.failed, true);
+	fprintf(f, " }, ");
+	ju(f, "names_refused", n->names.refused, true);
+	jclose(f);
+}
+
 static void write_clock(FILE *f, const struct summary *s, const struct options *o)
 {
 	jopen(f, "clock");
@@ -322,6 +335,7 @@ static void write_all(FILE *f, const struct summary *s, const struct options *o)
 	write_run(f, s, o);
 	write_clock(f, s, o);
 	write_java(f, &s->java);
+	write_node(f, &s->node);
 	write_samples(f, s);
 	write_exits(f, s);
 	write_output(f, s);

@@ -167,6 +167,14 @@ static void resolve(struct v8_names *n, const struct v8_layout *l, const struct 
 	slot->bytes = fl + sl;
 }
 
+const struct v8_frame *v8_frame_kept(const struct v8_names *n, uint64_t sfi, int32_t offset)
+{
+	struct frame_key k = { sfi, offset < 0 ? -1 : offset };
+	const struct frame_slot *slot = hmap_find(&n->frames, &k);
+
+	return slot ? &slot->f : NULL;
+}
+
 int v8_frame_name(struct v8_names *n, const struct v8_layout *l, const struct memsrc *m,
 		  uint64_t sfi, int32_t offset, const struct v8_frame **out)
 {

@@ -68,4 +68,11 @@ void v8_names_free(struct v8_names *n);
 int v8_frame_name(struct v8_names *n, const struct v8_layout *l, const struct memsrc *m,
 		  uint64_t sfi, int32_t offset, const struct v8_frame **out);
 
+/*
+ * The frame of @sfi at @offset as v8_frame_name() kept it, the process
+ * not read again (a profile names frames as they were read while they
+ * were sampled); NULL when it was never kept.
+ */
+const struct v8_frame *v8_frame_kept(const struct v8_names *n, uint64_t sfi, int32_t offset);
+
 #endif

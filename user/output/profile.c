@@ -12,8 +12,9 @@
 #include "output/outdir.h"
 #include "pprof.h"
 #include "output/profile.h"
+#include "output/runframes.h"
 
-enum frame_kind { FRAME_USER, FRAME_KERNEL, FRAME_PSEUDO, FRAME_PYTHON, FRAME_JAVA };
+enum frame_kind { FRAME_USER, FRAME_KERNEL, FRAME_PSEUDO, FRAME_PYTHON, FRAME_JAVA, FRAME_JS };
 
 /* Pseudo-frames: why a sample has no (complete) stack. */
 enum pseudo {
@@ -195,56 +196,17 @@ static int32_t kmap_of(struct writer *w, const char *module, uint64_t addr, bool
 	return (int32_t)i;
 }
 
-/* A Python frame as a symbolized one: its function, file and line. */
-static void python_sym(struct writer *w, uint64_t code, uint64_t pos, struct sym *sym)
-{
-	struct py_frame pf;
-
-	pyproc_frame(w->p->py, code, pos, &pf);
-	*sym = (struct sym){ .vma = -1, .nlines = 1 };
-	sym->lines[0] = (struct sym_line){
-		.name = pf.name ? pf.name : "[python: code object not read]",
-		.file = pf.file,
-		.line = pf.line,
-		.start_line = pf.start_line,
-	};
-}
-
-/* A Java frame (cprof.h, "HotSpot JVMs") as a symbolized one: its methods, inlined ones first. */
-_Static_assert(JVM_FRAME_LINES <= SYM_MAX_LINES, "a Java frame's lines do not fit a sym");
-static void java_sym(struct writer *w, uint64_t tagged, struct sym *sym)
-{
-	const struct jvm_frame_rec *r = w->p->jvm ? jvm_frame_lines(w->p->jvm, tagged) : NULL;
-
-	*sym = (struct sym){ .vma = -1, .nlines = 1, .dwarf = true };
-	if (!r || !r->n) {
-		sym->lines[0].name = r && r->res == JVM_NAMED_GONE ? "[java: compiled code gone]" :
-								   "[java: method not read]";
-		return;
-	}
-	sym->nlines = r->n;
-	for (size_t i = 0; i < r->n; i++) {
-		const struct jvm_named *m = r->lines[i].method;
-
-		sym->lines[i] = m ? (struct sym_line){ .name = m->function,
-						       .system_name = m->system_name,
-						       .file = m->file,
-						       .line = r->lines[i].line,
-						       .start_line = m->start_line } :
-				    (struct sym_line){ .name = "[java: method not read]" };
-	}
-}
-
 /*
- * The address a frame's location shows: a Python frame's is its code
- * object's and an interpreted Java frame's its method's (no pc to show); a
- * compiled Java frame's its pc.
+ * The address a frame's location shows: none for a Python frame, an
+ * interpreted Java frame and a JavaScript one (no pc to show: what was
+ * recorded is an object's address); a compiled Java frame's its pc.
  */
 static uint64_t location_address(const struct frame_key *k)
 {
 	switch (k->kind) {
 	case FRAME_PSEUDO:
 	case FRAME_PYTHON:
+	case FRAME_JS:
 		return 0;
 	case FRAME_JAVA:
 		return k->addr & CPROF_JAVA_INTERP ? 0 : CPROF_JAVA_PC(k->addr);
@@ -268,9 +230,11 @@ static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t 
 	} else if (kind == FRAME_KERNEL) {
 		symbolize_kernel(w->sym, addr, &sym);
 	} else if (kind == FRAME_PYTHON) {
-		python_sym(w, addr, pos, &sym);
+		runframe_python(w->p, addr, pos, &sym);
 	} else if (kind == FRAME_JAVA) {
-		java_sym(w, addr, &sym);
+		runframe_java(w->p, addr, &sym);
+	} else if (kind == FRAME_JS) {
+		runframe_js(w->p, addr, &sym);
 	} else {
 		sym = (struct sym){ .vma = -1, .nlines = 1 };
 		sym.lines[0].name = pseudo_names[addr];
@@ -361,8 +325,8 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 		uint64_t addr = symbolize_frame_addr(ip[i], i);
 
 		if (kind == FRAME_USER && (ip[i] & CPROF_JAVA_FRAME)) {
-			/* names itself: its record, not an address */
-			if ((ret = fn(w, FRAME_JAVA, ip[i], 0)))
+			/* names itself: its record, not an address (the process's runtime's) */
+			if ((ret = fn(w, w->p->v8 ? FRAME_JS : FRAME_JAVA, ip[i], 0)))
 				return ret;
 			continue;
 		}

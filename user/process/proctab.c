@@ -52,6 +52,7 @@ static void process_free(struct proctab *t, struct process *p)
 	perfmap_file_close(&p->perfmap);
 	pyproc_free(p->py);
 	jvmproc_free(p->jvm);
+	v8proc_free(p->v8);
 	if (t->roots)
 		rootfs_root_put(t->roots, p->root);
 	free(p);

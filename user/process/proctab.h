@@ -32,6 +32,7 @@
 #include "symbols/perfmap.h"
 #include "fs/procmaps.h"
 #include "java/jvm.h"
+#include "node/v8_layout.h"
 #include "python/python.h"
 #include "fs/rootfs.h"
 
@@ -94,6 +95,7 @@ struct process {
 	struct jvmproc *jvm;    /* its HotSpot JVM (java/jvm.h); NULL: none known */
 	double jvm_retry;       /* CLOCK_MONOTONIC s to look again for a JVM still starting; 0: not */
 	unsigned jvm_tries;     /* looks for it that found it still starting */
+	struct v8proc *v8;      /* its V8 (node/v8_layout.h), when it has no JVM; NULL: none known */
 	uint32_t ns_pid;        /* pid in its own namespace; 0 if unknown */
 	uint64_t first_pc;      /* the pc BPF first found it at (its table is wanted) */
 	double exec_s;          /* CLOCK_MONOTONIC s of its exec, seen while sampling; 0: none */

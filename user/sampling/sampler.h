@@ -155,6 +155,9 @@ int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_pr
 /* ... where the JVM of @pid keeps its code (bpf/jvm.bpf.h); @jp NULL: no longer. */
 int sampler_set_jvm(struct sampler *s, uint32_t pid, const struct cprof_jvm_proc *jp);
 
+/* ... what a frame's check needs of the V8 of @pid (bpf/v8.bpf.h); @vp NULL: no longer. */
+int sampler_set_v8(struct sampler *s, uint32_t pid, const struct cprof_v8_proc *vp);
+
 /*
  * Tells the program of a page of CPython perf trampolines (python_tramp.h);
  * @t NULL: no longer.  0 or a negative errno.

@@ -42,22 +42,27 @@ int sampler_get_proc(void *sampler, uint32_t pid, struct cprof_proc_maps *pm)
 	return bpf_map_lookup_elem(fd, &pid, pm) ? -errno : 0;
 }
 
+/* Writes @v as @pid's entry of the map at @fd; @v NULL: deletes it. */
+static int pid_entry(int fd, uint32_t pid, const void *v)
+{
+	if (!v)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, v, BPF_ANY) ? -errno : 0;
+}
+
 int sampler_set_python(struct sampler *s, uint32_t pid, const struct cprof_py_proc *pp)
 {
-	int fd = bpf_map__fd(s->skel->maps.py_procs);
-
-	if (!pp)
-		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
-	return bpf_map_update_elem(fd, &pid, pp, BPF_ANY) ? -errno : 0;
+	return pid_entry(bpf_map__fd(s->skel->maps.py_procs), pid, pp);
 }
 
 int sampler_set_jvm(struct sampler *s, uint32_t pid, const struct cprof_jvm_proc *jp)
 {
-	int fd = bpf_map__fd(s->skel->maps.jvm_procs);
+	return pid_entry(bpf_map__fd(s->skel->maps.jvm_procs), pid, jp);
+}
 
-	if (!jp)
-		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
-	return bpf_map_update_elem(fd, &pid, jp, BPF_ANY) ? -errno : 0;
+int sampler_set_v8(struct sampler *s, uint32_t pid, const struct cprof_v8_proc *vp)
+{
+	return pid_entry(bpf_map__fd(s->skel->maps.v8_procs), pid, vp);
 }
 
 int sampler_set_py_tramp(void *sampler, const struct cprof_py_tramp_key *k,

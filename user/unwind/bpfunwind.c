@@ -18,6 +18,7 @@
 #include "stacks.bpf.h"
 #include "state.bpf.h"
 #include "unwind.bpf.h"
+#include "v8.bpf.h"
 #include "vma.bpf.h"
 #include "window.bpf.h"
 
@@ -103,6 +104,7 @@ static void setup(void)
 		  TRAMP_PAGES_MAX);
 	/* empty: a record's stack copy holds no JVM's code cache to read */
 	shim_hash(&jvm_procs, sizeof(__u32), sizeof(struct cprof_jvm_proc), 1);
+	shim_hash(&v8_procs, sizeof(__u32), sizeof(struct cprof_v8_proc), 1);
 }
 
 int bpfu_set_tramp(uint32_t pid, const struct cprof_py_tramp *t)
