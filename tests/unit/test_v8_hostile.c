@@ -76,7 +76,7 @@ static uint64_t smi(int32_t v)
 /* node 20's values (V8 11.3.244.8), in enum v8_sym's order. */
 static const int32_t node20[V8_SYM_N] = {
 	11, 3, 244, 8, 8, 8, 1, 3, 0, 1, 31, 1, 128, 7, 0, 1, 2, 3, 5, 8, 8, 0, 0, 12, 12, 16,
-	16, 16, 24, 16, 16, 24, 24, 16, 32, 8, 8, 16, 56, 8, 16, 8, 16, 54, 16, 1, 2, 3, 255,
+	16, 16, 24, 16, 16, 24, 16, 24, 16, 32, 8, 8, 16, 56, 8, 16, 8, 16, 54, 16, 1, 2, 3, 255,
 	2066, 262, 167, 261, 191, 245, 175, 190, 159, 153, 131, 222, 220, 223, 221, -16, -8,
 	-32, -40,
 };
@@ -176,7 +176,9 @@ static void check_layout(void)
 	int e = fake_ok(&f, &err);
 
 	CHECK(!e && f.l.t_sfi == 262 && f.l.sfi_name == 16 && f.l.bytecode_positions == 32 &&
-		      f.l.fp_bytecode_offset == -40 && f.l.scope_inlined_max == 75,
+		      f.l.fp_bytecode_offset == -40 && f.l.scope_inlined_max == 75 &&
+		      f.l.ext_resource == 16 && f.l.ext_data == 24 && f.l.uncached_mask == 16 &&
+		      f.l.uncached_tag == 16,
 	      "node 20's constants read: its layout as V8 11.3's", "%d: %s", e, err.msg);
 	/* each refusal on its own copy of the constants */
 	struct {
@@ -195,6 +197,8 @@ static void check_layout(void)
 		{ V8_SYM_T_SCRIPT, 70000, "v8dbg_type_Script__SCRIPT_TYPE", "a type past 65535 is refused" },
 		{ V8_SYM_FP_FUNCTION, -20, "v8dbg_off_fp_function", "a frame slot not of 8 bytes is refused" },
 		{ V8_SYM_CONS_TAG, 9, "string tags", "a string tag outside its mask is refused" },
+		{ V8_SYM_REP_MASK, 0x1f, "uncached bit",
+		  "a representation mask over the uncached bit (bit 4) is refused" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		uint64_t addr = f.sym[bad[i].k];
@@ -634,7 +638,7 @@ static void check_function(void)
 
 int main(void)
 {
-	T_PLAN(41);
+	T_PLAN(42);
 	check_layout();
 	check_strings();
 	check_string_types();

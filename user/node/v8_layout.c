@@ -23,6 +23,7 @@ const char *const v8_sym_names[V8_SYM_N] = {
 	"v8dbg_class_SeqTwoByteString__chars__char", "v8dbg_class_ConsString__first__String",
 	"v8dbg_class_ConsString__second__String", "v8dbg_class_ThinString__actual__String",
 	"v8dbg_class_SlicedString__parent__String", "v8dbg_class_SlicedString__offset__SMI",
+	"v8dbg_class_ExternalString__resource__Object",
 	"v8dbg_class_JSFunction__shared__SharedFunctionInfo",
 	"v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object",
 	"v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject",
@@ -90,6 +91,7 @@ static const struct {
 	[V8_SYM_THIN_ACTUAL] = { K_OFFSET, L(thin_actual) },
 	[V8_SYM_SLICED_PARENT] = { K_OFFSET, L(sliced_parent) },
 	[V8_SYM_SLICED_OFFSET] = { K_OFFSET, L(sliced_offset) },
+	[V8_SYM_EXT_RESOURCE] = { K_OFFSET, L(ext_resource) },
 	[V8_SYM_FN_SHARED] = { K_OFFSET, L(fn_shared) }, [V8_SYM_SFI_NAME] = { K_OFFSET, L(sfi_name) },
 	[V8_SYM_SFI_SCRIPT] = { K_OFFSET, L(sfi_script) }, [V8_SYM_SFI_DATA] = { K_OFFSET, L(sfi_data) },
 	[V8_SYM_SCRIPT_SOURCE] = { K_OFFSET, L(script_source) },
@@ -171,17 +173,33 @@ static const struct {
  *    declaration_scope 6, receiver_variable 7-8, class_scope_has_private_
  *    brand 9, has_saved_class_variable_index 10, has_new_target 11,
  *    function_variable 12-13 (NONE 0), has_inferred_function_name 14.
+ *  - ExternalString::resource_data (src/objects/string.tq's ExternalString:
+ *    String's map, hash field and length, then resource and resource_data,
+ *    both ExternalPointers, 8 bytes without the sandbox, which Node.js does
+ *    not build with): class_ExternalString__resource (16) + 8, 24.  It is
+ *    resource->data() cached, the characters' address: on node 20,
+ *    fs.readFileSync's Script's source (EXTERNAL_ONE_BYTE_STRING_TYPE, 42)
+ *    has resource 0x56650c0, node::builtins::fs_resource, a
+ *    StaticExternalByteResource whose data (its word at 16) and length
+ *    (at 24) are the 0x2807068 and 87199 the string has at 24 and 12.
+ *  - kUncachedExternalStringMask and Tag (src/objects/instance-type.h):
+ *    bit 4 of a string's type, set when an external string has no
+ *    resource_data (its data is resource->data(), a call into C++ this
+ *    does not make); it must lie outside the representation and encoding
+ *    masks the symbols give.
  */
 struct release {
 	uint32_t major, minor;
 	uint16_t bytecode_positions_from_data; /* source_position_table = data - this */
 	uint16_t interp_bytecode, byte_array_data;
+	uint16_t ext_data_from_resource; /* resource_data = resource + this */
+	uint16_t uncached_mask, uncached_tag;
 	uint32_t scope_type_mask, scope_function, saved_class_bit, fnvar_shift, fnvar_mask,
 		inferred_bit, inlined_max;
 };
 
 static const struct release releases[] = {
-	{ 11, 3, 22, 8, 16, 0xf, 2, 1u << 10, 12, 3, 1u << 14, 75 },
+	{ 11, 3, 22, 8, 16, 8, 1u << 4, 1u << 4, 0xf, 2, 1u << 10, 12, 3, 1u << 14, 75 },
 };
 
 static int read_sym(const struct memsrc *m, uint64_t addr, enum v8_sym k, int32_t *v,
@@ -249,9 +267,15 @@ static int hard_coded(struct v8_layout *l, struct errbuf *err)
 		if (l->bytecode_data < r->bytecode_positions_from_data + 8)
 			return errf(err, -ENOTSUP, "V8 %u.%u: BytecodeArray's data at %u, too soon",
 				    l->major, l->minor, l->bytecode_data);
+		if (r->uncached_mask & (l->rep_mask | l->encoding_mask))
+			return errf(err, -ENOTSUP, "V8 %u.%u: the uncached bit in its string tags",
+				    l->major, l->minor);
 		l->bytecode_positions = (uint16_t)(l->bytecode_data - r->bytecode_positions_from_data);
 		l->interp_bytecode = r->interp_bytecode;
 		l->byte_array_data = r->byte_array_data;
+		l->ext_data = (uint16_t)(l->ext_resource + r->ext_data_from_resource);
+		l->uncached_mask = r->uncached_mask;
+		l->uncached_tag = r->uncached_tag;
 		l->scope_type_mask = r->scope_type_mask;
 		l->scope_function = r->scope_function;
 		l->scope_saved_class_bit = r->saved_class_bit;

@@ -12,7 +12,8 @@
  * offsets under 4096, types under 65536, the tags the reader is written
  * for.  What the symbols do not say (where a ScopeInfo keeps the function's
  * name and positions, a BytecodeArray its source position table, an
- * InterpreterData its bytecode) is written down here for each V8 release
+ * InterpreterData its bytecode, an ExternalString its characters' address,
+ * which bit marks one "uncached") is written down here for each V8 release
  * that was read (see v8_layout.c, "Hard-coded"); any other release is
  * refused naming its version, never guessed at.  So is a build with pointer
  * compression (TaggedSize 4: Chrome's, Electron's; Node.js's is 8).
@@ -88,9 +89,9 @@ enum v8_sym {
 	/* offsets in objects */
 	V8_SYM_OBJ_MAP, V8_SYM_MAP_TYPE_OFF, V8_SYM_STR_LENGTH, V8_SYM_SEQ1_CHARS,
 	V8_SYM_SEQ2_CHARS, V8_SYM_CONS_FIRST, V8_SYM_CONS_SECOND, V8_SYM_THIN_ACTUAL,
-	V8_SYM_SLICED_PARENT, V8_SYM_SLICED_OFFSET, V8_SYM_FN_SHARED, V8_SYM_SFI_NAME,
-	V8_SYM_SFI_SCRIPT, V8_SYM_SFI_DATA, V8_SYM_SCRIPT_SOURCE, V8_SYM_SCRIPT_NAME,
-	V8_SYM_SCRIPT_LINE_ENDS, V8_SYM_UNCOMPILED_INFERRED, V8_SYM_UNCOMPILED_START,
+	V8_SYM_SLICED_PARENT, V8_SYM_SLICED_OFFSET, V8_SYM_EXT_RESOURCE, V8_SYM_FN_SHARED,
+	V8_SYM_SFI_NAME, V8_SYM_SFI_SCRIPT, V8_SYM_SFI_DATA, V8_SYM_SCRIPT_SOURCE,
+	V8_SYM_SCRIPT_NAME, V8_SYM_SCRIPT_LINE_ENDS, V8_SYM_UNCOMPILED_INFERRED, V8_SYM_UNCOMPILED_START,
 	V8_SYM_ARRAY_LENGTH, V8_SYM_ARRAY_DATA, V8_SYM_BYTECODE_DATA, V8_SYM_CODE_BYTECODE,
 	V8_SYM_SCOPE_NPARAMS, V8_SYM_SCOPE_NCONTEXT, V8_SYM_SCOPE_FIRST_VARS,
 	/* instance types */
@@ -123,8 +124,8 @@ struct v8_layout {
 
 	/* offsets, in bytes from an object's start (its tagged pointer less heap_tag) */
 	uint16_t obj_map, map_type, str_length, seq1_chars, seq2_chars, cons_first,
-		cons_second, thin_actual, sliced_parent, sliced_offset, fn_shared, sfi_name,
-		sfi_script, sfi_data, script_source, script_name, script_line_ends,
+		cons_second, thin_actual, sliced_parent, sliced_offset, ext_resource, fn_shared,
+		sfi_name, sfi_script, sfi_data, script_source, script_name, script_line_ends,
 		uncompiled_inferred, uncompiled_start, array_length, array_data, bytecode_data,
 		code_bytecode;
 	/* ScopeInfo's slots (after its map): its flags are slot 0 */
@@ -142,6 +143,9 @@ struct v8_layout {
 	uint16_t bytecode_positions;   /* BytecodeArray::source_position_table */
 	uint16_t interp_bytecode;      /* InterpreterData::bytecode_array */
 	uint16_t byte_array_data;      /* ByteArray's bytes: FixedArrayBase's header */
+	uint16_t ext_data;             /* ExternalString::resource_data, the characters' address */
+	/* an external string's type & uncached_mask == uncached_tag: no resource_data */
+	uint16_t uncached_mask, uncached_tag;
 	/* ScopeFlags: scope_type's bits, and the bits of the fields before the name */
 	uint32_t scope_type_mask, scope_function, scope_saved_class_bit;
 	uint32_t scope_fnvar_shift, scope_fnvar_mask, scope_inferred_bit;
