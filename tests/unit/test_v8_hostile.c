@@ -5,8 +5,10 @@
  * Missing or out-of-bounds constants, pointer compression and an unknown
  * release are refused naming why; maps that are no maps, cons strings
  * that loop or nest too deep, lengths past the cap, unmapped pointers,
- * slots of the wrong type each give their error, never a wrong name; a
- * well-made image names its function, file and lines.  Source position
+ * slots of the wrong type, external strings uncached or whose data is
+ * NULL, unmapped or runs past 2^64 each give their error, never a wrong
+ * name; a well-made image names its function, file and lines, from a
+ * source in V8's heap or an external one.  Source position
  * tables are checked against an encoder written here from V8's
  * description of its format.
  */
@@ -279,25 +281,127 @@ static void check_string_types(void)
 	struct fake f;
 	struct errbuf err;
 	char buf[64];
-	uint64_t ext, notmap, sfi, nul;
-	int e = fake_ok(&f, &err), e1, e2, e3, e4, e5;
+	uint64_t notmap, sfi, nul;
+	int e = fake_ok(&f, &err), e1, e2, e3, e4;
 
-	ext = new_of(&f, 32, 42);
-	put32(&f.im, ext - 1 + 12, 3);
 	notmap = obj(&f, 24, seq1(&f, "map?"));
 	sfi = new_of(&f, 56, 262);
 	nul = seq1(&f, "a\001b");
 	((uint8_t *)at(&f.im, nul - 1 + 16))[1] = 0;
-	e1 = e ? e : v8_string(&f.l, &f.m, ext, buf, sizeof(buf));
-	e2 = e ? e : v8_string(&f.l, &f.m, notmap, buf, sizeof(buf));
-	e3 = e ? e : v8_string(&f.l, &f.m, sfi, buf, sizeof(buf));
-	e4 = e ? e : v8_string(&f.l, &f.m, BASE + 2 * IMG_MAX + 1, buf, sizeof(buf));
-	e5 = e ? e : v8_string(&f.l, &f.m, nul, buf, sizeof(buf));
-	CHECK(e1 == -ENOTSUP, "an external string is refused (-ENOTSUP)", "%d", e1);
-	CHECK(e2 == -EINVAL, "an object whose map is no map is refused", "%d", e2);
-	CHECK(e3 == -EINVAL, "an SFI read as a string is refused", "%d", e3);
-	CHECK(e4 == -EFAULT, "a string at an unmapped address is refused (-EFAULT)", "%d", e4);
-	CHECK(e5 == -EILSEQ, "a name with a NUL in it is refused", "%d", e5);
+	e1 = e ? e : v8_string(&f.l, &f.m, notmap, buf, sizeof(buf));
+	e2 = e ? e : v8_string(&f.l, &f.m, sfi, buf, sizeof(buf));
+	e3 = e ? e : v8_string(&f.l, &f.m, BASE + 2 * IMG_MAX + 1, buf, sizeof(buf));
+	e4 = e ? e : v8_string(&f.l, &f.m, nul, buf, sizeof(buf));
+	CHECK(e1 == -EINVAL, "an object whose map is no map is refused", "%d", e1);
+	CHECK(e2 == -EINVAL, "an SFI read as a string is refused", "%d", e2);
+	CHECK(e3 == -EFAULT, "a string at an unmapped address is refused (-EFAULT)", "%d", e3);
+	CHECK(e4 == -EILSEQ, "a name with a NUL in it is refused", "%d", e4);
+	free(f.im.mem);
+}
+
+/* @n bytes at @p kept outside the heap, as an embedder's resource keeps them: their address. */
+static uint64_t raw(struct fake *f, const void *p, size_t n)
+{
+	uint64_t a = img_alloc(&f->im, n);
+
+	memcpy(at(&f->im, a), p, n);
+	return a;
+}
+
+/*
+ * An external string of type @t (42: one-byte, 34: two-byte; | 16:
+ * uncached) of @n characters at @data: its resource a C++ object never read.
+ */
+static uint64_t ext(struct fake *f, uint16_t t, uint64_t data, uint32_t n)
+{
+	uint64_t o = new_of(f, 32, t);
+
+	put32(&f->im, o - 1 + 12, n);
+	put64(&f->im, o - 1 + 16, img_alloc(&f->im, 32));
+	put64(&f->im, o - 1 + 24, data);
+	return o;
+}
+
+/* A walk's callback that counts the characters handed to it into *@ctx. */
+static int chars_count(void *ctx, const uint8_t *chars, size_t n, bool two_byte)
+{
+	(void)chars;
+	(void)two_byte;
+	*(size_t *)ctx += n;
+	return 0;
+}
+
+/* A Script whose source is @src, its line ends not computed yet (undefined). */
+static uint64_t script_of(struct fake *f, uint64_t src)
+{
+	uint64_t sc = new_of(f, 104, 167);
+
+	put64(&f->im, sc - 1 + 8, src);
+	put64(&f->im, sc - 1 + 56, new_of(f, 48, 131));
+	return sc;
+}
+
+/* External strings as V8 keeps them, and as a hostile process could: 7 checks. */
+static void check_external(void)
+{
+	struct fake f;
+	struct errbuf err;
+	char buf[64];
+	static const uint16_t u16[] = { 'a', 0x3c0, 0xd83d, 0xde00, 0xdc00, 'z' }; /* a π 😀 (lone) z */
+	uint64_t data, one, sl, nores, cut, big, far = BASE + 2 * IMG_MAX;
+	uint32_t *ends = NULL;
+	size_t nends = 0, nread = 0;
+	int e = fake_ok(&f, &err), e1, e2, e3;
+
+	data = raw(&f, "external", 8);
+	one = ext(&f, 42, data, 8);
+	e1 = e ? e : v8_string(&f.l, &f.m, one, buf, sizeof(buf));
+	CHECK(!e1 && !strcmp(buf, "external"),
+	      "an external one-byte string is read where its resource_data points", "%d: \"%s\"", e1,
+	      buf);
+	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 34, raw(&f, u16, sizeof(u16)), 6), buf,
+			       sizeof(buf));
+	CHECK(!e1 && !strcmp(buf, "a\xcf\x80\xf0\x9f\x98\x80\xef\xbf\xbdz"),
+	      "an external two-byte string (a pair, a lone surrogate) reads as UTF-8", "%d: \"%s\"",
+	      e1, buf);
+	sl = new_of(&f, 32, 43);
+	put32(&f.im, sl - 1 + 12, 3);
+	put64(&f.im, sl - 1 + 16, one);
+	put64(&f.im, sl - 1 + 24, smi(2));
+	e1 = e ? e : v8_string(&f.l, &f.m, sl, buf, sizeof(buf));
+	CHECK(!e1 && !strcmp(buf, "ter"), "a slice of an external string reads its part",
+	      "%d: \"%s\"", e1, buf);
+	/* uncached: V8 keeps no resource_data, so the word there (good data here) is not its */
+	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 42 | 16, data, 8), buf, sizeof(buf));
+	CHECK(e1 == -ENOTSUP && !buf[0],
+	      "an uncached external string is refused (-ENOTSUP), the word after its resource unread",
+	      "%d: \"%s\"", e1, buf);
+	nores = ext(&f, 42, data, 8);
+	put64(&f.im, nores - 1 + 16, 0);
+	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 42, 0, 8), buf, sizeof(buf));
+	e2 = e ? e : v8_string(&f.l, &f.m, nores, buf, sizeof(buf));
+	CHECK(e1 == -EINVAL && e2 == -EINVAL,
+	      "external strings whose data is NULL, or whose resource is (disposed): refused (-EINVAL)",
+	      "%d %d", e1, e2);
+	/* data unmapped; at 2^64 - 4, its end past 2^64; its second page unmapped */
+	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 42, far, 8), buf, sizeof(buf));
+	e2 = e ? e : v8_string(&f.l, &f.m, ext(&f, 34, UINT64_MAX - 3, 8), buf, sizeof(buf));
+	cut = ext(&f, 42, 0, 6000);
+	img_alloc(&f.im, 8192);
+	put64(&f.im, cut - 1 + 24, BASE + f.im.size - 5000);
+	e3 = e ? e : v8_string_walk(&f.l, &f.m, cut, V8_SOURCE_MAX, chars_count, &nread);
+	CHECK(e1 == -EFAULT && e2 == -EFAULT && e3 == -EFAULT && nread == 4096,
+	      "external data unmapped, past 2^64, or mapped for its first page only (read, then "
+	      "-EFAULT): refused",
+	      "%d %d %d, %zu read", e1, e2, e3, nread);
+	/* over the cap: refused before its (unmapped) data is read */
+	big = script_of(&f, ext(&f, 42, far, V8_SOURCE_MAX + 1));
+	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 42, far, 64), buf, sizeof(buf));
+	e2 = e ? e : v8_script_line_ends(&f.l, &f.m, big, &ends, &nends);
+	CHECK(e1 == -E2BIG && e2 == -E2BIG,
+	      "an external string past the cap, a source past V8_SOURCE_MAX: refused unread (-E2BIG)",
+	      "%d %d", e1, e2);
+	free(ends);
 	free(f.im.mem);
 }
 
@@ -387,10 +491,9 @@ struct fn {
 
 static const char source[] = "l1\nl2\r\nl3\rl4\xe2\x80\xa8l5\nfunction f() {\n  x;\n}\n";
 
-/* The source as UTF-16: U+2028 in it, so a two-byte string. */
-static uint64_t source_string(struct fake *f)
+/* The source as UTF-16 into @u (64 units): U+2028 in it, so a two-byte string. */
+static size_t source_units(uint16_t *u)
 {
-	uint16_t u[64];
 	size_t n = 0;
 
 	for (const char *c = source; *c; c++) {
@@ -401,7 +504,14 @@ static uint64_t source_string(struct fake *f)
 			u[n++] = (uint8_t)*c;
 		}
 	}
-	return seq2(f, u, n);
+	return n;
+}
+
+static uint64_t source_string(struct fake *f)
+{
+	uint16_t u[64];
+
+	return seq2(f, u, source_units(u));
 }
 
 /* A function scope's ScopeInfo of @nctx context locals, named @name, from @start. */
@@ -426,17 +536,18 @@ static uint64_t scope_info(struct fake *f, int32_t nctx, uint64_t name, uint64_t
 	return si;
 }
 
-static void fn_build(struct fake *f, struct fn *fn)
+/* The function in the source @src, where the source above is @shift characters in. */
+static void fn_build_in(struct fake *f, struct fn *fn, uint64_t src, int32_t shift)
 {
 	static uint8_t tab[16];
 	size_t tl;
 
 	/* in UTF-16 units: "(" of line 6's "function f() {", "x" of line 7 */
-	fn->start = 26;
-	fn->x = 33;
+	fn->start = 26 + shift;
+	fn->x = 33 + shift;
 	fn->undef = new_of(f, 48, 131);
 	fn->script = new_of(f, 104, 167);
-	put64(&f->im, fn->script - 1 + 8, source_string(f));
+	put64(&f->im, fn->script - 1 + 8, src);
 	put64(&f->im, fn->script - 1 + 16, seq1(f, "/srv/app.js"));
 	put64(&f->im, fn->script - 1 + 56, fn->undef);
 	fn->scope = scope_info(f, 2, seq1(f, "f"), fn->undef, fn->start);
@@ -453,6 +564,11 @@ static void fn_build(struct fake *f, struct fn *fn)
 	put64(&f->im, fn->sfi - 1 + 8, fn->bytecode);
 	put64(&f->im, fn->sfi - 1 + 16, fn->scope);
 	put64(&f->im, fn->sfi - 1 + 32, fn->script);
+}
+
+static void fn_build(struct fake *f, struct fn *fn)
+{
+	fn_build_in(f, fn, source_string(f), 0);
 }
 
 /* The frame of @sfi at @offset, resolved in a cache of its own. */
@@ -636,14 +752,50 @@ static void check_function(void)
 	free(f.im.mem);
 }
 
+/*
+ * The made-up function in a script whose source is external, two-byte and
+ * 5000 lines longer ("//π" each: 20000 characters, 10 reads): its lines
+ * past the first pages.  1 check.
+ */
+static void check_external_source(void)
+{
+	struct fake f;
+	struct errbuf err;
+	struct fn fn;
+	struct v8_frame fr = { 0 };
+	char func[64] = "", script[64] = "";
+	uint16_t *u = calloc(20064, 2);
+	size_t n = 0;
+	uint64_t data;
+	int e = fake_ok(&f, &err), e2;
+
+	while (u && n < 20000) {
+		memcpy(u + n, (const uint16_t[]){ '/', '/', 0x3c0, '\n' }, 8);
+		n += 4;
+	}
+	n += u ? source_units(u + n) : 0;
+	data = u ? raw(&f, u, 2 * n) : 0;
+	fn_build_in(&f, &fn, ext(&f, 34, data, (uint32_t)n), 20000);
+	e2 = e ? e : name_once(&f, fn.sfi, 5, &fr, func, script);
+	CHECK(!e2 && !fr.err && !strcmp(func, "f") && fr.start_line == 5006 && fr.line == 5007,
+	      "a made-up function in an external two-byte source of 20000 characters and more: its "
+	      "start line and its offset's line",
+	      "%d/%d: \"%s\" %u %u (%d %d)", e2, fr.err, func, fr.start_line, fr.line, fr.start_err,
+	      fr.line_err);
+	free(u);
+	free(f.im.mem);
+}
+
 int main(void)
 {
-	T_PLAN(42);
+	T_PLAN(49);
 	check_layout();
 	check_strings();
 	check_string_types();
+	check_external();
 	check_positions();
 	check_function();
+	check_external_source();
 	check_refusals();
 	check_cache();
 	return T_EXIT();

@@ -78,28 +78,73 @@ struct walk {
 	unsigned pieces;
 };
 
-/* Characters [@from, @from + @n) of the sequential string @s of type @t. */
-static int flat(struct walk *w, uint64_t s, uint16_t t, uint64_t from, uint64_t n)
+/*
+ * Characters [@from, @from + @n) of the run at @base in the process, of
+ * @csize bytes each, read a page at a time.  @base may be anything the
+ * process wrote (an external string's data): an end past 2^64 is -EFAULT.
+ */
+static int run(struct walk *w, uint64_t base, uint32_t csize, uint64_t from, uint64_t n)
 {
-	const struct v8_layout *l = w->l;
-	bool two = (t & l->encoding_mask) == l->two_byte_tag;
-	uint32_t csize = two ? 2 : 1, off = two ? l->seq2_chars : l->seq1_chars;
 	uint8_t buf[CHUNK];
 
+	/* lengths are int32: the run's bytes cannot overflow, only its end */
+	if (base + (from + n) * csize < base)
+		return -EFAULT;
 	while (n) {
-		uint64_t k = n * csize > CHUNK ? CHUNK / csize : n, at = off + from * csize;
-		/* lengths are int32: no character of an object lies 4 GiB past it */
-		int e = at > UINT32_MAX ? -EINVAL :
-			v8_read(l, w->m, s, (uint32_t)at, buf, (size_t)(k * csize));
+		uint64_t k = n * csize > CHUNK ? CHUNK / csize : n;
+		int e = memsrc_read(w->m, base + from * csize, buf, (size_t)(k * csize)) ? -EFAULT : 0;
 
 		if (!e)
-			e = w->fn(w->ctx, buf, (size_t)k, two);
+			e = w->fn(w->ctx, buf, (size_t)k, csize == 2);
 		if (e)
 			return e;
 		from += k;
 		n -= k;
 	}
 	return 0;
+}
+
+/*
+ * Where the characters of the external string @s of type @t are: its
+ * resource_data, the embedder's resource->data() as V8 cached it.  An
+ * uncached one (no such field) is -ENOTSUP: its data is a virtual call
+ * into the embedder's C++ object.  A resource of NULL (V8 disposed of it:
+ * the string is dead) or data of NULL is -EINVAL; any other value is read
+ * as it is, each read checked.
+ */
+static int external_data(struct walk *w, uint64_t s, uint16_t t, uint64_t *data)
+{
+	const struct v8_layout *l = w->l;
+	uint64_t resource;
+	int e;
+
+	if ((t & l->uncached_mask) == l->uncached_tag)
+		return -ENOTSUP;
+	e = v8_field(l, w->m, s, l->ext_resource, &resource);
+	if (!e)
+		e = v8_field(l, w->m, s, l->ext_data, data);
+	if (!e && (!resource || !*data))
+		e = -EINVAL;
+	return e;
+}
+
+/* Characters [@from, @from + @n) of the flat (sequential or external) string @s of type @t. */
+static int flat(struct walk *w, uint64_t s, uint16_t t, uint64_t from, uint64_t n)
+{
+	const struct v8_layout *l = w->l;
+	bool two = (t & l->encoding_mask) == l->two_byte_tag;
+	uint64_t base;
+	int e = 0;
+
+	if ((t & l->rep_mask) == l->external_tag) {
+		e = external_data(w, s, t, &base);
+	} else if ((t & l->rep_mask) == l->seq_tag) {
+		base = s - l->heap_tag + (two ? l->seq2_chars : l->seq1_chars);
+		e = base < s - l->heap_tag ? -EFAULT : 0;
+	} else {
+		e = -EINVAL;
+	}
+	return e ? e : run(w, base, two ? 2 : 1, from, n);
 }
 
 /* A string's length field: 0 <= length. */
@@ -133,15 +178,11 @@ static int sliced(struct walk *w, uint64_t s, uint64_t len)
 		e = v8_type(l, w->m, parent, &t);
 	if (!e && !v8_type_is_string(l, t))
 		e = -EINVAL;
-	if (!e && (t & l->rep_mask) == l->external_tag)
-		e = -ENOTSUP;
-	/* V8 slices only flat strings */
-	if (!e && (t & l->rep_mask) != l->seq_tag)
-		e = -EINVAL;
 	if (!e)
 		e = str_length(w, parent, &plen);
 	if (!e && (off < 0 || (uint64_t)off + len > plen))
 		e = -EINVAL;
+	/* V8 slices only flat strings: flat() refuses the others */
 	return e ? e : flat(w, parent, t, (uint64_t)off, len);
 }
 
@@ -178,14 +219,10 @@ static int piece(struct walk *w, uint64_t s, uint64_t *stack, unsigned *depth, u
 	}
 	if (rep == l->thin_tag)
 		return v8_field(l, w->m, s, l->thin_actual, next);
-	if (rep == l->external_tag)
-		return -ENOTSUP;
 	if (rep == l->sliced_tag)
 		e = sliced(w, s, len);
-	else if (rep == l->seq_tag)
-		e = flat(w, s, t, 0, len);
 	else
-		e = -EINVAL;
+		e = flat(w, s, t, 0, len);
 	if (!e)
 		w->left -= len;
 	return e;

@@ -12,13 +12,17 @@
  * process, so an object is read only as the type its map says, and that
  * map must itself be a map (its own map's type is MAP_TYPE).
  *
- * Strings are read into UTF-8 in every representation V8 keeps them in
- * but one: sequential (Latin-1 or UTF-16), cons (a pair of strings, walked
- * with an explicit stack of bounded depth, so a loop or a deep tree is
- * refused), thin (a forward to the internalized copy), sliced (a piece of
- * a parent).  External strings (kept outside the heap by the embedder, as
- * Node.js keeps its own modules' sources) are refused with -ENOTSUP: their
- * resource is a C++ object this does not read.
+ * Strings are read into UTF-8 in every representation V8 keeps them in:
+ * sequential (Latin-1 or UTF-16), cons (a pair of strings, walked with an
+ * explicit stack of bounded depth, so a loop or a deep tree is refused),
+ * thin (a forward to the internalized copy), sliced (a piece of a
+ * parent), external (characters kept outside the heap by the embedder, as
+ * Node.js keeps its own modules' sources, compiled into its binary).  An
+ * external string's characters are read where its resource_data says, a
+ * pointer V8 caches from the embedder's resource and the process may have
+ * set to anything: each read is checked, NULL refused.  An "uncached"
+ * external string has no such pointer, only the resource, a C++ object
+ * whose data() this does not call: refused with -ENOTSUP.
  */
 #ifndef CPROF_V8_HEAP_H
 #define CPROF_V8_HEAP_H
@@ -80,10 +84,11 @@ typedef int (*v8_chars_fn)(void *ctx, const uint8_t *chars, size_t n, bool two_b
 /*
  * Walks the string @str (a tagged pointer), at most @max_len characters
  * long, handing its characters to @fn in order, read a page at a time.
- * 0; -EINVAL: not a string, or one whose parts do not add up; -E2BIG:
- * longer than @max_len; -ELOOP: a cons tree deeper than V8_CONS_DEPTH or
- * of more than V8_STRING_PIECES pieces; -ENOTSUP: an external string;
- * -EFAULT: unreadable; or @fn's error.
+ * 0; -EINVAL: not a string, one whose parts do not add up, or an external
+ * one whose resource or data is NULL; -E2BIG: longer than @max_len;
+ * -ELOOP: a cons tree deeper than V8_CONS_DEPTH or of more than
+ * V8_STRING_PIECES pieces; -ENOTSUP: an uncached external string;
+ * -EFAULT: unreadable (an external string's data too); or @fn's error.
  */
 int v8_string_walk(const struct v8_layout *l, const struct memsrc *m, uint64_t str,
 		   uint64_t max_len, v8_chars_fn fn, void *ctx);

@@ -8,7 +8,8 @@
  * stack trace, the inspector); until then they are worked out here from
  * the source string as V8 does (String::CalculateLineEnds: "\n", "\r"
  * not followed by "\n", U+2028, U+2029), read a page at a time, at most
- * V8_SOURCE_MAX characters.  Either way the result is the same array, kept
+ * V8_SOURCE_MAX characters, wherever it is kept (in V8's heap, or outside
+ * it for an external string: Node.js's own modules, "node:fs").  Either way the result is the same array, kept
  * by the caller (v8_names.h) for each script.
  */
 #ifndef CPROF_V8_SCRIPT_H
@@ -43,8 +44,9 @@ int v8_script_name(const struct v8_layout *l, const struct memsrc *m, uint64_t s
  * new array *@ends (free()d by the caller) of *@n: from its line_ends when
  * V8 has computed them, else from its source.  0; -E2BIG: a source over
  * V8_SOURCE_MAX characters or over V8_LINES_MAX lines; -ENOTSUP: an
- * external source (Node.js's own modules); -EINVAL: line ends that are no
- * increasing Smis, or a source that is no string; -EFAULT; -ENOMEM.
+ * uncached external source; -EINVAL: line ends that are no increasing
+ * Smis, or a source that is no string; -EFAULT; -ENOMEM.  Node.js's own
+ * modules' sources are external strings, read where V8 cached their data.
  */
 int v8_script_line_ends(const struct v8_layout *l, const struct memsrc *m, uint64_t script,
 			uint32_t **ends, size_t *n);

@@ -45,7 +45,7 @@ struct v8_sfi {
  * Reads the SFI @sfi (a tagged pointer) into @out.  0; -EINVAL: @sfi is
  * no SFI (its map says otherwise), or a slot holds what V8 never puts
  * there; -E2BIG: a name over V8_NAME_MAX bytes; -ENOTSUP: a name in an
- * external string; -ELOOP; -EFAULT: unreadable.
+ * uncached external string; -ELOOP; -EFAULT: unreadable.
  */
 int v8_sfi_read(const struct v8_layout *l, const struct memsrc *m, uint64_t sfi,
 		struct v8_sfi *out);
