@@ -347,7 +347,8 @@ static void check_external(void)
 	struct fake f;
 	struct errbuf err;
 	char buf[64];
-	static const uint16_t u16[] = { 'a', 0x3c0, 0xd83d, 0xde00, 0xdc00, 'z' }; /* a π 😀 (lone) z */
+	/* a, π, 😀 (a pair), a lone low surrogate, z */
+	static const uint16_t u16[] = { 'a', 0x3c0, 0xd83d, 0xde00, 0xdc00, 'z' };
 	uint64_t data, one, sl, nores, cut, big, far = BASE + 2 * IMG_MAX;
 	uint32_t *ends = NULL;
 	size_t nends = 0, nread = 0;
@@ -357,8 +358,8 @@ static void check_external(void)
 	one = ext(&f, 42, data, 8);
 	e1 = e ? e : v8_string(&f.l, &f.m, one, buf, sizeof(buf));
 	CHECK(!e1 && !strcmp(buf, "external"),
-	      "an external one-byte string is read where its resource_data points", "%d: \"%s\"", e1,
-	      buf);
+	      "an external one-byte string is read where its resource_data points", "%d: \"%s\"",
+	      e1, buf);
 	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 34, raw(&f, u16, sizeof(u16)), 6), buf,
 			       sizeof(buf));
 	CHECK(!e1 && !strcmp(buf, "a\xcf\x80\xf0\x9f\x98\x80\xef\xbf\xbdz"),
@@ -374,14 +375,16 @@ static void check_external(void)
 	/* uncached: V8 keeps no resource_data, so the word there (good data here) is not its */
 	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 42 | 16, data, 8), buf, sizeof(buf));
 	CHECK(e1 == -ENOTSUP && !buf[0],
-	      "an uncached external string is refused (-ENOTSUP), the word after its resource unread",
+	      "an uncached external string is refused (-ENOTSUP), the word after its resource "
+	      "unread",
 	      "%d: \"%s\"", e1, buf);
 	nores = ext(&f, 42, data, 8);
 	put64(&f.im, nores - 1 + 16, 0);
 	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 42, 0, 8), buf, sizeof(buf));
 	e2 = e ? e : v8_string(&f.l, &f.m, nores, buf, sizeof(buf));
 	CHECK(e1 == -EINVAL && e2 == -EINVAL,
-	      "external strings whose data is NULL, or whose resource is (disposed): refused (-EINVAL)",
+	      "external strings whose data is NULL, or whose resource is (disposed): refused "
+	      "(-EINVAL)",
 	      "%d %d", e1, e2);
 	/* data unmapped; at 2^64 - 4, its end past 2^64; its second page unmapped */
 	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 42, far, 8), buf, sizeof(buf));
@@ -399,7 +402,8 @@ static void check_external(void)
 	e1 = e ? e : v8_string(&f.l, &f.m, ext(&f, 42, far, 64), buf, sizeof(buf));
 	e2 = e ? e : v8_script_line_ends(&f.l, &f.m, big, &ends, &nends);
 	CHECK(e1 == -E2BIG && e2 == -E2BIG,
-	      "an external string past the cap, a source past V8_SOURCE_MAX: refused unread (-E2BIG)",
+	      "an external string past the cap, a source past V8_SOURCE_MAX: refused unread "
+	      "(-E2BIG)",
 	      "%d %d", e1, e2);
 	free(ends);
 	free(f.im.mem);

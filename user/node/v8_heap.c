@@ -92,10 +92,11 @@ static int run(struct walk *w, uint64_t base, uint32_t csize, uint64_t from, uin
 		return -EFAULT;
 	while (n) {
 		uint64_t k = n * csize > CHUNK ? CHUNK / csize : n;
-		int e = memsrc_read(w->m, base + from * csize, buf, (size_t)(k * csize)) ? -EFAULT : 0;
+		int e = memsrc_read(w->m, base + from * csize, buf, (size_t)(k * csize));
 
-		if (!e)
-			e = w->fn(w->ctx, buf, (size_t)k, csize == 2);
+		if (e)
+			return -EFAULT;
+		e = w->fn(w->ctx, buf, (size_t)k, csize == 2);
 		if (e)
 			return e;
 		from += k;

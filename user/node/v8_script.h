@@ -9,8 +9,9 @@
  * the source string as V8 does (String::CalculateLineEnds: "\n", "\r"
  * not followed by "\n", U+2028, U+2029), read a page at a time, at most
  * V8_SOURCE_MAX characters, wherever it is kept (in V8's heap, or outside
- * it for an external string: Node.js's own modules, "node:fs").  Either way the result is the same array, kept
- * by the caller (v8_names.h) for each script.
+ * it for an external string: Node.js's own modules, "node:fs").  Either
+ * way the result is the same array, kept by the caller (v8_names.h) for
+ * each script.
  */
 #ifndef CPROF_V8_SCRIPT_H
 #define CPROF_V8_SCRIPT_H
