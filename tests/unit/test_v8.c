@@ -10,7 +10,15 @@
  * (waiter) called from a Sparkplug frame (bwaiter): its stack is read as
  * BPF will read it, the frames found by their function slot, and the
  * interpreted one's bytecode offset must name the line it waits at.
- * Node not installed is a skip naming it.
+ * Node's own functions (fs.readFileSync, a Timeout's refresh, deprecate's
+ * wrapper) are named too: their scripts' sources are external strings,
+ * read from where V8 cached their data and compared byte for byte with
+ * what node gives (process.binding('natives')); their start lines are the
+ * ones frames.js finds in those sources, and the wrapper, waiting in its
+ * call below the Sparkplug frame, names its call's line from its offset.
+ * Two strings V8's externalizeString made: the cached one is read, the
+ * uncached one (no resource_data) refused.  Node not installed is a skip
+ * naming it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,14 +63,29 @@ static struct fn fns[] = {
 	{ "bwaiter", "bwaiter", "frames.js", 0, 0 }, { "workerFn", "workerFn", "worker.js", 0, 0 },
 };
 
+/* Node's own: file is the script's name; line as frames.js printed it ("line_LABEL N"). */
+static struct fn builtins[] = {
+	{ "readFileSync", "readFileSync", "node:fs", 0, 0 },
+	{ "refresh", "refresh", "node:internal/timers", 0, 0 },
+	{ "deprecated", "deprecated", "node:internal/util", 0, 0 },
+};
+
+/* The line of deprecate's wrapper's call ("line_deprecatedcall N"). */
+static uint32_t call_line;
+
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
-#define CHECKS (2 + NFNS + 6)
+#define NBUILTINS (sizeof(builtins) / sizeof(builtins[0]))
+#define CHECKS (2 + NFNS + 6 + NBUILTINS + 4)
+#define SOURCE_MAX (1u << 20)
 
 static struct fn *by_label(const char *label)
 {
 	for (size_t i = 0; i < NFNS; i++)
 		if (!strcmp(fns[i].label, label))
 			return &fns[i];
+	for (size_t i = 0; i < NBUILTINS; i++)
+		if (!strcmp(builtins[i].label, label))
+			return &builtins[i];
 	return NULL;
 }
 
@@ -119,7 +142,8 @@ static pid_t start_node(const char *node, const char *script, char *out, size_t 
 	if (pid == 0) {
 		dup2(fd[1], 1);
 		close(fd[0]);
-		execl(node, node, "--allow-natives-syntax", script, (char *)NULL);
+		execl(node, node, "--allow-natives-syntax", "--expose-externalize-string", script,
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(fd[1]);
@@ -166,6 +190,42 @@ static void parse_output(const char *out)
 			p = NULL;
 		}
 	}
+}
+
+/* The number frames.js printed after "line_@label ": 0 when none. */
+static uint32_t printed_line(const char *out, const char *label)
+{
+	const char *at = strstr(out, fmt("line_%s ", label));
+
+	return at ? (uint32_t)strtoul(at + strlen(label) + 6, NULL, 10) : 0;
+}
+
+static void parse_lines(const char *out)
+{
+	for (size_t i = 0; i < NBUILTINS; i++)
+		builtins[i].line = printed_line(out, builtins[i].label);
+	call_line = printed_line(out, "deprecatedcall");
+}
+
+/* The object %DebugPrint printed after "label_@label" ("DebugPrint: 0x..."): 0 when none. */
+static uint64_t printed_object(const char *out, const char *label)
+{
+	const char *lab = strstr(out, fmt("label_%s\n", label));
+	const char *at = lab ? strstr(lab, "DebugPrint: 0x") : NULL;
+
+	return at ? strtoull(at + 12, NULL, 16) : 0;
+}
+
+/* What `node -e @code` writes, into @out (@cap bytes, NUL-terminated): its length. */
+static size_t node_eval(const char *node, const char *code, char *out, size_t cap)
+{
+	FILE *p = popen(fmt("'%s' -e \"%s\"", node, code), "r");
+	size_t n = p ? fread(out, 1, cap - 1, p) : 0;
+
+	if (p)
+		pclose(p);
+	out[n] = 0;
+	return n;
 }
 
 static void stop(pid_t pid, int fd)
@@ -221,6 +281,63 @@ static void check_functions(struct v8proc *vp, const char *dir)
 		      fr ? fr->err : 0, fr ? fr->function : "", fr ? fr->script : "",
 		      fr ? fr->start_line : 0, fr ? fr->start_err : 0);
 	}
+}
+
+/* Node's own functions: name, script and start line from its external source: NBUILTINS checks. */
+static void check_builtins(struct v8proc *vp)
+{
+	for (size_t i = 0; i < NBUILTINS; i++) {
+		struct fn *f = &builtins[i];
+		const struct v8_frame *fr = NULL;
+		int e = f->sfi ? v8_frame_name(&vp->names, &vp->layout, &vp->mem, f->sfi, -1, &fr) :
+				 -ENOENT;
+
+		CHECK(!e && !fr->err && !strcmp(fr->function, f->name) &&
+			      !strcmp(fr->script, f->file) && fr->start_line == f->line && f->line,
+		      fmt("%s (%s:%u): named, its start line from its script's external source",
+			  f->label, f->file, f->line),
+		      "sfi %#llx: %d/%d \"%s\" \"%s\" line %u (%d)", (unsigned long long)f->sfi, e,
+		      fr ? fr->err : 0, fr ? fr->function : "", fr ? fr->script : "",
+		      fr ? fr->start_line : 0, fr ? fr->start_err : 0);
+	}
+}
+
+/*
+ * The source of @label's script, read from node's memory, against what
+ * node gives for @module (process.binding('natives')), byte for byte: an
+ * external string, two-byte or not as @two_byte says.  1 check.
+ */
+static void check_source(struct v8proc *vp, const char *node, const char *label,
+			 const char *module, bool two_byte)
+{
+	const struct v8_layout *l = &vp->layout;
+	char *ours = malloc(SOURCE_MAX), *theirs = malloc(SOURCE_MAX);
+	struct v8_sfi s;
+	uint64_t src = 0;
+	uint16_t t = 0;
+	size_t n = 0, got = 0;
+	int e = ours && theirs ? v8_sfi_read(l, &vp->mem, by_label(label)->sfi, &s) : -ENOMEM;
+
+	if (!e)
+		e = v8_field(l, &vp->mem, s.script, l->script_source, &src);
+	if (!e)
+		e = v8_type(l, &vp->mem, src, &t);
+	if (!e)
+		e = v8_string(l, &vp->mem, src, ours, SOURCE_MAX);
+	if (!e) {
+		got = strlen(ours);
+		n = node_eval(node,
+			      fmt("process.stdout.write(process.binding('natives')['%s'])", module),
+			      theirs, SOURCE_MAX);
+	}
+	CHECK(!e && (t & l->rep_mask) == l->external_tag &&
+		      ((t & l->encoding_mask) == l->two_byte_tag) == two_byte && n > 4096 &&
+		      got == n && !memcmp(ours, theirs, n),
+	      fmt("node:%s's source, an external %s string, read whole: node's own, byte for byte",
+		  module, two_byte ? "two-byte" : "one-byte"),
+	      "%d: type %u, %zu bytes read, node gives %zu", e, t, got, n);
+	free(ours);
+	free(theirs);
 }
 
 /* The [stack] of @pid, read whole (at most STACK_MAX): its start in *@lo. */
@@ -325,6 +442,68 @@ static void check_frames(struct v8proc *vp, pid_t pid)
 	free(st);
 }
 
+/*
+ * deprecate's wrapper (node:internal/util), waiting in its call below
+ * bwaiter: an interpreted frame whose offset names its call's line, in
+ * node's own source.  1 check.
+ */
+static void check_builtin_frame(struct v8proc *vp, pid_t pid)
+{
+	const struct v8_layout *l = &vp->layout;
+	struct fn *d = by_label("deprecated");
+	uint64_t lo = 0, fp = 0, arr = 0, off = 0;
+	const struct v8_frame *fr = NULL;
+	size_t len = 0;
+	uint8_t *st = read_stack(pid, &lo, &len);
+	int32_t raw = -1;
+	uint16_t t = 0;
+	int e = -1;
+
+	fp = st && d->sfi ? frame_of(vp, st, lo, len, d->sfi) : 0;
+	if (fp) {
+		arr = slot_at(st, lo, len, fp, l->fp_bytecode_array);
+		off = slot_at(st, lo, len, fp, l->fp_bytecode_offset);
+		v8_type(l, &vp->mem, arr, &t);
+	}
+	/* the slot holds the offset from the array's tagged pointer, as waiter's */
+	if (t == l->t_bytecode && !v8_smi(off, &raw) && raw > l->bytecode_data - 1)
+		e = v8_frame_name(&vp->names, l, &vp->mem, d->sfi, raw - (l->bytecode_data - 1),
+				  &fr);
+	CHECK(!e && !fr->err && !strcmp(fr->script, d->file) && fr->line == call_line && call_line,
+	      "deprecate's wrapper, interpreted: its offset names its call's line in "
+	      "node:internal/util",
+	      "fp %#llx, array type %u, offset word %#llx: %d: \"%s\" line %u (%d), expected %u",
+	      (unsigned long long)fp, t, (unsigned long long)off, e, fr ? fr->script : "",
+	      fr ? fr->line : 0, fr ? fr->line_err : 0, call_line);
+	free(st);
+}
+
+/* Strings externalizeString made: the cached one read, the uncached one refused. 1 check. */
+static void check_externalized(struct v8proc *vp, const char *out)
+{
+	const struct v8_layout *l = &vp->layout;
+	uint64_t c = printed_object(out, "extcached"), u = printed_object(out, "extuncached");
+	char buf[128] = "", want[101] = "";
+	uint16_t tc = 0, tu = 0;
+	int ec = -1, eu = -1;
+
+	for (int i = 0; i < 50; i++)
+		memcpy(want + 2 * i, "xy", 2);
+	if (c && u && !v8_type(l, &vp->mem, c, &tc) && !v8_type(l, &vp->mem, u, &tu)) {
+		ec = v8_string(l, &vp->mem, c, buf, sizeof(buf));
+		eu = v8_string(l, &vp->mem, u, &(char[8]){ 0 }[0], 8);
+	}
+	CHECK(!ec && !strcmp(buf, want) && eu == -ENOTSUP &&
+		      (tc & l->rep_mask) == l->external_tag &&
+		      (tc & l->uncached_mask) != l->uncached_tag &&
+		      (tu & l->rep_mask) == l->external_tag &&
+		      (tu & l->uncached_mask) == l->uncached_tag,
+	      "externalizeString's strings: the cached one (100 characters) read, the uncached one "
+	      "(6) refused (-ENOTSUP)",
+	      "%#llx type %u: %d \"%s\"; %#llx type %u: %d", (unsigned long long)c, tc, ec, buf,
+	      (unsigned long long)u, tu, eu);
+}
+
 /* Which way each script's lines were read: 1 check. */
 static void check_scripts(struct v8proc *vp)
 {
@@ -391,8 +570,10 @@ int main(void)
 	if (!realpath(WORKLOAD, dir))
 		snprintf(dir, sizeof(dir), "%s", WORKLOAD);
 	pid = start_node(node, fmt("%s/frames.js", dir), out, OUT_MAX, &fd);
-	if (pid > 0)
+	if (pid > 0) {
 		parse_output(out);
+		parse_lines(out);
+	}
 	e = pid > 0 ? find_v8(pid, &vp, &err) : -ECHILD;
 	CHECK(!e && vp->layout.major == 11 && vp->layout.minor == 3,
 	      "node's V8 found, its layout read (V8 11.3)", "%d: %s", e, err.msg);
@@ -403,6 +584,11 @@ int main(void)
 		check_frames(vp, pid);
 		check_scripts(vp);
 		check_refusals(vp);
+		check_builtins(vp);
+		check_source(vp, node, "readFileSync", "fs", false);
+		check_source(vp, node, "refresh", "internal/timers", true);
+		check_builtin_frame(vp, pid);
+		check_externalized(vp, out);
 	} else {
 		for (size_t i = 2; i < CHECKS; i++)
 			CHECK(0, fmt("V8 check %zu", i + 1), "no V8 read");

@@ -2,12 +2,20 @@
 // tests/unit/test_v8.c's workload: functions of every kind at known lines
 // (the test finds each by the text after "// @"), each printed by
 // %DebugPrint after its label, then a wait inside an interpreted frame
-// called from a Sparkplug (baseline) one.  Run as
-//   node --allow-natives-syntax frames.js
+// called from a Sparkplug (baseline) one, itself called through
+// node:internal/util's deprecate wrapper.  Node's own functions are printed
+// too (their scripts' sources are external strings: fs's one-byte,
+// internal/timers' two-byte), and the lines of their starts and of the
+// wrapper's call, found in node's own sources ("line_LABEL N"), and two
+// strings V8's test extension made external: 100 characters keep their
+// data's address (resource_data), 6 are too few for it ("uncached").  Run as
+//   node --allow-natives-syntax --expose-externalize-string frames.js
 // A non-ASCII character (→) makes this file's source a two-byte string.
 'use strict';
 const { Worker } = require('node:worker_threads');
 const path = require('node:path');
+const fs = require('node:fs');
+const util = require('node:util');
 
 function named(a, b) { // @named
   return a + b;
@@ -45,10 +53,34 @@ function bwaiter(ms) { // @bwaiter
   return waiter(ms) + 1; // @bcall
 }
 
+// The 1-based line of @text in node's source of @module, after @after's.
+function nodeLine(module, text, after) {
+  const src = process.binding('natives')[module];
+  const at = src.indexOf(text, after ? src.indexOf(after) : 0);
+  return at < 0 ? 0 : src.slice(0, at).split('\n').length;
+}
+
+const extCached = 'xy'.repeat(50), extUncached = 'xy'.repeat(3);
+externalizeString(extCached);
+externalizeString(extUncached);
+
+process.noDeprecation = true;
+const deprecated = util.deprecate(() => bwaiter(60000), 'frames.js: a node-internal frame');
+const lines = {
+  readFileSync: nodeLine('fs', 'function readFileSync('),
+  refresh: nodeLine('internal/timers', '  refresh() {', 'class Timeout'),
+  deprecated: nodeLine('internal/util', 'function deprecated(', 'function deprecate('),
+  deprecatedcall: nodeLine('internal/util', 'return ReflectApply(fn, this, args);',
+                           'function deprecate('),
+};
+for (const [label, line] of Object.entries(lines))
+  console.log(`line_${label} ${line}`);
+
 named(1, 2); arrow(1); anon(); o.prop(); new Klass().method(1); Klass.st();
 outer()(); selfRef(3); π(); many()();
 const fns = { named, arrow, anon, inferred: o.prop, method: Klass.prototype.method,
-  static: Klass.st, inner: outer(), fe: selfRef, pi: π, lazy, many, waiter, bwaiter };
+  static: Klass.st, inner: outer(), fe: selfRef, pi: π, lazy, many, waiter, bwaiter,
+  readFileSync: fs.readFileSync, refresh: setTimeout(() => {}, 0).refresh, deprecated };
 for (const [label, fn] of Object.entries(fns)) {
   %DebugPrint('label_' + label);
   %DebugPrint(fn);
@@ -56,8 +88,13 @@ for (const [label, fn] of Object.entries(fns)) {
 %CompileBaseline(bwaiter);
 const w = new Worker(path.join(__dirname, 'worker.js'));
 w.on('message', () => {
+  // printed last: nothing allocates (nor moves them) before the wait
+  %DebugPrint('label_extcached');
+  %DebugPrint(extCached);
+  %DebugPrint('label_extuncached');
+  %DebugPrint(extUncached);
   %DebugPrint('label_ready');
   // the test reads this thread's stack now: a minute at most
-  bwaiter(60000);
+  deprecated();
   process.exit(0);
 });
