@@ -734,7 +734,8 @@ _Static_assert((CPROF_PY_TSTATE_READ & (CPROF_PY_TSTATE_READ - 1)) == 0 &&
 _Static_assert(CPROF_PY_STATUS_MAX < 64, "Python statuses must stay small stack values");
 _Static_assert((int)CPROF_PY_STATUS_MAX <= (int)CPROF_STACK_UNWALKED && CPROF_STACK_UNWALKED < 64,
 	       "CPROF_STACK_UNWALKED must be a small value no Python status takes");
-_Static_assert(sizeof(struct cprof_v8_proc) == 8 + 4 * 2 + 5 * 2 + 3 + 11, "v8 proc has padding");
+_Static_assert(sizeof(struct cprof_v8_proc) == 8 + 2 * 2 + 5 * 2 + 3 + 7 + 2 * 8,
+	       "v8 proc has padding");
 _Static_assert(sizeof(struct cprof_known_image) == 8 + 4 + 4, "known image has padding");
 _Static_assert(sizeof(struct cprof_file_key) == 8 * 3 + 4 * 2, "file key has padding");
 _Static_assert(sizeof(struct cprof_file_ref) == 4 + 4 + 8 + 8, "file ref has padding");

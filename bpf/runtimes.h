@@ -85,10 +85,13 @@ struct cprof_jvm_proc {
 
 struct cprof_v8_proc {
 	__u64 gen;                     /* the image this is for (cprof_event.gen) */
-	/* frame slots, bytes from rbp */
-	__s16 fp_marker;               /* the context, or a typed frame's Smi marker */
-	__s16 fp_function;             /* the JSFunction */
-	__s16 fp_bytecode_array, fp_bytecode_offset;
+	/*
+	 * Frame slots, bytes from rbp: an interpreted frame's bytecode
+	 * offset, then (a word each) its BytecodeArray, the argument count,
+	 * the JSFunction and the context (or a typed frame's Smi marker), up
+	 * to rbp: read at once.
+	 */
+	__s16 fp_function, fp_bytecode_offset;
 	/* bytes from an object's start (its tagged address less heap_tag) */
 	__u16 object_map;              /* HeapObject::map */
 	__u16 map_type;                /* Map::instance_type, 16 bits */
@@ -96,7 +99,14 @@ struct cprof_v8_proc {
 	__u16 sfi_type, bytecode_array_type; /* their instance types */
 	__u8 heap_tag, heap_tag_mask;  /* a heap object's tagged address & mask == tag */
 	__u8 smi_shift;                /* a Smi's value: its word >> this (signed) */
-	__u8 pad[11];
+	__u8 pad[7];
+	/*
+	 * The maps of SharedFunctionInfos and BytecodeArrays, as BPF found
+	 * them (0: not yet): V8 makes one of each, in its read-only heap,
+	 * so that a map equal to it needs no read of its type.  Written by
+	 * BPF; the loader writes 0.
+	 */
+	__u64 sfi_map, bytecode_array_map;
 };
 
 #endif

@@ -12,7 +12,7 @@ set -e
 # The -dev packages also hold the static archives `make STATIC=1` links
 # (libbpf.a, libdw.a, libelf.a, libz.a, liblzma.a, libbz2.a, libiberty.a).
 build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev libiberty-dev zlib1g-dev liblzma-dev libbz2-dev pkg-config"
-test_pkgs="golang-go openjdk-17-jdk-headless golang-github-google-pprof-dev protobuf-compiler binutils dwz g++ procps util-linux python3 libclang-rt-14-dev valgrind"
+test_pkgs="golang-go openjdk-17-jdk-headless nodejs golang-github-google-pprof-dev protobuf-compiler binutils dwz g++ procps util-linux python3 libclang-rt-14-dev valgrind"
 bench_pkgs="bpftrace linux-perf time"
 # make deb, and the man page's rendering check
 package_pkgs="dpkg-dev debhelper lintian man-db"

@@ -210,6 +210,39 @@ stop_all() {
 	BG=
 }
 
+# --- managed runtimes (test_java.sh, test_node.sh) ---
+
+# runtime_run NAME SECS CPROF-ARGS -- CMD...: starts CMD (a runtime's
+# workload, which prints "ready" once warm), waits for that (15 s at
+# most), profiles its pid at 499 Hz for SECS and waits for it to end.
+# Leaves in $T: NAME.out (what it printed), NAME.err, NAME.json (the
+# summary), NAME.folded, NAME.raw (as go tool pprof -raw prints it).
+runtime_run() {
+	_n=$1 _s=$2
+	shift 2
+	_args=
+	while [ "$1" != "--" ]; do _args="$_args $1"; shift; done
+	shift
+	"$@" >"$T/$_n.out" 2>&1 &
+	_j=$!
+	BG="$BG $_j"
+	for _ in $(seq 150); do
+		grep -q '^ready' "$T/$_n.out" && break
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	$CPROF --pid "$_j" -F 499 --duration "$_s" --output-dir "$T/$_n" \
+		--json-summary "$T/$_n.json" $_args 2>"$T/$_n.err"
+	wait "$_j"
+	for _f in "$T/$_n"/*-"$_j".pb.gz; do
+		folded "$_f" >"$T/$_n.folded"
+		go tool pprof -raw "$_f" >"$T/$_n.raw" 2>/dev/null
+	done
+}
+
+# within5 A B: |A - B| <= 5 points, both real.
+within5() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 0 && b >= 0 && d <= 5) }'; }
+
 # --- real programs of the host (issue 11): test_realhost.sh, bench/realhost.sh ---
 
 # cgroup_new NAME: makes a cgroup v2 NAME under the v2 root and prints its

@@ -26,29 +26,18 @@ require_root "java: hot methods named" "java: split as its own clock" "java: mai
 [ -f "$CLASSES/Hot.class" ] && [ -f "$CLASSES/Zip.class" ] ||
 	skip_all "needs the Java workloads, built by javac (make workloads)"
 
-# run NAME SECS CPROF-ARGS -- JAVA-ARGS...: starts the JVM ($JAVA_RUN,
-# default $JAVA -cp $CLASSES) with the workload, waits for its "ready" (C2 has compiled its hot methods), then
-# profiles its pid at 499 Hz for SECS (a share's noise at 199 Hz over 8 s was up to 4 points, at 499 Hz 1.3) and waits for it to end.  Leaves
-# $T/NAME.out (what it printed), .err, .json (the summary), .folded, .raw.
+# run NAME SECS CPROF-ARGS -- JAVA-ARGS...: runtime_run (lib.sh) of the JVM
+# ($JAVA_RUN, default $JAVA -cp $CLASSES) with the workload, its "ready"
+# once C2 has compiled its hot methods; at 499 Hz (a share's noise at 199
+# Hz over 8 s was up to 4 points, at 499 Hz 1.3).
 run() {
-	_n=$1 _s=$2
+	_rn=$1 _rs=$2
 	shift 2
-	_args=
-	while [ "$1" != "--" ]; do _args="$_args $1"; shift; done
+	_ra=
+	while [ "$1" != "--" ]; do _ra="$_ra $1"; shift; done
 	shift
-	${JAVA_RUN:-"$JAVA" -cp "$CLASSES"} "$@" >"$T/$_n.out" 2>&1 &
-	_j=$!
-	BG="$BG $_j"
-	for _ in $(seq 150); do
-		grep -q '^ready' "$T/$_n.out" && break
-		sleep 0.1
-	done
 	# shellcheck disable=SC2086
-	$CPROF --pid "$_j" -F 499 --duration "$_s" --output-dir "$T/$_n" \
-		--json-summary "$T/$_n.json" $_args 2>"$T/$_n.err"
-	wait "$_j"
-	folded "$T/$_n/java-$_j.pb.gz" >"$T/$_n.folded"
-	go tool pprof -raw "$T/$_n/java-$_j.pb.gz" >"$T/$_n.raw" 2>/dev/null
+	runtime_run "$_rn" "$_rs" $_ra -- ${JAVA_RUN:-"$JAVA" -cp "$CLASSES"} "$@"
 }
 
 # own_a OUT: spinA's % of the CPU time of every "own split A:B" line in OUT
@@ -63,9 +52,6 @@ share_a() {
 	awk -F '\t' '$3 ~ /Hot\.spinA(;|$)/ { a += $1 } $3 ~ /Hot\.spin[AB](;|$)/ { t += $1 }
 		END { printf "%.1f", t ? 100 * a / t : -100 }' "$1"
 }
-
-# within5 A B: |A - B| <= 5 points, both real.
-within5() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 0 && b >= 0 && d <= 5) }'; }
 
 # ROOT: a thread's outermost frames, as glibc starts it
 ROOT='	(__GI___)?clone3;start_thread;'

@@ -19,14 +19,14 @@ int v8proc_bpf(const struct v8proc *vp, uint64_t gen, struct cprof_v8_proc *out)
 {
 	const struct v8_layout *l = &vp->layout;
 
+	/* BPF reads the frame's five slots at once, up to fp (runtimes.h) */
 	if (!fits((int64_t)l->heap_tag, 8, 0) || !fits((int64_t)l->heap_tag_mask, 8, 0) ||
-	    !fits(l->smi_shift, 6, 0))
+	    !fits(l->smi_shift, 6, 0) || l->fp_context != -8 || l->fp_function != -16 ||
+	    l->fp_bytecode_array != -32 || l->fp_bytecode_offset != -40)
 		return -ENOTSUP;
 	*out = (struct cprof_v8_proc){
 		.gen = gen,
-		.fp_marker = l->fp_context,
 		.fp_function = l->fp_function,
-		.fp_bytecode_array = l->fp_bytecode_array,
 		.fp_bytecode_offset = l->fp_bytecode_offset,
 		.object_map = l->obj_map,
 		.map_type = l->map_type,

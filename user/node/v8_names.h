@@ -39,7 +39,7 @@ struct v8_frame {
 	uint32_t start_line;  /* 1-based line of the function's start; 0: unknown */
 	uint32_t line;        /* of the bytecode offset; 0: none asked, or unknown (line_err) */
 	int line_err;         /* why line is 0 for an offset: -ENODATA (no table yet), -ERANGE... */
-	int start_err;        /* why start_line is 0: no script, its lines unreadable (-ENOTSUP: external) */
+	int start_err;        /* why start_line is 0: no script, its lines unreadable (-ENOTSUP: uncached external) */
 };
 
 /* What a process's frames came out as. */
