@@ -39,17 +39,9 @@ bench_require "$CPROF" "$NOFP" "$JAVA" -- taskset
 . "$ROOT/bench/turns.sh"
 turns_init cprof-bench-java
 
-# record NAME NS: the row of one run, from its summaries: the share of the
-# instance's runs that were the workloads' samples, Java frames named, and
-# stacks that stopped early.
+# record NAME NS: the row of one run (turns_row), with its Java frames named.
 record() {
-	local name=$1 ns=$2 runs named stopped
-	runs=$(turns_runs "$name")
-	named=$(jget "$RAW/$name.json" java.frames.named)
-	stopped=$(turns_stopped "$name")
-	cp "$RAW/$name.err" "$RAW/$name.$rep.err"
-	echo "$name $ns ${named:--} ${stopped:--} ${runs:--} $rep" >>"$RAW/rows"
-	log "$name: $ns ns/sample (${runs:--}% of the runs the workload's), ${named:--} Java frames named, ${stopped:--} stacks stopped early"
+	turns_row "$1" "$2" "$(jget "$RAW/$1.json" java.frames.named)" "Java frames named"
 }
 
 for rep in $(seq "$REPS"); do

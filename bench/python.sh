@@ -46,15 +46,10 @@ bench_require "$CPROF" "$NOFP" -- taskset
 . "$ROOT/bench/turns.sh"
 turns_init cprof-bench-python
 
-# record NAME NS: the row of one tool's run, from its summaries.
+# record NAME NS: the row of one run (turns_row), with the samples that had Python frames.
 record() {
-	local name=$1 ns=$2 share stopped runs
-	runs=$(turns_runs "$name")
-	share=$(awk '/python: [0-9]+ processes, / { for (i = 1; i <= NF; i++) if ($i == "of") { print $(i - 1) "/" $(i + 2); exit } }' "$RAW/$name.err")
-	stopped=$(turns_stopped "$name")
-	cp "$RAW/$name.err" "$RAW/$name.$rep.err"
-	echo "$name $ns ${share:--} ${stopped:--} ${runs:--} $rep" >>"$RAW/rows"
-	log "$name: $ns ns/sample (${runs:--}% of the runs the workload's), Python frames on ${share:--} samples, ${stopped:--} stacks stopped early"
+	turns_row "$1" "$2" "$(awk '/python: [0-9]+ processes, / { for (i = 1; i <= NF; i++) if ($i == "of") { print $(i - 1) "/" $(i + 2); exit } }' "$RAW/$1.err")" \
+		"samples with Python frames"
 }
 
 # the interpreters: pyenv's by version, Debian's 3.11 by path

@@ -23,6 +23,19 @@ turns_cleanup() {
 	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null
 }
 
+# turns_row NAME NS FIGURE WHAT: the row of one run (NAME at NS ns/sample,
+# FIGURE its runtime's count, WHAT what that counts) with the share of the
+# instance's runs that were the workloads' samples and the stacks that
+# stopped early, from its summaries; repetition $rep.
+turns_row() {
+	local name=$1 ns=$2 figure=$3 what=$4 runs stopped
+	runs=$(turns_runs "$name")
+	stopped=$(turns_stopped "$name")
+	cp "$RAW/$name.err" "$RAW/$name.$rep.err"
+	echo "$name $ns ${figure:--} ${stopped:--} ${runs:--} $rep" >>"$RAW/rows"
+	log "$name: $ns ns/sample (${runs:--}% of the runs the workload's), ${figure:--} $what, ${stopped:--} stacks stopped early"
+}
+
 # turns_runs NAME: the percent of run NAME's program runs that were the
 # workloads' samples (the rest cost less: idle or others' ticks), from
 # its summary; turns_stopped NAME: "STOPPED/STACKS" of its -v summary
