@@ -22,53 +22,8 @@
 #include "node/v8_names.h"
 #include "node/v8_script.h"
 #include "node/v8_sfi.h"
+#include "fakemem.h"
 #include "testlib.h"
-
-/* An image of a process's memory: one region from BASE. */
-#define BASE 0x100000ull
-#define IMG_MAX (1u << 20)
-
-struct img {
-	uint8_t *mem;
-	size_t used, size; /* size: readable bytes from BASE */
-};
-
-static int img_read(const struct memsrc *m, uint64_t addr, void *buf, size_t len)
-{
-	const struct img *im = m->ctx;
-
-	if (addr < BASE || addr - BASE > im->size || len > im->size - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, im->mem + (addr - BASE), len);
-	return 0;
-}
-
-static uint64_t img_alloc(struct img *im, size_t n)
-{
-	uint64_t a = BASE + im->used;
-
-	im->used += (n + 7) & ~(size_t)7;
-	if (im->used > IMG_MAX)
-		abort();
-	if (im->used > im->size)
-		im->size = (im->used + 4095) & ~(size_t)4095;
-	return a;
-}
-
-static void *at(struct img *im, uint64_t a)
-{
-	return im->mem + (a - BASE);
-}
-
-static void put64(struct img *im, uint64_t a, uint64_t v)
-{
-	memcpy(at(im, a), &v, 8);
-}
-
-static void put32(struct img *im, uint64_t a, uint32_t v)
-{
-	memcpy(at(im, a), &v, 4);
-}
 
 static uint64_t smi(int32_t v)
 {
