@@ -182,11 +182,15 @@ $(BUILD)/workloads/fakejvm/libjvm.so: tests/workloads/fakejvm/libjvm.c
 $(BUILD)/workloads/fakejvm/fakejvm: tests/workloads/fakejvm/main.c $(BUILD)/workloads/fakejvm/libjvm.so
 	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(dir $@) -ljvm -Wl,-rpath,'$$ORIGIN'
 
-# A process exporting V8's metadata for a release not read (tests/e2e/test_node.sh).
-WORKLOADS += $(BUILD)/workloads/fakenode/fakenode
+# Processes exporting V8's metadata (tests/e2e/test_node.sh): of a release
+# not read, and of node 20's with a frame that lies.
+WORKLOADS += $(BUILD)/workloads/fakenode/fakenode $(BUILD)/workloads/fakenode/fakenode-lying
 $(BUILD)/workloads/fakenode/fakenode: tests/workloads/fakenode/main.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -o $@ $<
+$(BUILD)/workloads/fakenode/fakenode-lying: tests/workloads/fakenode/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -DFAKE_V8_MAJOR=11 -DFAKE_V8_MINOR=3 -o $@ $<
 
 # The JVM's workloads, where there is a javac (tests/unit/test_jvm skips without).
 JAVAC ?= $(shell command -v javac 2>/dev/null)

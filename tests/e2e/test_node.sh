@@ -14,13 +14,14 @@ trap 'stop_all; rm -rf "$T"' EXIT
 WL=tests/workloads/node/split.js
 NODE=${NODE:-$(command -v node)}
 
-plan 13
+plan 14
 require_root "node: hot functions named" "node: split as its own clock" "node: main below them" \
 	"node: stacks to the process's start" "node: JavaScript frames with file.js:line" \
 	"node worker: hot functions named" "node worker: split as its own clock" \
 	"node worker: stacks to the thread root" "node tiers: TurboFan's spinA and interpreted coldC" \
 	"node tiers: TurboFan's spinA and baseline coldC" "--no-node: no JavaScript names" \
-	"node: the summary counts V8s and frames" "node: another V8 refused"
+	"node: the summary counts V8s and frames" "node: another V8 refused" \
+	"node: a frame whose heap lies"
 [ -n "$NODE" ] && [ -x "$NODE" ] || skip_all "needs node (make deps installs nodejs)"
 # the V8 release the reader knows: Node.js 20's (Debian 12's own nodejs is 18, V8 10.2)
 V8V=$("$NODE" -p process.versions.v8 2>/dev/null)
@@ -161,4 +162,27 @@ if [ -x "$FAKE" ]; then
 			[ "$(jget "$T/fake.json" node.v8s_refused)" = 1 ] && at_least "$fs $ft" 0.9 300'
 else
 	fail "node: another V8 refused" "$FAKE not built (make workloads)"
+fi
+
+# node 20's metadata, and a frame (no CFI, by rbp) whose context and
+# function are objects and whose function's shared has the map of a
+# SharedFunctionInfo, and nothing more: BPF takes it, the loader refuses
+# to name it and counts it; the stack goes on below it.
+LYING=$BUILD/workloads/fakenode/fakenode-lying
+if [ -x "$LYING" ]; then
+	"$LYING" lying 3 >"$T/lying.out" 2>&1 &
+	F=$!
+	BG="$BG $F"
+	sleep 0.3
+	$CPROF --pid "$F" -F 499 --duration 2 --output-dir "$T/lying" --json-summary "$T/lying.json" \
+		2>"$T/lying.err"
+	wait "$F"
+	folded "$T/lying/fakenode-lying-$F.pb.gz" >"$T/lying.folded"
+	lt=$(sum_where "$T/lying.folded" .)
+	ln=$(sum_where "$T/lying.folded" ';main;fake_js;\[js: function not read\](;|$)')
+	lu=$(jget "$T/lying.json" node.frames.unreadable) lv=$(jget "$T/lying.json" node.v8s)
+	check "node: a frame whose heap lies: not named, counted (node.frames.unreadable ${lu:-?}, node.v8s ${lv:-?}), its callers whole ($ln of $lt through main;fake_js)" \
+		eval '[ "${lu:-0}" -ge 1 ] && [ "$lv" = 1 ] && at_least "$ln $lt" 0.9 300'
+else
+	fail "node: a frame whose heap lies" "$LYING not built (make workloads)"
 fi

@@ -1,22 +1,37 @@
 // SPDX-License-Identifier: MIT
 /*
  * fakenode: a process that exports V8's post-mortem metadata (the 531
- * v8dbg_* ints and v8::internal::Version's statics, as node does) for a
- * release the agent does not read, V8 99.0, its other values node 20's
- * (V8 11.3.244.8, as gdb prints them from /usr/bin/node).
- * The agent must refuse it, say so once with the release, count it, and
- * leave its frames native.  fakenode unknown [SECONDS]: spins in
- * fake_spin() that long (default 3).  Built with -rdynamic: the ints are
- * dynamic symbols, as node's are.
+ * v8dbg_* ints and v8::internal::Version's statics, as node does), its
+ * values node 20's (V8 11.3.244.8, as gdb prints them from /usr/bin/node)
+ * but for the release, FAKE_V8_MAJOR.FAKE_V8_MINOR (default 99.0: one
+ * the agent does not read).  Built with -rdynamic: the ints are dynamic
+ * symbols, as node's are.
+ *   fakenode unknown [SECONDS]  spins in fake_spin() that long (default 3);
+ *                               built for V8 99.0, the agent must refuse
+ *                               it, say so once, count it, keep native frames
+ *   fakenode lying [SECONDS]    spins in a frame shaped as a JavaScript one
+ *                               (fake_js_loop: no CFI, rbp-based, a context
+ *                               and a function below rbp) whose function's
+ *                               shared is an object whose map says
+ *                               SharedFunctionInfo, and nothing more is:
+ *                               built for V8 11.3 (fakenode-lying), BPF
+ *                               takes the frame, the loader must refuse to
+ *                               name it and count it
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-int version_major __asm__("_ZN2v88internal7Version6major_E") = 99;
-int version_minor __asm__("_ZN2v88internal7Version6minor_E") = 0;
-int version_build __asm__("_ZN2v88internal7Version6build_E") = 0;
-int version_patch __asm__("_ZN2v88internal7Version6patch_E") = 0;
+#ifndef FAKE_V8_MAJOR
+#define FAKE_V8_MAJOR 99
+#define FAKE_V8_MINOR 0
+#endif
+
+int version_major __asm__("_ZN2v88internal7Version6major_E") = FAKE_V8_MAJOR;
+int version_minor __asm__("_ZN2v88internal7Version6minor_E") = FAKE_V8_MINOR;
+int version_build __asm__("_ZN2v88internal7Version6build_E") = 244;
+int version_patch __asm__("_ZN2v88internal7Version6patch_E") = 8;
 int v8dbg_APIObjectType = 1058;
 int v8dbg_CodeKindBaseline = 11;
 int v8dbg_CodeKindBytecodeHandler = 0;
@@ -563,10 +578,57 @@ __attribute__((noinline)) void fake_spin(double secs)
 	} while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
 }
 
+/*
+ * Objects as V8 tags them (address + 1): a "map" whose instance type (at
+ * 12) is SharedFunctionInfo's, an "SFI" of that map and nothing else, a
+ * "function" whose shared (at 24) is it, a "context".
+ */
+static uint64_t fake_map[4], fake_sfi[8], fake_fn[8], fake_ctx[4];
+uint64_t fake_fn_tagged, fake_ctx_tagged;
+
+/* A loop of %rdi turns in a frame shaped as a JavaScript one, no CFI. */
+__asm__(".text\n"
+	"\t.globl fake_js_loop\n"
+	"\t.type fake_js_loop, @function\n"
+	"fake_js_loop:\n"
+	"\tpush %rbp\n"
+	"\tmov %rsp, %rbp\n"
+	"\tpush fake_ctx_tagged(%rip)\n"  /* rbp-8: the context */
+	"\tpush fake_fn_tagged(%rip)\n"   /* rbp-16: the function */
+	"\tsub $24, %rsp\n"              /* argc, array, offset */
+	"1:\tdec %rdi\n"
+	"\tjnz 1b\n"
+	"\tleave\n"
+	"\tret\n"
+	"\t.size fake_js_loop, .-fake_js_loop\n");
+void fake_js_loop(long n);
+
+static void fake_js(double secs)
+{
+	struct timespec t0, t;
+	uint16_t sfi_type = (uint16_t)v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE;
+
+	memcpy((char *)fake_map + 12, &sfi_type, 2);
+	fake_sfi[0] = (uint64_t)(uintptr_t)fake_map + 1;
+	fake_fn[3] = (uint64_t)(uintptr_t)fake_sfi + 1;
+	fake_fn_tagged = (uint64_t)(uintptr_t)fake_fn + 1;
+	fake_ctx_tagged = (uint64_t)(uintptr_t)fake_ctx + 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		fake_js_loop(10000000);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "unknown"))
+	double secs = argc > 2 ? atof(argv[2]) : 3;
+
+	if (argc > 1 && !strcmp(argv[1], "unknown"))
+		fake_spin(secs);
+	else if (argc > 1 && !strcmp(argv[1], "lying"))
+		fake_js(secs);
+	else
 		return 2;
-	fake_spin(argc > 2 ? atof(argv[2]) : 3);
 	return 0;
 }
