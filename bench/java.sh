@@ -50,13 +50,8 @@ for rep in $(seq "$REPS"); do
 	in_turns java-nojava $cpu --no-java -- "$JAVA" -cp "$CLASSES" Hot 600
 done
 
-shares() { awk -v n="$1" -v f="${2:-3}" '$1 == n { printf "%s%s", s, $f; s = ", " }' "$RAW/rows"; }
-row() { echo "| $1 | $(figures "$2" | sed 's/|/ | /g') | $(shares "$2") | $(shares "$2" 4) |"; }
-ratio_of() { figures "$1" | cut -d'|' -f5 | cut -d' ' -f1; }
-native() { figures "$1" | cut -d'|' -f4; }
-
 NEW=$RAW/section.md
-r=$(ratio_of java) rn=$(ratio_of java-nojava)
+r=$(turns_ratio java) rn=$(turns_ratio java-nojava)
 {
 	echo "<!-- BEGIN java -->"
 	echo "## Java frames: BPF cost per sample (issue 32)"
@@ -76,12 +71,12 @@ r=$(ratio_of java) rn=$(ratio_of java-nojava)
 	echo
 	echo "| workload | BPF ns/sample | runs | a sample | the native sample of its runs | ratio | Java frames named (the run's) | stacks stopped early (the run's) |"
 	echo "|---|---|---|---|---|---|---|---|"
-	row "Hot.java, JDK 17, Java frames" java
-	row "Hot.java, JDK 17, --no-java" java-nojava
+	turns_table_row "Hot.java, JDK 17, Java frames" java
+	turns_table_row "Hot.java, JDK 17, --no-java" java-nojava
 	echo
 	echo "The bar: a Java sample at most 2x a native DWARF sample: ${r}x"
 	[ "$r" != - ] && [ "$rn" != - ] &&
-		echo "(${rn}x with --no-java, whose walk ends at the first Java frame: the Java frames and the JVM's frames below them add $(calc "$r - $rn" %.2f) native samples, ~$(calc "($r - $rn) * $(native java)" %.0f) ns)."
+		echo "(${rn}x with --no-java, whose walk ends at the first Java frame: the Java frames and the JVM's frames below them add $(calc "$r - $rn" %.2f) native samples, ~$(calc "($r - $rn) * $(turns_native java)" %.0f) ns)."
 	echo "<!-- END java -->"
 } >"$NEW"
 cat "$NEW" >&2

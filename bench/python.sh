@@ -79,19 +79,15 @@ for rep in $(seq "$REPS"); do
 done
 
 label() { [ "$1" = deb3.11 ] && echo "Debian's python3.11" || echo "CPython $1"; }
-shares() { awk -v n="$1" -v f="${2:-3}" '$1 == n { printf "%s%s", s, $f; s = ", " }' "$RAW/rows"; }
 
 # row LABEL NAME [PY]: the table's row of NAME (PY: it has Python frames)
 row() {
 	local py=-
-	[ -n "${3:-}" ] && py=$(shares "$2")
-	echo "| $1 | $(figures "$2" | sed 's/|/ | /g') | $py | $(shares "$2" 4) |"
+	[ -n "${3:-}" ] && py=$(turns_shares "$2")
+	echo "| $1 | $(figures "$2" | sed 's/|/ | /g') | $py | $(turns_shares "$2" 4) |"
 }
-# sample NAME, native NAME, ratio NAME: its median sample, the median native
-# sample of its runs, the median of its runs' ratios; or -
+# sample NAME: its median sample; or - (turns_native, turns_ratio: the rest)
 sample() { figures "$1" | cut -d'|' -f3; }
-native() { figures "$1" | cut -d'|' -f4; }
-ratio() { figures "$1" | cut -d'|' -f5 | cut -d' ' -f1; }
 
 NEW=$RAW/section.md
 {
@@ -123,14 +119,14 @@ NEW=$RAW/section.md
 	echo
 	echo "The bar: a Python sample at most 2x a native DWARF sample (\"ratio\" of the Python frames rows)."
 	for v in $PYS; do
-		r=$(ratio "py$v") rn=$(ratio "py$v-nopy") rp=$(ratio "py$v-perf")
+		r=$(turns_ratio "py$v") rn=$(turns_ratio "py$v-nopy") rp=$(turns_ratio "py$v-perf")
 		[ "$r" != - ] || continue
 		echo "$(label "$v"): ${r}x the native sample;"
 		# Each against the native sample of its own runs: separate runs drift.
 		[ "$rn" != - ] &&
 			echo "reading its Python frames adds $(calc "$r - $rn" %.2f) native samples to the" \
 				"same process's own DWARF walk (${rn}x with --no-python)," \
-				"~$(calc "($r - $rn) * $(native "py$v")" %.0f) ns at its runs' native sample."
+				"~$(calc "($r - $rn) * $(turns_native "py$v")" %.0f) ns at its runs' native sample."
 		[ "$rp" != - ] || continue
 		echo "Run with -X perf: $(calc "$rp / $r" %.2f)x its plain sample, stacks as complete:"
 		echo "each Python call is then a native call of its own (_PyEval_EvalFrameDefault,"

@@ -148,3 +148,16 @@ print(med([ns[(name, r)] for r in reps], "%.0f"),
       sep="|")
 PY
 }
+
+# turns_shares NAME [FIELD]: field FIELD (3) of NAME's rows, a repetition
+# each, comma-separated.
+turns_shares() { awk -v n="$1" -v f="${2:-3}" '$1 == n { printf "%s%s", s, $f; s = ", " }' "$RAW/rows"; }
+
+# turns_native NAME, turns_ratio NAME: the median native sample of NAME's
+# runs, the median of its runs' ratios; or -
+turns_native() { figures "$1" | cut -d'|' -f4; }
+turns_ratio() { figures "$1" | cut -d'|' -f5 | cut -d' ' -f1; }
+
+# turns_table_row LABEL NAME: NAME's row of a runtime's table: its figures,
+# its runtime's count (field 3 of its rows) and its stacks stopped early.
+turns_table_row() { echo "| $1 | $(figures "$2" | sed 's/|/ | /g') | $(turns_shares "$2") | $(turns_shares "$2" 4) |"; }
