@@ -26,7 +26,13 @@ PY=$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.*/bin/python3 2>/dev/null | 
 
 "$PY" -c 'while True: sum(range(1000))' &
 W=$!
-LIBPY=$(awk '$6 ~ /libpython3/ { print $6; exit }' /proc/$W/maps 2>/dev/null)
+# its libpython, once the loader has mapped it (read at once, it was not
+# there yet in one CI run)
+for _ in $(seq 100); do
+	LIBPY=$(awk '$6 ~ /libpython3/ { print $6; exit }' /proc/$W/maps 2>/dev/null)
+	[ -n "$LIBPY" ] && break
+	sleep 0.05
+done
 $CPROF --interval 2 --duration 10 -F 999 --output-dir "$T/out" 2>"$T/err" &
 CP=$!
 AGENT=$CP
