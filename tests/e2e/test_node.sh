@@ -58,7 +58,10 @@ rooted() {
 }
 
 MAIN_ROOT='^_start;__libc_start_main;__libc_start_call_main;node::Start'
-THREAD_ROOT='^(__GI___)?clone3;start_thread;'
+# A thread's start; a sample walked by frame pointers before node's table
+# was loaded (the agent's first second, longer under ASan: 51 of 3861 in a
+# CI run) ends there too, clone3 keeping no frame pointer to its caller.
+THREAD_ROOT='^((__GI___)?clone3;)?start_thread;'
 HOT=';spin[AB](;|$)'
 
 run one 8 -- "$WL" 16
@@ -111,7 +114,7 @@ wown=$(own_a "$T/worker.out") wours=$(share_a "$T/worker.folded")
 check "node worker: split as its own clock: spinA $wours% of the hot samples, its clock $wown%, within 5 points" \
 	within5 "$wours" "$wown"
 wr=$(rooted "$T/worker.folded" "$THREAD_ROOT" ';stage;work;spin[AB](;|$)')
-check "node worker: stacks to the thread root: >= 99% of the hot samples from clone3;start_thread through stage;work ($wr of $whot)" \
+check "node worker: stacks to the thread root: >= 99% of the hot samples from start_thread through stage;work ($wr of $whot)" \
 	at_least "$wr $whot" 0.99 1000
 
 # tiers_check NAME TIER BIT NODE-ARGS...: spinA run by TurboFan (status

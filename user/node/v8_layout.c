@@ -336,6 +336,17 @@ static int v8_symbols(struct elfobj *o, uint64_t bias, uint64_t sym[V8_SYM_N])
 	return any ? 0 : -ENOENT;
 }
 
+/* Whether the file of mapping @v may be a V8's: its name says node (v8_layout.h says why). */
+static bool named_node(const struct vma *v)
+{
+	const char *base;
+
+	if (v->kind != VMA_FILE || !v->path)
+		return false;
+	base = strrchr(v->path, '/');
+	return strstr(base ? base + 1 : v->path, "node") != NULL;
+}
+
 /* Whether @objs holds @o before index @i: an object mapped several times is looked at once. */
 static bool seen(struct elfobj *const *objs, size_t i, const struct elfobj *o)
 {
@@ -354,7 +365,7 @@ int v8proc_find(struct v8proc **out, uint32_t pid, const struct vma_list *maps,
 		struct v8proc *vp;
 		int e;
 
-		if (!objs[i] || v->kind != VMA_FILE || seen(objs, i, objs[i]) ||
+		if (!objs[i] || !named_node(v) || seen(objs, i, objs[i]) ||
 		    elfobj_load_bias(objs[i], v->start, v->offset, &bias) ||
 		    v8_symbols(objs[i], bias, sym))
 			continue;

@@ -173,10 +173,13 @@ struct v8proc {
 
 /*
  * Finds the V8 in the mappings @maps (their objects @objs, which may hold
- * NULLs) of process @pid: an object exporting the v8dbg_* symbols (node,
- * libnode.so), each object looked at once.  0 and *@out set; -ENOENT: no
- * object exports them; -ENOTSUP: one does but its layout is not one this
- * reads (@err says why); -ENOMEM.
+ * NULLs) of process @pid: an object exporting the v8dbg_* symbols, looked
+ * for only in objects whose file's name has "node" in it (node, nodejs,
+ * libnode.so.108), each once: every process is asked at each of its
+ * reads, and reading every library's dynamic symbols each time would cost
+ * them all.  0 and *@out set; -ENOENT: no such object exports them;
+ * -ENOTSUP: one does but its layout is not one this reads (@err says
+ * why); -ENOMEM.
  */
 int v8proc_find(struct v8proc **out, uint32_t pid, const struct vma_list *maps,
 		struct elfobj *const *objs, struct errbuf *err);
