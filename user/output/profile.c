@@ -12,47 +12,10 @@
 #include "output/outdir.h"
 #include "pprof.h"
 #include "output/profile.h"
+#include "output/pseudo.h"
 #include "output/runframes.h"
 
 enum frame_kind { FRAME_USER, FRAME_KERNEL, FRAME_PSEUDO, FRAME_PYTHON, FRAME_JAVA, FRAME_JS };
-
-/* Pseudo-frames: why a sample has no (complete) stack. */
-enum pseudo {
-	PSEUDO_LOST,       /* the sample itself was not counted */
-	PSEUDO_READ,       /* CPROF_STACK_ERR_READ */
-	PSEUDO_EMPTY,      /* CPROF_STACK_ERR_EMPTY */
-	PSEUDO_FULL,       /* CPROF_STACK_ERR_FULL */
-	PSEUDO_UNKNOWN,    /* a stack hash with no stored frames */
-	/* a user stack walk that stopped early: enum cprof_unwind_status */
-	PSEUDO_TRUNCATED,
-	PSEUDO_UNWIND_READ,
-	PSEUDO_NO_ROW,
-	PSEUDO_BAD_CFA,
-	PSEUDO_UNMAPPED,   /* a frame-pointer walk left the process's code */
-	PSEUDO_UNWALKED,     /* CPROF_STACK_UNWALKED */
-	PSEUDO_MAX,
-};
-
-static const char *const pseudo_names[PSEUDO_MAX] = {
-	[PSEUDO_LOST] = "[lost samples]",
-	[PSEUDO_READ] = "[unwind: stack read failed]",
-	[PSEUDO_EMPTY] = "[unwind: no user frames]",
-	[PSEUDO_FULL] = "[lost: stack map full]",
-	[PSEUDO_UNKNOWN] = "[lost: stack not found]",
-	[PSEUDO_TRUNCATED] = "[unwind: truncated]",
-	[PSEUDO_UNWIND_READ] = "[unwind: stack read failed]",
-	[PSEUDO_NO_ROW] = "[unwind: no CFI for pc]",
-	[PSEUDO_BAD_CFA] = "[unwind: bad CFA]",
-	[PSEUDO_UNMAPPED] = "[unwind: frame pointers left the code]",
-	[PSEUDO_UNWALKED] = "[off-cpu: not walked]",
-};
-
-static const enum pseudo unwind_pseudo[CPROF_UNWIND_STATUS_MAX] = {
-	[CPROF_UNWIND_TRUNCATED] = PSEUDO_TRUNCATED,
-	[CPROF_UNWIND_READ] = PSEUDO_UNWIND_READ,
-	[CPROF_UNWIND_NO_ROW] = PSEUDO_NO_ROW,
-	[CPROF_UNWIND_BAD_CFA] = PSEUDO_BAD_CFA,
-};
 
 struct frame_key {
 	uint64_t addr; /* Python: the code object */
@@ -237,27 +200,11 @@ static struct frame *frame_get(struct writer *w, enum frame_kind kind, uint64_t 
 		runframe_js(w->p, addr, &sym);
 	} else {
 		sym = (struct sym){ .vma = -1, .nlines = 1 };
-		sym.lines[0].name = pseudo_names[addr];
+		sym.lines[0].name = pseudo_name(addr);
 	}
 	f->map = kind == FRAME_KERNEL ? kmap_of(w, sym.module, addr, sym.nlines > 0) : sym.vma;
 	f->dwarf = sym.dwarf;
 	return push_lines(w, f, sym.lines, sym.nlines) ? NULL : f;
-}
-
-static enum pseudo status_pseudo(uint64_t status)
-{
-	switch (status) {
-	case CPROF_STACK_ERR_READ:
-		return PSEUDO_READ;
-	case CPROF_STACK_ERR_EMPTY:
-		return PSEUDO_EMPTY;
-	case CPROF_STACK_ERR_FULL:
-		return PSEUDO_FULL;
-	case CPROF_STACK_UNWALKED:
-		return PSEUDO_UNWALKED;
-	default:
-		return PSEUDO_UNKNOWN;
-	}
 }
 
 /*
@@ -318,7 +265,7 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 		ret = sp ? splice_run(w, sp, true, fn) : 0;
 		if (!ret)
 			ret = fn(w, FRAME_PSEUDO,
-				 stack & CPROF_STACK_HASHED ? PSEUDO_UNKNOWN : status_pseudo(stack), 0);
+				 stack & CPROF_STACK_HASHED ? PSEUDO_UNKNOWN : pseudo_of_status(stack), 0);
 		return ret;
 	}
 	for (uint32_t i = 0; i < nr; i++) {
@@ -353,9 +300,9 @@ static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, fr
 	if (how == PSEUDO_UNMAPPED)
 		return fn(w, FRAME_PSEUDO, PSEUDO_UNMAPPED, 0);
 	/* Where the walk stopped early, say why at the root. */
-	how = status & 0xff;
-	if (how && how < CPROF_UNWIND_STATUS_MAX && unwind_pseudo[how])
-		return fn(w, FRAME_PSEUDO, unwind_pseudo[how], 0);
+	how = pseudo_of_unwind(status & 0xff);
+	if (how != PSEUDO_NONE)
+		return fn(w, FRAME_PSEUDO, how, 0);
 	return 0;
 }
 
