@@ -140,27 +140,35 @@ check "java JNI: Java callers under zlib: >= 95% of the samples in deflate under
 	at_least "$zj $zt" 0.95 300
 
 # From the JVM's start: the agent first, on every process named java.
-# (at 999 Hz: the JIT's threads run for well under a second of a short program)
-$CPROF --comm java -F 999 --duration 12 --output-dir "$T/start" 2>"$T/start.err" &
+# At 999 Hz, four starts: the JIT's and GC's threads run for well under a
+# second of a short program, 26 to 31 samples a start of Hot 2 (one start
+# of Hot 4 gave 38 to 48, under this check's floor at times).
+$CPROF --comm java -F 999 --duration 60 --output-dir "$T/start" 2>"$T/start.err" &
 CP=$!
 BG="$BG $CP"
 # an agent that never sampled leaves no profile: the check fails on 0 of 0
-wait_sampling $CP && "$JAVA" -cp "$CLASSES" Hot 4 >"$T/start.out" 2>&1
-wait $CP
+if wait_sampling $CP; then
+	for i in 1 2 3 4; do "$JAVA" -cp "$CLASSES" Hot 2 >>"$T/start.out" 2>&1; done
+fi
+stop_agent $CP
 for f in "$T"/start/java-*.pb.gz; do folded "$f"; done >"$T/start.folded"
 # the VM's own threads: C1/C2 compilers, G1's, the VM thread
 vm='thread_name:\[(C[12] CompilerThre|G1 |GC Thread|VM Thread)'
 # (samples with user frames: a thread in the process's exit has none)
 vt=$(awk -F '\t' -v vm="$vm" '$2 ~ vm && $3 !~ /^(entry_SYSCALL|asm_|ret_from_fork|\[kernel)/ { s += $1 }
 	END { print s + 0 }' "$T/start.folded")
-vc=$(awk -F '\t' -v vm="$vm" -v r="$ROOT" '$2 ~ vm && $0 ~ r && $3 !~ /\[(unwind|java):/ { s += $1 }
+# complete: from the thread root with no unwind stop.  A leaf in the code
+# cache that could not be named ([java: compiled code gone]: the JVM had
+# exited, or freed the blob, before the drain read it; 1 of 108 in one
+# run) ends a whole stack, and is counted with the names below.
+vc=$(awk -F '\t' -v vm="$vm" -v r="$ROOT" '$2 ~ vm && $0 ~ r && $3 !~ /\[unwind:/ { s += $1 }
 	END { print s + 0 }' "$T/start.folded")
 # named: every frame, where a compiler thread's leaf in a stub of the code
 # cache (the icache flush) is seen as an address at times (1 or 2 of 100)
 vn=$(awk -F '\t' -v vm="$vm" -v r="$ROOT" '$2 ~ vm && $0 ~ r && $3 !~ /\[(unwind|java):|(^|;)(<unknown>|0x[0-9a-f]+)(;|$)/ { s += $1 }
 	END { print s + 0 }' "$T/start.folded")
 check "java start: the JIT's and GC's threads by CFI: >= 99% of their samples complete from the thread root ($vc of $vt; $vn with every frame named)" \
-	at_least "$vc $vt" 0.99 50
+	at_least "$vc $vt" 0.99 60
 
 run nojava 3 --no-java -- Hot 10
 nt=$(sum_where "$T/nojava.folded" .)
