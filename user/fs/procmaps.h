@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/errbuf.h"
 
@@ -80,5 +81,13 @@ bool procmaps_extends(const struct vma_list *wider, const struct vma_list *l);
 const struct vma *procmaps_find(const struct vma_list *l, uint64_t addr);
 
 void procmaps_free(struct vma_list *l);
+
+/* The last component of mapping path @path: the file's own name, by which runtimes are known. */
+static inline const char *procmaps_file_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
 
 #endif

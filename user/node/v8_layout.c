@@ -339,12 +339,7 @@ static int v8_symbols(struct elfobj *o, uint64_t bias, uint64_t sym[V8_SYM_N])
 /* Whether the file of mapping @v may be a V8's: its name says node (v8_layout.h says why). */
 static bool named_node(const struct vma *v)
 {
-	const char *base;
-
-	if (v->kind != VMA_FILE || !v->path)
-		return false;
-	base = strrchr(v->path, '/');
-	return strstr(base ? base + 1 : v->path, "node") != NULL;
+	return v->kind == VMA_FILE && v->path && strstr(procmaps_file_name(v->path), "node");
 }
 
 /* Whether @objs holds @o before index @i: an object mapped several times is looked at once. */

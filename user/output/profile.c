@@ -255,7 +255,8 @@ static int splice_run(struct writer *w, struct splice *sp, bool all, frame_fn fn
 static int walk_stack(struct writer *w, uint64_t stack, enum frame_kind kind, frame_fn fn,
 		      struct splice *sp)
 {
-	uint32_t nr = 0, status = 0, how = 0;
+	uint32_t nr = 0, status = 0;
+	enum pseudo how = PSEUDO_NONE;
 	const uint64_t *ip;
 	int ret;
 

@@ -70,11 +70,10 @@ static int read_dynsyms(struct elfobj *o, struct elfsyms_named out[SYM_N])
  */
 static unsigned minor_of_name(const char *path, bool *free_threaded)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = procmaps_file_name(path);
 	unsigned minor = 0;
 	int n = 0;
 
-	base = base ? base + 1 : path;
 	if (!strncmp(base, "lib", 3))
 		base += 3;
 	if (sscanf(base, "python3.%2u%n", &minor, &n) != 1)
