@@ -315,13 +315,20 @@ static bool young(const struct process *p)
 static int def_entry(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_maps *out)
 {
 	struct run *r = ctx;
-	struct process *p;
+	struct process *p = proctab_find(&r->procs, pid);
 
+	/*
+	 * unwind_procs is keyed by pid alone: once the pid runs another image
+	 * (an exec since), its entry names that image's files at its own
+	 * addresses, and a walk by it goes astray (a program that exec'd a
+	 * few ms after its first samples: their walk on stopped at main).
+	 */
+	if (p && p->gen != gen)
+		return -ESRCH;
 	if (sampler_get_entry(r->sampler, pid, out) == 0 && !(out->flags & CPROF_PROC_MAPS_KERNEL))
 		return 0;
 	/* gone, or never read: its mappings as its exit record told them */
-	p = proctab_find(&r->procs, pid);
-	if (p && p->gen == gen && r->tables && bpftables_entry_of(r->tables, p, out) == 0)
+	if (p && r->tables && bpftables_entry_of(r->tables, p, out) == 0)
 		return 0;
 	/* BPF's own, the few mappings its samples found, if any */
 	return sampler_get_entry(r->sampler, pid, out);
@@ -382,6 +389,20 @@ static struct deferred_ops deferred_ops(struct run *r)
 	if (!sampler_unwind_rows(r->sampler, &cap))
 		ops.nrows = cap + 1; /* as BPF has it: one past the tables' room */
 	return ops;
+}
+
+/*
+ * Image @gen of @pid is gone (exit, or exec of another): its parked
+ * samples keep its mappings, before the pid's entry is another's or none.
+ */
+static void deferred_image_gone(struct run *r, uint32_t pid, uint64_t gen)
+{
+	struct deferred_ops ops;
+
+	if (!r->tables || !deferred_waiting(&r->deferred))
+		return;
+	ops = deferred_ops(r);
+	deferred_exit(&r->deferred, pid, gen, &ops);
 }
 
 void events_deferred(struct run *r, bool flush)
@@ -461,6 +482,8 @@ int events_on_event(void *ctx, const void *data, size_t size)
 			sampler_set_jvm(r->sampler, ev->pid, NULL);
 			sampler_set_v8(r->sampler, ev->pid, NULL);
 		}
+		if (p && p->gen != ev->gen)
+			deferred_image_gone(r, ev->pid, p->gen);
 		/*
 		 * An image first sampled inside its execve keeps its
 		 * generation: the mappings read then may predate the new ones.
@@ -488,12 +511,8 @@ int events_on_event(void *ctx, const void *data, size_t size)
 		break;
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);
-		if (r->tables && p && p->gen == ev->gen && deferred_waiting(&r->deferred)) {
-			struct deferred_ops ops = deferred_ops(r);
-
-			/* its parked samples keep its mappings (no memory: they count as sampled) */
-			deferred_exit(&r->deferred, ev->pid, ev->gen, &ops);
-		}
+		if (p && p->gen == ev->gen)
+			deferred_image_gone(r, ev->pid, ev->gen);
 		proctab_exited(&r->procs, ev->pid, ev->gen);
 		if (r->tables && p && p->gen == ev->gen)
 			bpftables_remove_process(r->tables, ev->pid);

@@ -42,7 +42,8 @@ struct deferred_ops {
 	void *ctx;
 	/*
 	 * The entry of @pid (image @gen) now: its unwind_procs entry, else the
-	 * one its mappings as the loader knows them make; -1: none
+	 * one its mappings as the loader knows them make; -1: none (none
+	 * either once the pid runs another image)
 	 */
 	int (*entry)(void *ctx, uint32_t pid, uint64_t gen, struct cprof_proc_maps *out);
 	/* file @file's unwind_files entry now */
@@ -85,9 +86,10 @@ int deferred_park(struct deferred *d, const void *data, size_t size,
 		  const struct deferred_ops *ops);
 
 /*
- * Process @pid (image @gen) exits: the records of it parked without the loader's entry
- * (read before the loader had read the process) take it now, before the
- * loader lets it go.  -ENOMEM: they are kept as they were.
+ * Image @gen of process @pid is gone (it exits, or exec'd another): the
+ * records of it parked without the loader's entry (read before the loader
+ * had read the process) take it now, before the loader lets it go.
+ * -ENOMEM: they are kept as they were.
  */
 int deferred_exit(struct deferred *d, uint32_t pid, uint64_t gen, const struct deferred_ops *ops);
 
