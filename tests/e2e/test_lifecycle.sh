@@ -101,10 +101,12 @@ check "private mount namespace (binary invisible to the host: $visible): fully s
 kill $W 2>/dev/null; wait $W 2>/dev/null
 
 # --- exec mid-run: two profiles, each right ------------------------------------------
-$NOFP exec 1.5 "$PWD/$BUILD/workloads/busy" 2 >"$T/exec.pid" &
+# The old image's 3 s of wall time start before the agent does: it has them
+# less the agent's start (1.5 s gave it 294 samples once, in CI: ~0.9 s of start).
+$NOFP exec 3 "$PWD/$BUILD/workloads/busy" 2 >"$T/exec.pid" &
 W=$!
 PID=$(wait_pid_file "$T/exec.pid")
-$CPROF --pid "$PID" -F 499 --duration 3 --output-dir "$T/exec" 2>/dev/null
+$CPROF --pid "$PID" -F 499 --duration 6 --output-dir "$T/exec" 2>/dev/null
 wait $W 2>/dev/null
 a=$(folded "$T/exec/nofp-$PID.pb.gz" 2>/dev/null | awk -F '\t' '{ t += $1 } $3 ~ /work_hot|work_cold/ { n += $1 } $3 ~ /busy_/ { x += $1 } END { print n + 0, t + 0, x + 0 }')
 b=$(folded "$T/exec/busy-$PID.pb.gz" 2>/dev/null | awk -F '\t' '{ t += $1 } $3 ~ /busy_leaf/ { n += $1 } $3 ~ /work_hot|work_cold/ { x += $1 } END { print n + 0, t + 0, x + 0 }')
