@@ -255,9 +255,16 @@ cgroup_new() {
 
 # in_cgroup DIR COMMAND...: runs COMMAND (and all it starts) in cgroup DIR.
 in_cgroup() {
-	_cg=$1
-	shift
-	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$_cg" "$@"
+	in_cgroup_on "" "$@"
+}
+
+# in_cgroup_on CPUS DIR COMMAND...: the same, on CPUS (taskset's list; ""
+# for any), pinned before it joins DIR: taskset is not counted there.
+in_cgroup_on() {
+	_cpus=$1 _cg=$2
+	shift 2
+	sh -c '{ [ -z "$1" ] || taskset -p -c "$1" $$ >/dev/null; } && echo $$ >"$2/cgroup.procs" &&
+		shift 2 && exec "$@"' sh "$_cpus" "$_cg" "$@"
 }
 
 # cgroup_gone DIR: removes the cgroup once its processes are gone.

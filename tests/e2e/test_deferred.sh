@@ -28,10 +28,10 @@ command -v cc >/dev/null || skip_all "needs a C compiler"
 cgroup_gone "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)/cprof-e2e-probe-$$"
 
 # A binary whose main calls a few functions until it has used MS of CPU
-# time, with 60000 more of a few CFI rows each (its .eh_frame, 2.5 MB, is
-# what the table is made of: 20-40 ms to build, as cc1's), written in
-# assembly so that they take no time to compile.  (3, 19 and 27 samples
-# waited for it in three runs here; twice the rows made more wait than
+# time (then exec's the rest of its arguments, if any), with 60000 more of
+# a few CFI rows each (its .eh_frame, 2.5 MB, is what the table is made
+# of: 4-17 ms to build here, 3x that under ASan), written in assembly so
+# that they take no time to compile.  (Twice the rows made more wait than
 # BPF's budget of 64 a second sends, and those went by frame pointers.)
 gen_functions 100 >"$T/big.c"
 awk -v n="${DEFER_FILLER:-60000}" 'BEGIN {
@@ -101,9 +101,7 @@ for i in 1 2 3; do
 	cp "$T/bignew" "$T/bigpre$i"
 	cp "$T/bignew" "$T/bigcopy$i"
 	sleep 1
-	# pinned before it joins the cgroup: taskset is not profiled
-	sh -c 'taskset -p -c 1 $$ >/dev/null && echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
-		sh "$dir" "$T/bigpre$i" 5 "$T/bigcopy$i" 300 >/dev/null 2>&1
+	in_cgroup_on 1 "$dir" "$T/bigpre$i" 5 "$T/bigcopy$i" 300 >/dev/null 2>&1
 done
 kill -INT "$CP"
 wait "$CP"

@@ -395,14 +395,14 @@ static struct deferred_ops deferred_ops(struct run *r)
  * Image @gen of @pid is gone (exit, or exec of another): its parked
  * samples keep its mappings, before the pid's entry is another's or none.
  */
-static void deferred_image_gone(struct run *r, uint32_t pid, uint64_t gen)
+static void image_gone(struct run *r, uint32_t pid, uint64_t gen)
 {
 	struct deferred_ops ops;
 
 	if (!r->tables || !deferred_waiting(&r->deferred))
 		return;
 	ops = deferred_ops(r);
-	deferred_exit(&r->deferred, pid, gen, &ops);
+	deferred_image_gone(&r->deferred, pid, gen, &ops);
 }
 
 void events_deferred(struct run *r, bool flush)
@@ -476,14 +476,15 @@ int events_on_event(void *ctx, const void *data, size_t size)
 			bpftables_want_at(r->tables, p, ev->addr);
 		break;
 	case CPROF_EV_EXEC:
-		/* the image it replaces, if a JVM's or a V8's, is no longer BPF's to walk */
 		p = proctab_find(&r->procs, ev->pid);
-		if (p && p->gen != ev->gen && (p->jvm || p->v8)) {
-			sampler_set_jvm(r->sampler, ev->pid, NULL);
-			sampler_set_v8(r->sampler, ev->pid, NULL);
+		if (p && p->gen != ev->gen) {
+			/* the image it replaces, if a JVM's or a V8's, is no longer BPF's to walk */
+			if (p->jvm || p->v8) {
+				sampler_set_jvm(r->sampler, ev->pid, NULL);
+				sampler_set_v8(r->sampler, ev->pid, NULL);
+			}
+			image_gone(r, ev->pid, p->gen);
 		}
-		if (p && p->gen != ev->gen)
-			deferred_image_gone(r, ev->pid, p->gen);
 		/*
 		 * An image first sampled inside its execve keeps its
 		 * generation: the mappings read then may predate the new ones.
@@ -512,7 +513,7 @@ int events_on_event(void *ctx, const void *data, size_t size)
 	case CPROF_EV_EXIT:
 		p = proctab_find(&r->procs, ev->pid);
 		if (p && p->gen == ev->gen)
-			deferred_image_gone(r, ev->pid, ev->gen);
+			image_gone(r, ev->pid, ev->gen);
 		proctab_exited(&r->procs, ev->pid, ev->gen);
 		if (r->tables && p && p->gen == ev->gen)
 			bpftables_remove_process(r->tables, ev->pid);

@@ -135,7 +135,8 @@ int deferred_park(struct deferred *d, const void *data, size_t size,
 	return 0;
 }
 
-int deferred_exit(struct deferred *d, uint32_t pid, uint64_t gen, const struct deferred_ops *ops)
+int deferred_image_gone(struct deferred *d, uint32_t pid, uint64_t gen,
+			const struct deferred_ops *ops)
 {
 	bool read = false;
 

@@ -91,7 +91,8 @@ int deferred_park(struct deferred *d, const void *data, size_t size,
  * had read the process) take it now, before the loader lets it go.
  * -ENOMEM: they are kept as they were.
  */
-int deferred_exit(struct deferred *d, uint32_t pid, uint64_t gen, const struct deferred_ops *ops);
+int deferred_image_gone(struct deferred *d, uint32_t pid, uint64_t gen,
+			const struct deferred_ops *ops);
 
 /*
  * Counts the records whose samples' epoch is below @drained_below (their
